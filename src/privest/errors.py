@@ -1,0 +1,35 @@
+"""Exception types of privest.
+
+Every error subclasses ``ValueError`` (bad input) or ``RuntimeError`` (a state or
+numerical failure), so callers that catch the builtin types keep working.
+"""
+
+from __future__ import annotations
+
+
+class PrivestError(Exception):
+    """Base class of every error raised by privest."""
+
+
+class ValidationError(PrivestError, ValueError):
+    """An argument has a bad value, type or shape; the message names all three."""
+
+
+class BoundsError(ValidationError):
+    """Data bounds are malformed, or data fall outside them and clipping was not asked for."""
+
+
+class PrivacyParameterError(ValidationError):
+    """A privacy parameter (epsilon, delta, lam, ...) is outside its accepted range."""
+
+
+class UnreachableTargetError(ValidationError):
+    """A privacy target cannot be met by the mechanism with the given parameters."""
+
+
+class StoreError(PrivestError, RuntimeError):
+    """A release store is missing, corrupt or cannot be written."""
+
+
+class DuplicateRecordError(StoreError):
+    """A record id was already released: releasing it again would compose privacy loss."""
