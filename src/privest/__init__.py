@@ -1,0 +1,39 @@
+"""privest: differentially private statistics and learning with honest inference.
+
+The public API is re-exported here; see ``docs/`` and ARCHITECTURE for the map.
+"""
+
+from privest.accounting import ApproxDP, Guarantee, ZILGuarantee, ZILTradeoff
+from privest.errors import (
+    BoundsError,
+    DuplicateRecordError,
+    PrivacyParameterError,
+    PrivestError,
+    StoreError,
+    UnreachableTargetError,
+    ValidationError,
+)
+from privest.release import ZILMechanism, ZILRelease, load_release
+from privest.rng import make_rng, rng_kind
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApproxDP",
+    "BoundsError",
+    "DuplicateRecordError",
+    "Guarantee",
+    "PrivacyParameterError",
+    "PrivestError",
+    "StoreError",
+    "UnreachableTargetError",
+    "ValidationError",
+    "ZILGuarantee",
+    "ZILMechanism",
+    "ZILRelease",
+    "ZILTradeoff",
+    "__version__",
+    "load_release",
+    "make_rng",
+    "rng_kind",
+]

@@ -1,0 +1,5 @@
+"""Shared fixtures: non-interactive matplotlib for every test."""
+
+import matplotlib
+
+matplotlib.use("Agg")
