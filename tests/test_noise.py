@@ -100,7 +100,10 @@ def test_zil_plus_sl_is_sl():
         assert pvalue > 1e-3
     r2 = np.sum(total**2, axis=1) / lam**2
     ref = np.random.default_rng(10)
-    assert stats.ks_2samp(r2, ref.standard_exponential(50_000) * ref.chisquare(d, 50_000)).pvalue > 1e-3
+    assert (
+        stats.ks_2samp(r2, ref.standard_exponential(50_000) * ref.chisquare(d, 50_000)).pvalue
+        > 1e-3
+    )
 
 
 def test_density_matches_laplace_in_one_dimension():

@@ -7,9 +7,9 @@ from privest.errors import ValidationError
 from privest.rng import make_rng, resolve_rng, rng_kind
 
 
-def test_secure_generator_is_chacha_and_unpredictable():
+def test_secure_generator_is_aes_counter_and_unpredictable():
     a, b = make_rng(), make_rng()
-    assert type(a.bit_generator).__name__ == "ChaCha"
+    assert type(a.bit_generator).__name__ == "AESCounter"
     assert rng_kind(a) == "secure"
     assert not np.array_equal(a.random(8), b.random(8))
 

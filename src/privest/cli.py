@@ -81,8 +81,13 @@ def _mechanism_from_args(args: argparse.Namespace, bounds: Any, columns: Any):
             "give --lam and --delta, or --epsilon, --target-delta and --delta to calibrate lam"
         )
     return ZILMechanism.calibrate(
-        args.epsilon, args.target_delta, args.delta, bounds, level=args.level,
-        columns=columns, clip=args.clip,
+        args.epsilon,
+        args.target_delta,
+        args.delta,
+        bounds,
+        level=args.level,
+        columns=columns,
+        clip=args.clip,
     )
 
 
@@ -107,8 +112,13 @@ def cmd_release(args: argparse.Namespace, console: Any) -> None:
                 "--target-delta/--bounds/--columns"
             )
         mech_meta = read_manifest(args.output)["mechanism"]
-        mech = ZILMechanism(mech_meta["lam"], mech_meta["delta"], mech_meta["bounds"],
-                            columns=mech_meta["columns"], clip=args.clip)
+        mech = ZILMechanism(
+            mech_meta["lam"],
+            mech_meta["delta"],
+            mech_meta["bounds"],
+            columns=mech_meta["columns"],
+            clip=args.clip,
+        )
         if list(df.columns) != mech_meta["column_names"]:
             raise ValidationError(
                 f"input: columns {list(df.columns)} differ from the store's "
@@ -187,8 +197,9 @@ def cmd_reproduce(args: argparse.Namespace, console: Any) -> None:
     exp = registry.get(args.name)
     table, paths = exp.execute(args.output, reps=args.reps, quick=args.quick, seed=args.seed)
     console.print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    console.print(f"written: {Path(args.output) / (exp.name + '.csv')}, "
-                  + ", ".join(str(p) for p in paths))
+    console.print(
+        f"written: {Path(args.output) / (exp.name + '.csv')}, " + ", ".join(str(p) for p in paths)
+    )
 
 
 def cmd_demo(args: argparse.Namespace, console: Any) -> None:
@@ -198,15 +209,25 @@ def cmd_demo(args: argparse.Namespace, console: Any) -> None:
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bounds", help="public bounds: lo:hi for every noised column, or "
-                   "name=lo:hi,name2=lo:hi (write --bounds=-1:1 for a negative lo)")
+    p.add_argument(
+        "--bounds",
+        help="public bounds: lo:hi for every noised column, or "
+        "name=lo:hi,name2=lo:hi (write --bounds=-1:1 for a negative lo)",
+    )
     p.add_argument("--lam", type=float, help="SL noise scale lambda")
-    p.add_argument("--delta", type=float, help="zero proportion: share of records released "
-                   "without noise, in (0, 1)")
+    p.add_argument(
+        "--delta",
+        type=float,
+        help="zero proportion: share of records released without noise, in (0, 1)",
+    )
     p.add_argument("--epsilon", type=float, help="target epsilon (calibrates lambda)")
     p.add_argument("--target-delta", type=float, help="target delta' > --delta")
-    p.add_argument("--level", choices=["individual", "attribute"], default="individual",
-                   help="protect whole records or single attributes (default individual)")
+    p.add_argument(
+        "--level",
+        choices=["individual", "attribute"],
+        default="individual",
+        help="protect whole records or single attributes (default individual)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,26 +237,44 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("release", help="release a CSV once with ZIL noise into a store")
     p.add_argument("input", help="CSV file of raw records")
     _add_mechanism_args(p)
-    p.add_argument("--columns", help="comma-separated columns to noise (default: all, or the "
-                   "names in --bounds)")
+    p.add_argument(
+        "--columns",
+        help="comma-separated columns to noise (default: all, or the names in --bounds)",
+    )
     p.add_argument("--clip", action="store_true", help="clip out-of-bounds values (counted)")
     p.add_argument("--id-column", help="column of record ids; a released id is refused later")
     p.add_argument("--sep", default=",", help="CSV field separator (default ,)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seeded randomness for experiments; omit for a real (secure) release")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seeded randomness for experiments; omit for a real (secure) release",
+    )
     p.add_argument("-o", "--output", required=True, help="release store folder")
     p.add_argument("--append", action="store_true", help="add records to an existing store")
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("privacy", help="privacy profile and trade-off plot of a ZIL setting")
     _add_mechanism_args(p)
-    p.add_argument("--d", type=int, default=1, help="number of noised columns when --bounds "
-                   "is one lo:hi pair (default 1)")
+    p.add_argument(
+        "--d",
+        type=int,
+        default=1,
+        help="number of noised columns when --bounds is one lo:hi pair (default 1)",
+    )
     p.add_argument("--store", help="read the setting from a release store instead")
-    p.add_argument("--plot", default="zil-tradeoff.png", help="trade-off plot file "
-                   "(default zil-tradeoff.png; empty to skip)")
-    p.add_argument("--envelopes", type=float, nargs="*", default=[0.5, 1.0, 2.0],
-                   help="epsilons of the (eps, delta(eps)) envelopes drawn")
+    p.add_argument(
+        "--plot",
+        default="zil-tradeoff.png",
+        help="trade-off plot file (default zil-tradeoff.png; empty to skip)",
+    )
+    p.add_argument(
+        "--envelopes",
+        type=float,
+        nargs="*",
+        default=[0.5, 1.0, 2.0],
+        help="epsilons of the (eps, delta(eps)) envelopes drawn",
+    )
     p.set_defaults(func=cmd_privacy, clip=False)
 
     p = sub.add_parser("reproduce", help="reproduce a paper's results beside its numbers")
@@ -249,8 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="end-to-end run on embedded real data")
     p.add_argument("--output", default="demo-output", help="folder for figures and the store")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seeded randomness (default: secure, as for a real release)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seeded randomness (default: secure, as for a real release)",
+    )
     p.set_defaults(func=cmd_demo)
     return parser
 

@@ -40,7 +40,10 @@ def run_demo(output: Path, seed: int | None = None, console: Any = None) -> dict
         "exact (only features are protected)."
     )
     mech = ZILMechanism.calibrate(
-        EPSILON, TARGET_DELTA, ZERO_PROPORTION, bounds=[(0.0, 1.0)] * data.X.shape[1],
+        EPSILON,
+        TARGET_DELTA,
+        ZERO_PROPORTION,
+        bounds=[(0.0, 1.0)] * data.X.shape[1],
         level="attribute",
     )
     console.print(
@@ -63,8 +66,13 @@ def run_demo(output: Path, seed: int | None = None, console: Any = None) -> dict
         table.add_column(col, justify="right" if col != "feature" else "left")
     raw = data.X.to_numpy()
     for j, name in enumerate(data.X.columns):
-        table.add_row(name, f"{raw[:, j].mean():.3f}", f"{rel.x1[:, j].mean():.3f}",
-                      f"{raw[:, j].std():.3f}", f"{rel.x1[:, j].std():.3f}")
+        table.add_row(
+            name,
+            f"{raw[:, j].mean():.3f}",
+            f"{rel.x1[:, j].mean():.3f}",
+            f"{raw[:, j].std():.3f}",
+            f"{rel.x1[:, j].std():.3f}",
+        )
     console.print(table)
     exact = np.all(np.abs(rel.x1 - raw) <= output_grid(rel.lam), axis=1)
     console.print(

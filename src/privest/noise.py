@@ -30,11 +30,13 @@ def sample_zil(
     """``n`` draws of ZIL(zero_prob, scale^2 I) and the boolean mask of the zero (unnoised) rows.
 
     One Bernoulli draw per record decides whether the whole vector is zero
-    (Algorithm 1, step 1); the SL part reuses :func:`sample_sl`'s single ``W`` per row.
+    (Algorithm 1, step 1), and one ``W ~ Exp(1)`` per record is shared by its coordinates.
     """
     zero = rng.random(n) < zero_prob
-    out = sample_sl(n, d, scale, rng)
-    out[zero] = 0.0
+    mult = scale * np.sqrt(rng.standard_exponential(n))
+    mult[zero] = 0.0
+    out = rng.standard_normal((n, d))
+    out *= mult[:, None]
     return out, zero
 
 

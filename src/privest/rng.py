@@ -1,10 +1,10 @@
 """Randomness for privest: secure by default, reproducible when seeded.
 
 A real release must draw its noise from a cryptographically secure bit stream
-(anchors.md pitfall 8): ``make_rng()`` keys randomgen's ChaCha counter generator
-from the operating system's entropy. ``make_rng(seed)`` gives numpy's PCG64 for
-reproducible experiments; :func:`rng_kind` tells the two apart and every release
-records it.
+(anchors.md pitfall 8): ``make_rng()`` keys randomgen's AES-128 counter-mode generator
+(hardware AES where the CPU has it) from the operating system's entropy.
+``make_rng(seed)`` gives numpy's PCG64 for reproducible experiments; :func:`rng_kind`
+tells the two apart and every release records it.
 """
 
 from __future__ import annotations
@@ -22,15 +22,14 @@ __all__ = ["RNGKind", "make_rng", "rng_kind"]
 def make_rng(seed: int | None = None) -> np.random.Generator:
     """Return a numpy ``Generator``.
 
-    ``seed=None``: ChaCha (20 rounds) keyed with 256 bits from ``secrets``, for real
-    releases. An integer seed: ``numpy.random.PCG64``, reproducible, for experiments
-    only (its state can be recovered from its outputs).
+    ``seed=None``: AES-128 in counter mode (randomgen's ``AESCounter``) keyed with 128
+    bits from ``secrets``, for real releases. An integer seed: ``numpy.random.PCG64``,
+    reproducible, for experiments only (its state can be recovered from its outputs).
     """
     if seed is None:
-        from randomgen import ChaCha
+        from randomgen import AESCounter
 
-        key = secrets.randbits(256)
-        return np.random.Generator(ChaCha(key=key, counter=0, rounds=20))
+        return np.random.Generator(AESCounter(key=secrets.randbits(128), counter=0))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         from privest.errors import ValidationError
 

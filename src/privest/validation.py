@@ -110,10 +110,7 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
 def _as_real(value: Any, name: str, exc: type[ValidationError]) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise exc(f"{name}: {_short(value)} is not a real number")
-    value = float(value)
-    if math.isnan(value):
-        raise exc(f"{name}: is NaN; expected a real number")
-    return value
+    return float(value)  # NaN fails every range check below
 
 
 def check_epsilon(value: Any, name: str = "epsilon", allow_zero: bool = False) -> float:

@@ -13,8 +13,9 @@ from privest.release import store as store_mod
 
 def _release(n, seed, ids=None):
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"a": rng.uniform(0, 1, n), "b": rng.uniform(-1, 1, n),
-                       "y": rng.normal(size=n)})
+    df = pd.DataFrame(
+        {"a": rng.uniform(0, 1, n), "b": rng.uniform(-1, 1, n), "y": rng.normal(size=n)}
+    )
     mech = pv.ZILMechanism(lam=0.7, delta=0.1, bounds={"a": (0, 1), "b": (-1, 1)})
     return mech.release(df, rng=pv.make_rng(seed), ids=ids)
 
@@ -29,7 +30,11 @@ def test_round_trip_keeps_every_value_and_parameter(tmp_path):
     np.testing.assert_array_equal(back.columns, rel.columns)
     np.testing.assert_array_equal(back.bounds, rel.bounds)
     assert (back.lam, back.delta, back.column_names, back.rng_kind) == (
-        rel.lam, rel.delta, rel.column_names, rel.rng_kind)
+        rel.lam,
+        rel.delta,
+        rel.column_names,
+        rel.rng_kind,
+    )
     meta = json.loads((tmp_path / "s" / "manifest.json").read_text())
     assert meta["guarantee"]["type"] == "ZILGuarantee"
 
@@ -59,7 +64,8 @@ def test_a_released_record_is_refused(tmp_path):
 def test_append_needs_the_same_mechanism(tmp_path):
     _release(10, 6).save(tmp_path / "s")
     other = pv.ZILMechanism(lam=0.9, delta=0.1, bounds={"a": (0, 1), "b": (-1, 1)}).release(
-        pd.DataFrame({"a": [0.5], "b": [0.0], "y": [1.0]}), rng=pv.make_rng(7))
+        pd.DataFrame({"a": [0.5], "b": [0.0], "y": [1.0]}), rng=pv.make_rng(7)
+    )
     with pytest.raises(pv.StoreError, match="lam"):
         other.save(tmp_path / "s", append=True)
 

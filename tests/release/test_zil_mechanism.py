@@ -16,8 +16,9 @@ Z_TOL = 4.5
 
 def _repeat_release(x, lam, delta, n, seed, columns=None):
     """Release the same record ``n`` times (an experiment only; never do this to real data)."""
-    mech = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * (len(columns or x)),
-                           columns=columns)
+    mech = pv.ZILMechanism(
+        lam=lam, delta=delta, bounds=[(-1, 1)] * (len(columns or x)), columns=columns
+    )
     return mech.release(np.tile(x, (n, 1)), rng=pv.make_rng(seed))
 
 
@@ -28,8 +29,10 @@ def test_x1_is_x_plus_zil_noise():
     z = rel.x1 - x
     exact = np.all(np.abs(z) <= output_grid(lam), axis=1)
     assert abs(exact.mean() - delta) < Z_TOL * math.sqrt(delta * (1 - delta) / n)
-    noisy_any = np.abs(z) > output_grid(lam)
-    np.testing.assert_array_equal(noisy_any.any(axis=1), noisy_any.all(axis=1))
+    # A noised coordinate lands within one grid step of x with probability about
+    # 2 * grid * 0.88 / lam = 1e-6, so ~0.2 partial rows are expected: 6 or more has p < 1e-5.
+    near = np.abs(z) <= output_grid(lam)
+    assert np.sum(near.any(axis=1) & ~near.all(axis=1)) <= 5
     var = (1 - delta) * lam**2
     se = math.sqrt((6 * (1 - delta) - (1 - delta) ** 2) * lam**4 / n)
     assert np.all(np.abs(np.mean(z**2, axis=0) - var) < Z_TOL * se)
@@ -49,8 +52,9 @@ def test_x2_given_x_is_sl_with_full_scale():
 
 def test_unnoised_columns_are_released_unchanged():
     rng = np.random.default_rng(3)
-    df = pd.DataFrame({"a": rng.uniform(0, 1, 200), "y": rng.normal(size=200),
-                       "b": rng.uniform(0, 2, 200)})
+    df = pd.DataFrame(
+        {"a": rng.uniform(0, 1, 200), "y": rng.normal(size=200), "b": rng.uniform(0, 2, 200)}
+    )
     mech = pv.ZILMechanism(lam=0.5, delta=0.1, bounds={"a": (0, 1), "b": (0, 2)})
     rel = mech.release(df, rng=pv.make_rng(4))
     np.testing.assert_array_equal(rel.x1[:, 1], df["y"].to_numpy())
@@ -88,10 +92,13 @@ def test_released_values_sit_on_the_output_grid():
 
 def test_out_of_bounds_is_an_error_unless_clipping_is_asked():
     x = np.array([[0.5, 0.2], [1.5, 0.3], [0.1, -0.2], [2.0, 0.0]])
-    with pytest.raises(BoundsError, match=r"column 'x0' has 2 values outside .*first: 1.5 at row 1"):
+    with pytest.raises(
+        BoundsError, match=r"column 'x0' has 2 values outside .*first: 1.5 at row 1"
+    ):
         pv.ZILMechanism(lam=1.0, delta=0.2, bounds=[(0, 1)] * 2).release(x)
     rel = pv.ZILMechanism(lam=1.0, delta=0.2, bounds=[(0, 1)] * 2, clip=True).release(
-        x, rng=pv.make_rng(8))
+        x, rng=pv.make_rng(8)
+    )
     assert rel.n_clipped == {"x0": 2, "x1": 1}
     assert "clipped to bounds: x0: 2, x1: 1" in rel.summary()
 
@@ -118,8 +125,9 @@ def test_bad_arguments_name_themselves():
 def test_calibration_meets_the_target_at_both_levels():
     bounds = [(0, 1), (0, 2), (-1, 1)]
     for level, diam in (("individual", math.sqrt(1 + 4 + 4)), ("attribute", 2.0)):
-        mech = pv.ZILMechanism.calibrate(epsilon=1.0, target_delta=0.2, delta=0.05,
-                                         bounds=bounds, level=level)
+        mech = pv.ZILMechanism.calibrate(
+            epsilon=1.0, target_delta=0.2, delta=0.05, bounds=bounds, level=level
+        )
         g = getattr(mech.guarantee, level)
         assert g.delta(1.0) == pytest.approx(0.2, abs=1e-9)
         assert g.c == pytest.approx(diam / mech.lam)
@@ -127,8 +135,9 @@ def test_calibration_meets_the_target_at_both_levels():
 
 def test_paper_calibration_example():
     """eps' = 0.8, delta' = 0.17, delta = 0.05 gives c' = 0.5 (paper; exact root 0.5025)."""
-    mech = pv.ZILMechanism.calibrate(epsilon=0.8, target_delta=0.17, delta=0.05,
-                                     bounds=[(0, 1)] * 4, level="attribute")
+    mech = pv.ZILMechanism.calibrate(
+        epsilon=0.8, target_delta=0.17, delta=0.05, bounds=[(0, 1)] * 4, level="attribute"
+    )
     assert 1 / mech.lam == pytest.approx(0.5025, abs=5e-4)
 
 

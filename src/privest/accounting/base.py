@@ -28,7 +28,10 @@ __all__ = ["ApproxDP", "Guarantee", "approx_dp_tradeoff"]
 
 
 def approx_dp_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float) -> np.ndarray:
-    """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)} (Prop 2.1)."""
+    """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)}.
+
+    Prop 2.1 of paper 000: (eps, delta)-DP is equivalent to f_{eps,delta}-DP.
+    """
     a = np.asarray(alpha, dtype=float)
     e = math.exp(epsilon) if epsilon < 700 else math.inf
     with np.errstate(over="ignore", invalid="ignore"):
@@ -58,8 +61,13 @@ class Guarantee(ABC):
             if hi > 1e6:
                 return math.inf
         return float(
-            optimize.brentq(lambda e: float(self.delta(e)) - delta, hi / 2 if hi > 1 else 0.0, hi,
-                            xtol=1e-12, rtol=1e-12)
+            optimize.brentq(
+                lambda e: float(self.delta(e)) - delta,
+                hi / 2 if hi > 1 else 0.0,
+                hi,
+                xtol=1e-12,
+                rtol=1e-12,
+            )
         )
 
     def tradeoff(self, alpha: float | np.ndarray) -> np.ndarray:

@@ -33,7 +33,9 @@ ALPHAS = (0.05, 0.2, 0.5)
 C, DELTA = 0.5, 0.05
 
 
-@register("zil-figure1", "Paper 000 Figure 1: ZIL trade-off functions and calibration", 100_000, 20_000)
+@register(
+    "zil-figure1", "Paper 000 Figure 1: ZIL trade-off functions and calibration", 100_000, 20_000
+)
 def run(reps: int, rng: np.random.Generator, progress: bool = True) -> ExperimentResult:
     """``reps`` is the number of Monte Carlo draws per hypothesis for T_{2,c} and T_{4,c}."""
     rows: list[Row] = []
@@ -43,31 +45,81 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
         t = tradeoff_montecarlo(np.asarray(ALPHAS), d=d, c=C, n_draws=reps, rng=rng)
         for a, val, ref in zip(ALPHAS, t, SPEC_MC[d], strict=True):
             rows.append(
-                Row("a: T_{d,0.5} (delta=0)", math.nan, f"Monte Carlo d={d}", f"alpha={a}",
-                    float(val), mc_se=math.sqrt(max(val * (1 - val), 1e-12) / reps),
-                    note=f"spec ref {ref}; paper: figure only")
+                Row(
+                    "a: T_{d,0.5} (delta=0)",
+                    math.nan,
+                    f"Monte Carlo d={d}",
+                    f"alpha={a}",
+                    float(val),
+                    mc_se=math.sqrt(max(val * (1 - val), 1e-12) / reps),
+                    note=f"spec ref {ref}; paper: figure only",
+                )
             )
-        curves[f"T_{d},0.5,0.05 (MC)"] = (1 - DELTA) * tradeoff_montecarlo(
-            grid / (1 - DELTA), d=d, c=C, n_draws=reps, rng=rng
-        ) * (grid <= 1 - DELTA)
+        curves[f"T_{d},0.5,0.05 (MC)"] = (
+            (1 - DELTA)
+            * tradeoff_montecarlo(grid / (1 - DELTA), d=d, c=C, n_draws=reps, rng=rng)
+            * (grid <= 1 - DELTA)
+        )
     for a, val in zip(ALPHAS, beta_c(np.asarray(ALPHAS), C), strict=True):
-        rows.append(Row("a: beta_0.5", math.nan, "closed form", f"alpha={a}", float(val),
-                        note="limit d -> inf; lower bound for every d (Thm 3.2)"))
+        rows.append(
+            Row(
+                "a: beta_0.5",
+                math.nan,
+                "closed form",
+                f"alpha={a}",
+                float(val),
+                note="limit d -> inf; lower bound for every d (Thm 3.2)",
+            )
+        )
     beta = beta_c_delta(grid, C, DELTA)
     for eps, ref in zip(EPSILONS, SPEC_ENVELOPE, strict=True):
         dt = float(delta_tilde(eps, C, DELTA))
         gap = float(np.min(beta - approx_dp_tradeoff(grid, eps, dt)))
-        rows.append(Row("a: envelope", math.nan, "delta_tilde_{0.5,0.05}", f"eps={eps}", dt,
-                        note=f"spec ref {ref}; min gap to beta on grid {gap:.1e}"))
+        rows.append(
+            Row(
+                "a: envelope",
+                math.nan,
+                "delta_tilde_{0.5,0.05}",
+                f"eps={eps}",
+                dt,
+                note=f"spec ref {ref}; min gap to beta on grid {gap:.1e}",
+            )
+        )
     c_prime = calibrate_c(0.8, 0.17, DELTA)
-    rows.append(Row("b: calibration", math.nan, "c' for (0.8, 0.17), delta=0.05", "c'",
-                    c_prime, paper=0.5, tolerance=0.005, note="paper rounds; exact root"))
-    rows.append(Row("b: calibration", math.nan, "delta_tilde_{0.5,0.05}(0.8)", "delta'",
-                    float(delta_tilde(0.8, 0.5, DELTA)), paper=0.17, tolerance=0.005))
+    rows.append(
+        Row(
+            "b: calibration",
+            math.nan,
+            "c' for (0.8, 0.17), delta=0.05",
+            "c'",
+            c_prime,
+            paper=0.5,
+            tolerance=0.005,
+            note="paper rounds; exact root",
+        )
+    )
+    rows.append(
+        Row(
+            "b: calibration",
+            math.nan,
+            "delta_tilde_{0.5,0.05}(0.8)",
+            "delta'",
+            float(delta_tilde(0.8, 0.5, DELTA)),
+            paper=0.17,
+            tolerance=0.005,
+        )
+    )
     for c in (0.2, 0.5, 0.8, 1.0):
         for a in (0.05, 0.2):
-            rows.append(Row("b: beta_{c,0.05}", math.nan, f"c={c}", f"alpha={a}",
-                            float(beta_c_delta(a, c, DELTA))))
+            rows.append(
+                Row(
+                    "b: beta_{c,0.05}",
+                    math.nan,
+                    f"c={c}",
+                    f"alpha={a}",
+                    float(beta_c_delta(a, c, DELTA)),
+                )
+            )
     return ExperimentResult(rows, {"main": _figure(grid, beta, curves)})
 
 
@@ -82,13 +134,19 @@ def _figure(grid: np.ndarray, beta: np.ndarray, curves: dict[str, np.ndarray]):
     for (label, vals), color in zip(curves.items(), ("tab:purple", "tab:green"), strict=True):
         ax_a.plot(grid, vals, color=color, lw=1.5, label=label)
     for eps in EPSILONS:
-        ax_a.plot(grid, approx_dp_tradeoff(grid, eps, float(delta_tilde(eps, C, DELTA))),
-                  color="black", lw=0.7)
+        ax_a.plot(
+            grid,
+            approx_dp_tradeoff(grid, eps, float(delta_tilde(eps, C, DELTA))),
+            color="black",
+            lw=0.7,
+        )
     ax_a.set_title(r"(a) $\beta_{0.5,0.05}$, $T_{d,0.5,0.05}$ and envelopes")
-    ax_b.plot(grid, approx_dp_tradeoff(grid, 0.8, 0.17), color="black", lw=1.5,
-              label="(0.8, 0.17)-DP")
-    for c, color in zip((0.2, 0.5, 0.8, 1.0), ("tab:orange", "tab:blue", "tab:green", "tab:red"),
-                        strict=True):
+    ax_b.plot(
+        grid, approx_dp_tradeoff(grid, 0.8, 0.17), color="black", lw=1.5, label="(0.8, 0.17)-DP"
+    )
+    for c, color in zip(
+        (0.2, 0.5, 0.8, 1.0), ("tab:orange", "tab:blue", "tab:green", "tab:red"), strict=True
+    ):
         ax_b.plot(grid, beta_c_delta(grid, c, DELTA), color=color, label=rf"$\beta_{{{c},0.05}}$")
     ax_b.set_title(r"(b) calibration: $\epsilon'=0.8$, $\delta'=0.17$, $\delta=0.05$")
     for ax in (ax_a, ax_b):

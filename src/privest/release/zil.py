@@ -43,7 +43,7 @@ Columns = Sequence[int] | Sequence[str] | None
 
 
 def output_grid(lam: float) -> float:
-    """Width of the power-of-two grid released values are rounded to: ``2^(floor(log2 lam) - 20)``."""
+    """Width of the grid released values are rounded to: ``2^(floor(log2 lam) - 20)``."""
     return math.ldexp(1.0, math.floor(math.log2(lam)) - 20)
 
 
@@ -130,12 +130,14 @@ class ZILRelease:
         ]
         clipped = {k: v for k, v in self.n_clipped.items() if v}
         if clipped:
-            lines.append("  clipped to bounds: " + ", ".join(f"{k}: {v}" for k, v in clipped.items()))
+            lines.append(
+                "  clipped to bounds: " + ", ".join(f"{k}: {v}" for k, v in clipped.items())
+            )
         return "\n".join(lines)
 
 
 class ZILMechanism:
-    """ZIL release of the columns ``columns`` with noise scale ``lam`` and zero proportion ``delta``.
+    """ZIL release of ``columns`` with noise scale ``lam`` and zero proportion ``delta``.
 
     Parameters
     ----------
@@ -251,31 +253,38 @@ class ZILMechanism:
             if np.unique(ids).size != n:
                 raise ValidationError("ids: contains duplicates; each record needs its own id")
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
-        sub = x[:, cols]
-        outside = (sub < lo) | (sub > hi)
-        n_out = outside.sum(axis=0)
-        if n_out.any() and not self.clip:
-            j = int(np.argmax(n_out > 0))
-            row = int(np.argmax(outside[:, j]))
-            raise BoundsError(
-                f"X: column {names[cols[j]]!r} has {int(n_out[j])} values outside its bounds "
-                f"[{lo[j]:g}, {hi[j]:g}] (first: {sub[row, j]:g} at row {row}); widen the public "
-                "bounds or pass clip=True to clip them (the count is reported)"
-            )
-        np.clip(sub, lo, hi, out=sub)
+        all_cols = cols.size == d and bool(np.all(cols == np.arange(d)))
+        sub = x if all_cols else x[:, cols]
+        n_out = np.zeros(cols.size, dtype=np.int64)
+        if np.any(sub.min(axis=0) < lo) or np.any(sub.max(axis=0) > hi):
+            n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
+            if not self.clip:
+                j = int(np.argmax(n_out > 0))
+                row = int(np.argmax((sub[:, j] < lo[j]) | (sub[:, j] > hi[j])))
+                raise BoundsError(
+                    f"X: column {names[cols[j]]!r} has {int(n_out[j])} values outside its "
+                    f"bounds [{lo[j]:g}, {hi[j]:g}] (first: {sub[row, j]:g} at row {row}); "
+                    "widen the public bounds or pass clip=True to clip them (the count is "
+                    "reported)"
+                )
+            sub = np.clip(sub, lo, hi)
         gen = resolve_rng(rng)
         grid = output_grid(self.lam)
+        # Step 1: X1 = X + Z on the noised columns, Z ~ ZIL(delta, lam^2 I).
         z, _ = sample_zil(n, cols.size, self.lam, self.delta, gen)
         z += sub
-        del sub, outside
-        x1 = x.copy()
-        x1[:, cols] = _snap(z, grid)
-        del z
+        _snap(z, grid)
+        # Step 2: X2 = X1 + S, S ~ SL(delta lam^2 I) (post-processing of X1).
         s = sample_sl(n, cols.size, self.lam * math.sqrt(self.delta), gen)
-        s += x1[:, cols]
-        x2 = x1.copy()
-        x2[:, cols] = _snap(s, grid)
-        del s
+        s += z
+        _snap(s, grid)
+        if all_cols:
+            x1, x2 = z, s
+        else:
+            x1 = x.copy()
+            x1[:, cols] = z
+            x2 = x1.copy()
+            x2[:, cols] = s
         return ZILRelease(
             x1=x1,
             x2=x2,

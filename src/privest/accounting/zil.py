@@ -1,0 +1,589 @@
+"""Privacy accounting of the ZIL mechanism (paper 000, Section 3).
+
+The ZIL mechanism adds ``ZIL(delta, lam^2 I_d)`` noise: with probability ``delta`` (the
+*zero proportion*) a record is released exactly, otherwise it gets symmetric
+multivariate Laplace noise ``SL_d(lam^2 I)``. With ``c = diam / lam`` it is
+``T_{d,c,delta}``-DP (Thm 3.1), where ``T_{d,c}`` is the trade-off between
+``SL_d(I)`` and ``c e_1 + SL_d(I)`` (eq 3.2) and ``T_{d,c,delta}`` its shrinkage (eq 3.3).
+
+What this module computes:
+
+* ``d = 1``: ``T_{1,c}`` is exact, ``F_L(F_L^{-1}(1 - alpha) - sqrt(2) c)`` (Section 3.2).
+* any ``d``: the closed-form limit ``beta_c = lim_d T_{d,c}`` (Prop 3.2), which is also a
+  lower bound ``T_{d,c} >= beta_c`` for every ``d`` (Thm 3.2(ii)), hence a valid and
+  conservative guarantee; its ``(eps, delta)`` profile ``delta_c`` (Thm 3.3).
+* ``d >= 2``: a Monte Carlo *estimate* of ``T_{d,c}`` (no closed form exists). It is
+  not a guarantee.
+
+Parametrisation used throughout (derived here, checked against the integral (3.8)).
+In the limit experiment (3.4) the log-likelihood ratio under H0 is
+``L = c X_1 / sqrt(W) - c^2 / (2 W)``. Write its threshold as ``c h`` and put
+``u = h + sqrt(2 + h^2) = sqrt(2) e^s`` with ``s = asinh(h / sqrt(2))`` and
+``k = c / sqrt(2)``. Then the type I and type II errors of the likelihood-ratio test are
+
+    a_c(h) = 2 / (u^2 + 2) exp(-c u / 2),  log a = -softplus(2 s) - k e^{s}
+    b_c(h) = u^2 / (u^2 + 2) exp(-c / u),  log b = -softplus(-2 s) - k e^{-s}
+
+(``b`` is ``a`` at ``-s``: the symmetry of Prop 3.2(ii)), and ``beta_c(alpha) = b_c(h)``
+at the ``h`` with ``a_c(h) = alpha``; this ``b_c`` is exactly Prop 3.2(i)'s formula. The
+profile of Thm 3.3 simplifies to ``delta_c(eps) = 1 - exp(-c / u)`` at ``h = eps / c``
+(the two terms ``b_c`` and ``e^eps a_c`` share the factor ``exp(-c / u)``), which also
+makes the calibration of Section 3.2 (after Thm 3.3) closed-form.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from privest.accounting.base import Guarantee
+from privest.errors import PrivacyParameterError, UnreachableTargetError, ValidationError
+from privest.noise import sample_sl, sl_logpdf
+from privest.rng import resolve_rng
+from privest.validation import check_bounds, check_delta, check_epsilon, check_probability
+
+__all__ = [
+    "ZILGuarantee",
+    "ZILTradeoff",
+    "beta_c",
+    "beta_c_delta",
+    "beta_type1",
+    "beta_type2",
+    "calibrate_c",
+    "calibrate_lam",
+    "delta_c",
+    "delta_tilde",
+    "laplace_delta",
+    "laplace_tradeoff",
+    "laplace_tradeoff_delta",
+    "tradeoff_montecarlo",
+]
+
+_SQRT2 = math.sqrt(2.0)
+ArrayLike = float | np.ndarray
+
+
+# --------------------------------------------------------------------------- helpers
+def _out(x: np.ndarray) -> float | np.ndarray:
+    """A float for 0-d results, the array otherwise (same shape as the input)."""
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def _check_c(c: Any, name: str = "c") -> float:
+    """The shift c = diam / lam: finite and > 0."""
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)):
+        raise PrivacyParameterError(f"{name}: {c!r} is not a real number")
+    c = float(c)
+    if not (c > 0) or math.isinf(c):
+        raise PrivacyParameterError(f"{name}: {c!r} is out of range; accepted: finite and > 0")
+    return c
+
+
+def _check_zero_prob(delta: Any) -> float:
+    """The zero proportion of ZIL noise, in [0, 1) (0 is plain SL noise)."""
+    return check_delta(delta, "delta (zero proportion)")
+
+
+def _as_alpha(alpha: Any) -> np.ndarray:
+    """Type I errors as a float array with values in [0, 1]."""
+    try:
+        a = np.asarray(alpha, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            f"alpha: {alpha!r} is not numeric; expected values in [0, 1]"
+        ) from None
+    if np.any(np.isnan(a)) or np.any(a < 0) or np.any(a > 1):
+        raise ValidationError("alpha: values must lie in [0, 1] (type I errors); got some outside")
+    return a
+
+
+def _as_eps(eps: Any) -> np.ndarray:
+    """Privacy losses as a float array of values >= 0 (inf allowed: the limit)."""
+    try:
+        e = np.asarray(eps, dtype=float)
+    except (TypeError, ValueError):
+        raise PrivacyParameterError(f"epsilon: {eps!r} is not numeric") from None
+    if np.any(np.isnan(e)) or np.any(e < 0):
+        raise PrivacyParameterError("epsilon: values must be >= 0; got NaN or negative values")
+    return e
+
+
+def _check_d(d: Any) -> int:
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValidationError(f"d: {d!r} must be a positive integer (number of noised attributes)")
+    return int(d)
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x)
+
+
+def _log_a(s: np.ndarray, k: float) -> np.ndarray:
+    """log a_c at s = asinh(h / sqrt 2), k = c / sqrt 2 (module docstring)."""
+    with np.errstate(over="ignore"):
+        return -_softplus(2.0 * s) - k * np.exp(s)
+
+
+def _log_b(s: np.ndarray, k: float) -> np.ndarray:
+    """log b_c at s = asinh(h / sqrt 2); equals log a_c at -s."""
+    return _log_a(-s, k)
+
+
+def _solve_s(log_alpha: np.ndarray, k: float) -> np.ndarray:
+    """Vectorised bisection for s with log a(s) = log_alpha (log_alpha < 0, finite).
+
+    Bracket from bounds on the two (decreasing) terms of log a:
+    ``softplus(2s) >= 2s`` and ``k e^s`` give an s_hi with log a <= target;
+    requiring each term <= -target/2 gives an s_lo with log a >= target.
+    """
+    t = -log_alpha  # > 0
+    s_hi = np.minimum(t / 2.0, np.log(t / k))
+    with np.errstate(over="ignore"):
+        s_lo = np.minimum(0.5 * np.log(np.expm1(t / 2.0)), np.log(t / (2.0 * k)))
+    for _ in range(200):
+        mid = 0.5 * (s_lo + s_hi)
+        above = _log_a(mid, k) > log_alpha  # a(mid) > alpha: the root lies to the right
+        s_lo = np.where(above, mid, s_lo)
+        s_hi = np.where(above, s_hi, mid)
+        if np.all(s_hi - s_lo <= 4e-16 * np.maximum(1.0, np.abs(s_hi))):
+            break
+    return 0.5 * (s_lo + s_hi)
+
+
+def _shrink(alpha: np.ndarray, delta: float, base) -> np.ndarray:
+    """Eq (3.3): (1 - delta) f(alpha / (1 - delta)) for alpha <= 1 - delta, else 0."""
+    keep = 1.0 - delta
+    inside = alpha <= keep
+    scaled = np.minimum(np.where(inside, alpha, 0.0) / keep, 1.0)
+    return np.where(inside, keep * np.asarray(base(scaled), dtype=float), 0.0)
+
+
+# ------------------------------------------------------------------ closed forms
+def beta_type1(h: ArrayLike, c: float) -> float | np.ndarray:
+    """Type I error a_c(h) = 1 - F_c(c h) of the limit test (3.4) at LLR threshold c h.
+
+    ``a_c(h) = (1 - h/r)/2 exp(-(c/2)(r + h))``, ``r = sqrt(2 + h^2)`` (Prop 3.2), evaluated
+    stably via ``s = asinh(h / sqrt 2)`` (module docstring). Decreases from 1 to 0.
+    """
+    c = _check_c(c)
+    s = np.arcsinh(np.asarray(h, dtype=float) / _SQRT2)
+    return _out(np.exp(_log_a(s, c / _SQRT2)))
+
+
+def beta_type2(h: ArrayLike, c: float) -> float | np.ndarray:
+    """Type II error b_c(h) = (1 + h/r)/2 exp(-(c/2)(r - h)) of the limit test (3.4)."""
+    c = _check_c(c)
+    s = np.arcsinh(np.asarray(h, dtype=float) / _SQRT2)
+    return _out(np.exp(_log_b(s, c / _SQRT2)))
+
+
+def beta_c(alpha: ArrayLike, c: float) -> float | np.ndarray:
+    """The asymptotic trade-off beta_c(alpha) = lim_{d->inf} T_{d,c}(alpha) (Prop 3.2).
+
+    Solves a_c(h) = alpha for h (vectorised bisection in log space) and returns b_c(h).
+    beta_c(0) = 1, beta_c(1) = 0. A lower bound on T_{d,c} for every d (Thm 3.2(ii)).
+    """
+    c = _check_c(c)
+    a = _as_alpha(alpha)
+    flat = np.atleast_1d(a).ravel()
+    out = np.where(flat == 0, 1.0, 0.0)
+    inner = (flat > 0) & (flat < 1)
+    if np.any(inner):
+        k = c / _SQRT2
+        s = _solve_s(np.log(flat[inner]), k)
+        out[inner] = np.exp(_log_b(s, k))
+    return _out(out.reshape(a.shape))
+
+
+def beta_c_delta(alpha: ArrayLike, c: float, delta: float) -> float | np.ndarray:
+    """beta_{c,delta}(alpha) = (1 - delta) beta_c(alpha / (1 - delta)) on [0, 1 - delta], else 0.
+
+    The shrinkage (3.3) of beta_c; a lower bound on T_{d,c,delta} for every d (Thm 3.2(ii)).
+    """
+    c = _check_c(c)
+    delta = _check_zero_prob(delta)
+    a = _as_alpha(alpha)
+    return _out(_shrink(a, delta, lambda x: beta_c(x, c)))
+
+
+def laplace_tradeoff(alpha: ArrayLike, c: float) -> float | np.ndarray:
+    """Exact T_{1,c}(alpha) = F_L(F_L^{-1}(1 - alpha) - sqrt(2) c), F_L the standard Laplace cdf.
+
+    Section 3.2 (after Prop 3.1): SL_1(I) is Laplace with scale 1/sqrt(2), so a shift c is a
+    shift sqrt(2) c in units of the scale.
+    """
+    c = _check_c(c)
+    a = _as_alpha(alpha)
+    with np.errstate(divide="ignore", over="ignore"):
+        # F_L^{-1}(1 - a): -log(2a) for a <= 1/2, log(2(1 - a)) otherwise
+        x = np.where(a <= 0.5, -np.log(2.0 * a), np.log(2.0 * (1.0 - a)))
+        y = x - _SQRT2 * c
+        out = np.where(y < 0, 0.5 * np.exp(np.minimum(y, 0.0)), 1.0 - 0.5 * np.exp(-np.abs(y)))
+    return _out(out)
+
+
+def laplace_tradeoff_delta(alpha: ArrayLike, c: float, delta: float) -> float | np.ndarray:
+    """Exact T_{1,c,delta} (eq 3.3 applied to :func:`laplace_tradeoff`)."""
+    c = _check_c(c)
+    delta = _check_zero_prob(delta)
+    a = _as_alpha(alpha)
+    return _out(_shrink(a, delta, lambda x: laplace_tradeoff(x, c)))
+
+
+def delta_c(eps: ArrayLike, c: float) -> float | np.ndarray:
+    """delta_c(eps) of Thm 3.3: beta_c-DP <=> (eps, delta_c(eps))-DP for all eps >= 0.
+
+    Thm 3.3's ``1 - e^eps (1 - F_c(eps)) - b_c(eps/c)`` simplifies to
+    ``1 - exp(-c / (h + sqrt(2 + h^2)))`` with ``h = eps / c`` (module docstring).
+    delta_c(0) = 1 - exp(-c/sqrt 2); delta_c(eps) ~ c^2 / (2 eps) as eps -> inf.
+    """
+    c = _check_c(c)
+    e = _as_eps(eps)
+    with np.errstate(over="ignore"):
+        s = np.arcsinh(e / (_SQRT2 * c))
+        out = -np.expm1(-(c / _SQRT2) * np.exp(-s))
+    return _out(out + 0.0)
+
+
+def laplace_delta(eps: ArrayLike, c: float) -> float | np.ndarray:
+    """Exact profile of T_{1,c}: max(0, 1 - exp((eps - eps0)/2)), eps0 = sqrt(2) c.
+
+    [derived] The LLR of Laplace(0, b) vs Laplace(c, b) is (|x| - |x - c|)/b in
+    [-eps0, eps0]; for eps < eps0 the optimal test rejects above x = b (eps + eps0)/2 and
+    delta(eps) = Q(reject) - e^eps P(reject) = 1 - e^{(eps - eps0)/2}.
+    """
+    c = _check_c(c)
+    e = _as_eps(eps)
+    with np.errstate(over="ignore"):
+        out = np.maximum(0.0, -np.expm1((e - _SQRT2 * c) / 2.0))
+    return _out(out)
+
+
+def delta_tilde(
+    eps: ArrayLike, c: float, delta: float, exact_laplace: bool = False
+) -> float | np.ndarray:
+    """delta~_{c,delta}(eps) = delta + (1 - delta) * base(eps) (Thm 3.3(i)).
+
+    ``base`` is :func:`delta_c` (the beta_{c,delta} bound, any d) or, with
+    ``exact_laplace=True``, :func:`laplace_delta` (exact profile of T_{1,c,delta}, d = 1).
+    """
+    delta = _check_zero_prob(delta)
+    base = laplace_delta(eps, c) if exact_laplace else delta_c(eps, c)
+    return _out(delta + (1.0 - delta) * np.asarray(base))
+
+
+def _unreachable(target_delta: float, delta: float) -> UnreachableTargetError:
+    return UnreachableTargetError(
+        f"target_delta={target_delta:g} cannot be reached with zero proportion delta={delta:g}: "
+        f"a share delta of the records is released exactly, without noise, and that alone "
+        f"costs delta={delta:g} at every epsilon (delta~(eps) >= delta). Use a smaller zero "
+        f"proportion delta < target_delta, or a larger target_delta > {delta:g}."
+    )
+
+
+def calibrate_c(
+    epsilon: float, target_delta: float, delta: float, exact_laplace: bool = False
+) -> float:
+    """The largest c with delta~_{c,delta}(epsilon) <= target_delta (Section 3.2, after Thm 3.3).
+
+    Step 1 of the paper's recipe. With q = (target - delta)/(1 - delta) and
+    g = -log(1 - q) the root is closed-form: ``c' = sqrt(2 g (epsilon + g))`` for the
+    beta bound and ``c' = (epsilon + 2 g)/sqrt 2`` for the exact Laplace profile (d = 1).
+    Any c <= c' also meets the target. Raises UnreachableTargetError when delta >= target.
+    """
+    eps = check_epsilon(epsilon)
+    target = check_probability(target_delta, "target_delta")
+    delta = _check_zero_prob(delta)
+    if delta >= target:
+        raise _unreachable(target, delta)
+    g = -math.log1p(-(target - delta) / (1.0 - delta))
+    c = (eps + 2.0 * g) / _SQRT2 if exact_laplace else math.sqrt(2.0 * g * (eps + g))
+    # guard against a last-ulp overshoot of the closed form
+    for _ in range(64):
+        if float(delta_tilde(eps, c, delta, exact_laplace)) <= target:
+            break
+        c = math.nextafter(c, 0.0)
+    return c
+
+
+def _diameters(bounds: np.ndarray) -> tuple[float, float]:
+    """(Euclidean diameter of the box, largest single range) of ``(d, 2)`` bounds."""
+    ranges = bounds[:, 1] - bounds[:, 0]
+    return float(np.sqrt(np.sum(ranges**2))), float(np.max(ranges))
+
+
+_LEVELS = ("individual", "attribute")
+
+
+def calibrate_lam(
+    epsilon: float,
+    target_delta: float,
+    delta: float,
+    bounds: Any,
+    level: Literal["individual", "attribute"] = "individual",
+) -> float:
+    """Noise scale lam making the ZIL mechanism (epsilon, target_delta)-DP (paper recipe).
+
+    Section 3.2 after Thm 3.3: c' = :func:`calibrate_c` (exact Laplace profile when
+    ``bounds`` has one row, i.e. one noised attribute; beta_{c,delta} otherwise), then
+    ``lam = diam(box)/c'`` for ``level="individual"`` (DP/LDP) or
+    ``lam = max_j (hi_j - lo_j)/c'`` for ``level="attribute"`` (ADP/LADP).
+    ``bounds`` are the public bounds of the noised columns. Any larger lam also works.
+    """
+    if level not in _LEVELS:
+        raise ValidationError(
+            f"level: {level!r} is not accepted; use 'individual' (DP/LDP) or 'attribute' (ADP/LADP)"
+        )
+    b = check_bounds(bounds)
+    c = calibrate_c(epsilon, target_delta, delta, exact_laplace=b.shape[0] == 1)
+    diam, widest = _diameters(b)
+    return (diam if level == "individual" else widest) / c
+
+
+# ----------------------------------------------------------------- Monte Carlo
+def _llr(x: np.ndarray, c: float) -> np.ndarray:
+    """log f(x - c e_1) - log f(x) for SL_d(I): the Neyman-Pearson statistic of (3.1)."""
+    shifted = x.copy()
+    shifted[:, 0] -= c
+    return sl_logpdf(shifted) - sl_logpdf(x)
+
+
+def tradeoff_montecarlo(
+    alpha: ArrayLike,
+    d: int,
+    c: float,
+    n_draws: int = 100_000,
+    rng: np.random.Generator | int | None = None,
+) -> float | np.ndarray:
+    """Monte Carlo *estimate* of T_{d,c}(alpha) for d >= 2 (Section 3.2; spec 5.4).
+
+    Draws ``n_draws`` samples under P = SL_d(I) and under Q = c e_1 + SL_d(I), computes
+    the log-likelihood ratio with the Bessel log-density, and interpolates the empirical
+    ROC {(alpha_k, beta_k)}: thresholds are the P-sample LLRs, alpha_k = k / n_draws,
+    beta_k = share of Q-sample LLRs <= threshold. The standard error is about
+    sqrt((beta(1 - beta) + alpha(1 - alpha) T'(alpha)^2) / n_draws). An estimate, not a
+    guarantee; the guaranteed bound is :func:`beta_c`. For d = 1 the exact
+    :func:`laplace_tradeoff` is returned (the d = 1 LLR has atoms).
+    """
+    d = _check_d(d)
+    c = _check_c(c)
+    a = _as_alpha(alpha)
+    if d == 1:
+        return laplace_tradeoff(a, c)
+    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 10:
+        raise ValidationError(f"n_draws: {n_draws!r} must be an integer >= 10")
+    n = int(n_draws)
+    gen = resolve_rng(rng)
+    llr_p = np.sort(_llr(sample_sl(n, d, 1.0, gen), c))
+    q = sample_sl(n, d, 1.0, gen)
+    q[:, 0] += c
+    llr_q = np.sort(_llr(q, c))
+    # test "reject when LLR > t_k" with t_k the (k+1)-th largest P-value: k P-samples rejected
+    thresholds = llr_p[::-1]
+    roc_alpha = np.append(np.arange(n) / n, 1.0)
+    roc_beta = np.append(np.searchsorted(llr_q, thresholds, side="right") / n, 0.0)
+    return _out(np.interp(a, roc_alpha, roc_beta))
+
+
+# --------------------------------------------------------------------- classes
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+class ZILTradeoff(Guarantee):
+    """The T_{d,c,delta} guarantee of the ZIL mechanism (Thm 3.1, eq 3.3).
+
+    ``c`` is the shift diam/lam, ``delta`` the zero proportion (probability that a record
+    is released without noise; 0 gives plain SL noise), ``d`` the number of noised
+    attributes (``None`` if unknown). With ``exact_laplace`` (allowed only for d = 1; the
+    default when d = 1) the exact T_{1,c,delta} is used; otherwise the closed-form bound
+    beta_{c,delta} <= T_{d,c,delta}, valid for every d (Thm 3.2(ii)) and tight as d grows.
+    """
+
+    def __init__(
+        self, c: float, delta: float, d: int | None = None, exact_laplace: bool | None = None
+    ):
+        self.c = _check_c(c)
+        self.zero_prob = _check_zero_prob(delta)
+        self.d = None if d is None else _check_d(d)
+        if exact_laplace is None:
+            exact_laplace = self.d == 1
+        if exact_laplace and self.d != 1:
+            raise ValidationError(
+                f"exact_laplace=True needs d == 1 (got d={self.d}); for d >= 2 only the "
+                "beta_{c,delta} bound is a guarantee (use estimate_tradeoff for an estimate)"
+            )
+        self.exact_laplace = bool(exact_laplace)
+        dd = "d" if self.d is None else str(self.d)
+        kind = "exact Laplace" if self.exact_laplace else "beta bound"
+        self.label = f"T_{{{dd},{_fmt(self.c)},{self.zero_prob:.3g}}} ({kind})"
+
+    @property
+    def eps0(self) -> float:
+        """sqrt(2) c: the pure-DP epsilon of the d = 1 Laplace part (T_{1,c} >= f_{eps0,0})."""
+        return _SQRT2 * self.c
+
+    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+        """delta~_{c,delta}(epsilon) (Thm 3.3(i)); exact for d = 1 with exact_laplace."""
+        return delta_tilde(epsilon, self.c, self.zero_prob, self.exact_laplace)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest epsilon with delta~(epsilon) <= delta, in closed form.
+
+        0 when delta~(0) <= delta; inf when delta < zero proportion, and also when
+        delta == zero proportion for the beta bound (reached only at eps0 = sqrt(2) c in
+        the exact Laplace case). Inverts delta_c(eps) = 1 - exp(-c/u):
+        eps = c^2/(2g) - g (beta) or eps0 - 2g (Laplace), g = -log(1 - q).
+        """
+        target = check_delta(delta)
+        zp = self.zero_prob
+        if float(self.delta(0.0)) <= target:
+            return 0.0
+        if target < zp or (target == zp and not self.exact_laplace):
+            return math.inf
+        g = -math.log1p(-(target - zp) / (1.0 - zp))
+        if self.exact_laplace:
+            return max(0.0, self.eps0 - 2.0 * g)
+        return max(0.0, self.c**2 / (2.0 * g) - g)
+
+    def tradeoff(self, alpha: ArrayLike) -> float | np.ndarray:
+        """T_{1,c,delta} (exact_laplace) or the bound beta_{c,delta} (eq 3.3, Prop 3.2)."""
+        if self.exact_laplace:
+            return laplace_tradeoff_delta(alpha, self.c, self.zero_prob)
+        return beta_c_delta(alpha, self.c, self.zero_prob)
+
+    def estimate_tradeoff(
+        self,
+        alpha: ArrayLike,
+        n_draws: int = 100_000,
+        rng: np.random.Generator | int | None = None,
+    ) -> float | np.ndarray:
+        """Monte Carlo *estimate* of the exact T_{d,c,delta} (not a guarantee).
+
+        Shrinks :func:`tradeoff_montecarlo` by eq (3.3). Exact for d = 1.
+        """
+        if self.d is None:
+            raise ValidationError("estimate_tradeoff needs the number of noised attributes d")
+        a = _as_alpha(alpha)
+        if self.d == 1:
+            return laplace_tradeoff_delta(a, self.c, self.zero_prob)
+        gen = resolve_rng(rng)
+        return _out(
+            _shrink(
+                a, self.zero_prob, lambda x: tradeoff_montecarlo(x, self.d, self.c, n_draws, gen)
+            )
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "c": self.c,
+            "zero_prob": self.zero_prob,
+            "d": self.d,
+            "exact_laplace": self.exact_laplace,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ZILTradeoff:
+        """Inverse of :meth:`to_dict`."""
+        return cls(data["c"], data["zero_prob"], data.get("d"), data.get("exact_laplace"))
+
+
+class ZILGuarantee(Guarantee):
+    """Both guarantees of one ZIL release (Thm 3.1): individual (DP/LDP) and attribute (ADP/LADP).
+
+    Built from the noise scale ``lam``, the zero proportion ``delta`` and the public
+    ``bounds`` of the noised columns (one ``(lo, hi)`` pair, broadcast to ``n_noised``,
+    or one pair per noised column): ``c_I = diam(box)/lam`` (Euclidean diameter) and
+    ``c_A = max_j (hi_j - lo_j)/lam``. ``delta``/``epsilon``/``tradeoff`` refer to the
+    individual level. With one noised attribute the exact Laplace profile is used.
+    """
+
+    def __init__(self, lam: float, delta: float, bounds: Any, n_noised: int | None = None):
+        self.lam = _check_c(lam, "lam")
+        self.zero_prob = _check_zero_prob(delta)
+        if n_noised is not None:
+            n_noised = _check_d(n_noised)
+        self.bounds = check_bounds(bounds, n_noised)
+        self.n_noised = int(self.bounds.shape[0])
+        diam, widest = _diameters(self.bounds)
+        self.c_individual = diam / self.lam
+        self.c_attribute = widest / self.lam
+        exact = self.n_noised == 1
+        self.individual = ZILTradeoff(self.c_individual, self.zero_prob, self.n_noised, exact)
+        self.attribute = ZILTradeoff(self.c_attribute, self.zero_prob, self.n_noised, exact)
+        self.label = (
+            f"ZIL(lam={_fmt(self.lam)}, delta={self.zero_prob:.3g}, d={self.n_noised}): "
+            f"individual {self.individual.label}"
+        )
+
+    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+        return self.individual.delta(epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        return self.individual.epsilon(delta)
+
+    def tradeoff(self, alpha: ArrayLike) -> float | np.ndarray:
+        return self.individual.tradeoff(alpha)
+
+    def estimate_tradeoff(
+        self,
+        alpha: ArrayLike,
+        n_draws: int = 100_000,
+        rng: np.random.Generator | int | None = None,
+    ) -> float | np.ndarray:
+        """Monte Carlo estimate of the individual-level T_{d,c_I,delta} (not a guarantee)."""
+        return self.individual.estimate_tradeoff(alpha, n_draws, rng)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "lam": self.lam,
+            "zero_prob": self.zero_prob,
+            "n_noised": self.n_noised,
+            "bounds": self.bounds.tolist(),
+            "c_individual": self.c_individual,
+            "c_attribute": self.c_attribute,
+            "individual": self.individual.to_dict(),
+            "attribute": self.attribute.to_dict(),
+        }
+
+    def summary(self, epsilons: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)) -> str:
+        """Short text report: both levels, an (eps, delta) table and the caveats."""
+        zp = self.zero_prob
+        kind = (
+            "exact Laplace profile (one noised attribute)"
+            if self.n_noised == 1
+            else f"beta_{{c,delta}} bound (valid for any d; conservative for d={self.n_noised})"
+        )
+        lines = [
+            f"ZIL mechanism: lam={_fmt(self.lam)}, zero proportion delta={zp:.3g}, "
+            f"{self.n_noised} noised attribute(s)",
+            f"  individual (DP/LDP):   c_I={_fmt(self.c_individual)}  {self.individual.label}",
+            f"  attribute (ADP/LADP):  c_A={_fmt(self.c_attribute)}  {self.attribute.label}",
+            f"  accounting: {kind}",
+            "  eps      delta (individual)   delta (attribute)",
+        ]
+        for e in epsilons:
+            di = float(self.individual.delta(e))
+            da = float(self.attribute.delta(e))
+            lines.append(f"  {e:<8.3g} {di:<20.4f} {da:.4f}")
+        lines += [
+            "Caveats:",
+            f"  - a share delta={zp:.3g} of the records is released exactly, without noise; "
+            f"delta(eps) >= {zp:.3g} at every eps.",
+            "  - small target deltas (e.g. 1e-5) are practically unreachable: delta_c(eps) "
+            "decays only like c^2/(2 eps)."
+            if self.n_noised > 1
+            else f"  - delta(eps) = {zp:.3g} for eps >= sqrt(2) c = {self.individual.eps0:.4g}; "
+            "smaller target deltas (e.g. 1e-5) are unreachable.",
+            "  - no Gaussian-DP (mu-GDP) conversion exists for this mechanism.",
+        ]
+        if self.n_noised > 1:
+            lines.append(
+                "  - the exact T_{d,c,delta} is known only by Monte Carlo (estimate_tradeoff): "
+                "an estimate, not a guarantee."
+            )
+        return "\n".join(lines)
