@@ -303,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console
 
     args = build_parser().parse_args(argv)
-    console = Console()
+    console = Console(soft_wrap=True)
     try:
         args.func(args, console)
     except (PrivestError, ValueError, OSError) as exc:

@@ -56,7 +56,7 @@ def test_append_leaves_earlier_records_untouched(tmp_path):
 
 def test_a_released_record_is_refused(tmp_path):
     _release(20, 4, ids=[f"r{i}" for i in range(20)]).save(tmp_path / "s")
-    with pytest.raises(pv.DuplicateRecordError, match="1 records were already released.*r19"):
+    with pytest.raises(pv.DuplicateRecordError, match="1 records were already released.*'r19'"):
         _release(5, 5, ids=[f"r{i}" for i in range(19, 24)]).save(tmp_path / "s", append=True)
     assert pv.load_release(tmp_path / "s").n == 20
 

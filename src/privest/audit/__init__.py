@@ -1,5 +1,6 @@
-"""Empirical privacy auditing: estimate trade-off curves and epsilon lower bounds from samples."""
+"""Empirical privacy auditing (used by the tests, offered to users)."""
 
 from privest.audit.auditor import AuditResult, audit, clopper_pearson_upper
+from privest.audit.zil import audit_zil_mechanism, zil_neighbours
 
-__all__ = ["AuditResult", "audit", "clopper_pearson_upper"]
+__all__ = ["AuditResult", "audit", "audit_zil_mechanism", "clopper_pearson_upper", "zil_neighbours"]

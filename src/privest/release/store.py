@@ -177,8 +177,8 @@ def save_release(rel: Any, path: str | Path, *, append: bool = False) -> None:
         seen = np.intersect1d(_existing_ids(path, meta), rel.ids)
         if seen.size:
             raise DuplicateRecordError(
-                f"ids: {seen.size} records were already released (e.g. {seen[0]!r}); releasing "
-                "a record again composes its privacy loss, so they are refused"
+                f"ids: {seen.size} records were already released (e.g. {str(seen[0])!r}); "
+                "releasing a record again composes its privacy loss, so they are refused"
             )
     part = _write_part(rel, path / "parts", len(meta["parts"]))
     meta["parts"].append(part)
