@@ -1,0 +1,204 @@
+"""The privest command: each subcommand end to end, and bad input exits 2 with one line."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privest import load_release
+from privest.cli import main, parse_bounds
+
+
+@pytest.fixture
+def csvs(tmp_path):
+    rng = np.random.default_rng(0)
+
+    def frame(lo, hi):
+        n = hi - lo
+        return pd.DataFrame(
+            {
+                "id": [f"p{i}" for i in range(lo, hi)],
+                "age": rng.uniform(20, 80, n),
+                "income": rng.uniform(0, 100, n),
+                "y": rng.normal(size=n),
+            }
+        )
+
+    frame(0, 60).to_csv(tmp_path / "in.csv", index=False)
+    frame(60, 80).to_csv(tmp_path / "more.csv", index=False)
+    return tmp_path
+
+
+def _err_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    return err[0]
+
+
+def test_parse_bounds():
+    assert parse_bounds("-1:1") == (-1.0, 1.0)
+    assert parse_bounds("a=0:1,b=-2:2.5") == {"a": (0.0, 1.0), "b": (-2.0, 2.5)}
+
+
+def test_release_append_and_refuse_duplicates(csvs, capsys):
+    store = csvs / "store"
+    args = [
+        "release",
+        str(csvs / "in.csv"),
+        "--bounds",
+        "age=18:90,income=0:120",
+        "--epsilon",
+        "1",
+        "--target-delta",
+        "0.2",
+        "--delta",
+        "0.05",
+        "--id-column",
+        "id",
+        "-o",
+        str(store),
+        "--seed",
+        "1",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "60 records" in out and "noised: age, income" in out
+    rel = load_release(store)
+    assert rel.n == 60 and rel.noised_names == ("age", "income")
+    np.testing.assert_array_equal(rel.x1[:, 2], pd.read_csv(csvs / "in.csv")["y"])
+    assert (
+        main(["release", str(csvs / "more.csv"), "--append", "--id-column", "id", "-o", str(store)])
+        == 0
+    )
+    assert load_release(store).n == 80
+    capsys.readouterr()
+    assert (
+        main(["release", str(csvs / "more.csv"), "--append", "--id-column", "id", "-o", str(store)])
+        == 2
+    )
+    assert "already released" in _err_line(capsys)
+    assert load_release(store).n == 80
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--bounds", "age=30:90", "--lam", "1", "--delta", "0.1"], "outside its bounds"),
+        (["--bounds", "age=18:90", "--lam", "1"], "--delta"),
+        (["--bounds", "age=90:18", "--lam", "1", "--delta", "0.1"], "lo < hi"),
+        (
+            ["--bounds", "age=18:90", "--epsilon", "1", "--target-delta", "0.01", "--delta", "0.1"],
+            "cannot be reached",
+        ),
+        (["--lam", "1", "--delta", "0.1"], "--bounds is required"),
+        (["--bounds", "age=a:b", "--lam", "1", "--delta", "0.1"], "non-numeric"),
+    ],
+)
+def test_bad_release_exits_2_with_one_line_and_no_output(csvs, capsys, extra, message):
+    store = csvs / "bad-store"
+    args = ["release", str(csvs / "in.csv"), "--id-column", "id", "-o", str(store), *extra]
+    assert main(args) == 2
+    assert message in _err_line(capsys)
+    assert not store.exists()
+    assert sorted(p.name for p in csvs.iterdir()) == ["in.csv", "more.csv"]
+
+
+def test_missing_input_file(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "release",
+                str(tmp_path / "nope.csv"),
+                "--bounds=0:1",
+                "--lam",
+                "1",
+                "--delta",
+                "0.1",
+                "-o",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 2
+    )
+    assert "not a readable file" in _err_line(capsys)
+
+
+def test_privacy_prints_profile_and_writes_plot(tmp_path, capsys):
+    plot = tmp_path / "t.png"
+    assert (
+        main(
+            [
+                "privacy",
+                "--lam",
+                "1",
+                "--delta",
+                "0.05",
+                "--bounds=-1:1",
+                "--d",
+                "6",
+                "--plot",
+                str(plot),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "T_{6,4.899,0.05}" in out and "profile" in out
+    assert plot.stat().st_size > 10_000
+
+
+def test_privacy_calibrates(capsys):
+    assert (
+        main(
+            [
+                "privacy",
+                "--epsilon",
+                "0.8",
+                "--target-delta",
+                "0.17",
+                "--delta",
+                "0.05",
+                "--bounds=0:1",
+                "--d",
+                "4",
+                "--level",
+                "attribute",
+                "--plot",
+                "",
+            ]
+        )
+        == 0
+    )
+    assert "lam = 1.98997" in capsys.readouterr().out
+
+
+def test_reproduce_list_and_unknown(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    assert "zil-figure1" in capsys.readouterr().out
+    assert main(["reproduce", "nope"]) == 2
+    assert "unknown" in _err_line(capsys)
+
+
+def test_reproduce_figure1_quick(tmp_path):
+    assert main(["reproduce", "zil-figure1", "--reps", "5000", "--output", str(tmp_path)]) == 0
+    table = pd.read_csv(tmp_path / "zil-figure1.csv")
+    assert list(table.columns[:7]) == [
+        "setting",
+        "n",
+        "method",
+        "parameter",
+        "ours",
+        "paper",
+        "mc_se",
+    ]
+    calib = table[table.parameter == "c'"].iloc[0]
+    assert calib.ours == pytest.approx(0.5025, abs=1e-4) and calib.paper == 0.5
+    assert (tmp_path / "zil-figure1.png").stat().st_size > 10_000
+
+
+def test_demo_writes_figures_and_store(tmp_path, capsys):
+    assert main(["demo", "--output", str(tmp_path), "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "calibrated lam" in out and "not contradicted" in out
+    for name in ("privacy-tradeoff.png", "release-scatter.png"):
+        assert (tmp_path / name).stat().st_size > 10_000
+    assert load_release(tmp_path / "release-store").n == 569
