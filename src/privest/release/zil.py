@@ -48,7 +48,8 @@ def output_grid(lam: float) -> float:
 
 
 def _snap(values: np.ndarray, grid: float) -> np.ndarray:
-    values /= grid
+    """Round in place to multiples of ``grid`` (a power of two, so scaling is exact)."""
+    values *= 1.0 / grid
     np.rint(values, out=values)
     values *= grid
     return values
