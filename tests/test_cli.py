@@ -202,3 +202,10 @@ def test_demo_writes_figures_and_store(tmp_path, capsys):
     for name in ("privacy-tradeoff.png", "release-scatter.png"):
         assert (tmp_path / name).stat().st_size > 10_000
     assert load_release(tmp_path / "release-store").n == 569
+
+
+def test_usage_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["release", "x.csv"])
+    assert info.value.code == 2
+    assert "required: -o/--output" in _err_line(capsys)
