@@ -1,4 +1,4 @@
-"""The ``privest`` command: release, privacy, reproduce and demo.
+"""The ``privest`` command: release, privacy, fit, reproduce and demo.
 
 Bad input exits with status 2 and one line on stderr, and leaves no partial output.
 """
@@ -202,6 +202,70 @@ def cmd_reproduce(args: argparse.Namespace, console: Any) -> None:
     )
 
 
+def _custom_loss(spec: str, n_params: int | None):
+    import importlib
+
+    from privest.learn.losses import CallableLoss, Loss
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValidationError(f"--loss: {spec!r} is not of the form module:function")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValidationError(f"--loss: cannot import {spec!r} ({exc})") from None
+    if isinstance(obj, Loss):
+        return obj
+    if isinstance(obj, type) and issubclass(obj, Loss):
+        return obj()
+    if callable(obj):
+        if n_params is None:
+            raise ValidationError("--n-params is required for a plain loss function")
+        return CallableLoss(obj, n_params=n_params, name=attr)
+    raise ValidationError(f"--loss: {spec!r} is neither a Loss nor a callable")
+
+
+def cmd_fit(args: argparse.Namespace, console: Any) -> None:
+    from privest.learn.estimators import (
+        DRHingeClassifier,
+        DRLinearRegression,
+        DRLogisticRegression,
+        DRMEstimator,
+        DRQuantileRegressor,
+    )
+    from privest.release.store import load_release
+
+    release = load_release(args.store)
+    common = {
+        "method": args.method,
+        "param_bounds": parse_bounds(args.param_bounds) if args.param_bounds else None,
+        "inference": args.inference,
+        "n_draws": args.n_draws,
+        "features": args.features.split(",") if args.features else None,
+        "random_state": args.seed,
+    }
+    if args.model == "custom":
+        if not args.loss:
+            raise ValidationError("--model custom needs --loss module:function")
+        est = DRMEstimator(loss=_custom_loss(args.loss, args.n_params), **common)
+    else:
+        cls = {"logistic": DRLogisticRegression, "linear": DRLinearRegression,
+               "quantile": DRQuantileRegressor, "hinge": DRHingeClassifier}[args.model]
+        extra = {"quantile": args.quantile} if args.model == "quantile" else (
+            {"alpha": args.alpha} if args.model == "hinge" else {})
+        est = cls(fit_intercept=not args.no_intercept, **extra, **common)
+    est.fit(release, args.target)
+    summary = est.summary(level=args.level)
+    console.print(str(summary), markup=False, highlight=False)
+    if args.output:
+        out = Path(args.output)
+        if out.suffix == ".json":
+            summary.to_json(str(out))
+        else:
+            summary.to_csv(str(out))
+        console.print(f"written to {out}")
+
+
 def cmd_demo(args: argparse.Namespace, console: Any) -> None:
     from privest.demo import run_demo
 
@@ -292,6 +356,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=20260101, help="seed (default 20260101)")
     p.add_argument("--output", default="reproduce-output", help="output folder")
     p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser("fit", help="fit a model on a release store, with SEs and CIs")
+    p.add_argument("store", help="release store folder")
+    p.add_argument("--model", required=True,
+                   choices=["logistic", "linear", "quantile", "hinge", "custom"])
+    p.add_argument("--target", help="response column of the release (released unchanged)")
+    p.add_argument("--method", default="dr", choices=["dr", "sdr", "sl", "naive"],
+                   help="corrected loss (default dr: any loss; sdr/sl need a smooth loss)")
+    p.add_argument("--loss", help="custom loss as module:function (a Loss or fn(x, y, theta))")
+    p.add_argument("--n-params", type=int, help="number of parameters of a plain loss function")
+    p.add_argument("--features", help="comma-separated feature columns (default: all others)")
+    p.add_argument("--quantile", type=float, default=0.5, help="quantile (model quantile)")
+    p.add_argument("--alpha", type=float, default=0.0, help="ridge penalty (model hinge)")
+    p.add_argument("--no-intercept", action="store_true", help="fit without an intercept")
+    p.add_argument("--param-bounds", help="parameter box lo:hi (default -10:10)")
+    p.add_argument("--inference", default="sandwich", choices=["sandwich", "bootstrap", "none"])
+    p.add_argument("--n-draws", type=int, default=1, help="B of the B-draw DR (default 1)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--seed", type=int, default=None, help="seed for bootstrap / extra draws")
+    p.add_argument("-o", "--output", help="write the table as .csv or .json")
+    p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("demo", help="end-to-end run on embedded real data")
     p.add_argument("--output", default="demo-output", help="folder for figures and the store")

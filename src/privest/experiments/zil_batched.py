@@ -1,0 +1,627 @@
+"""Batched solvers for the paper-000 simulation tables (zil_tables.py).
+
+Every routine works on a stack of independent Monte Carlo replicates at once: designs are
+stored as ``(R, p, n)`` arrays (replicate, coefficient, observation), so one BLAS call per
+iteration forms all the ``p x p`` Gram matrices, and replicates that have converged are
+dropped from the working set.
+
+* :func:`newton_box` - damped (modified) Newton over a box for smooth, possibly non-convex
+  objectives: logistic ORA/NAI (convex) and SL/SDR/DR (spec 8.4), the sCL loss (spec 10).
+* :func:`l1_ipm` - Mehrotra predictor-corrector interior point for weighted, tilted L1
+  regression ``min sum_i w_i |y_i - d_i'theta| + c'theta`` (median regression, spec 8.5).
+* :func:`dc_median_dr` - the DC algorithm (spec 6.3) for the DR median-regression objective,
+  each convex step solved exactly by :func:`l1_ipm`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol
+
+import numpy as np
+from scipy import special
+
+__all__ = [
+    "LogisticProblem",
+    "SCLProblem",
+    "dc_median_dr",
+    "l1_ipm",
+    "map_chunks",
+    "newton_box",
+    "rmse_se",
+    "truncated_normal",
+]
+
+# --------------------------------------------------------------------------------------
+# shared helpers
+
+
+def rmse_se(err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column RMSE of ``err`` (R, k) and its Monte Carlo SE ``sd(e^2) / (2 RMSE sqrt(R))``."""
+    e2 = np.asarray(err, dtype=float) ** 2
+    r = e2.shape[0]
+    rmse = np.sqrt(e2.mean(axis=0))
+    sd = e2.std(axis=0, ddof=1) if r > 1 else np.full(e2.shape[1:], np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = sd / (2.0 * rmse * math.sqrt(r))
+    return rmse, se
+
+
+def truncated_normal(shape: tuple[int, ...], bound: float, rng: np.random.Generator) -> np.ndarray:
+    """Independent N(0, 1) draws truncated to ``[-bound, bound]`` (inverse-cdf method)."""
+    lo = special.ndtr(-bound)
+    u = rng.uniform(lo, 1.0 - lo, size=shape)
+    return special.ndtri(u)
+
+
+def map_chunks(
+    func: Callable[..., Any],
+    tasks: Sequence[tuple],
+    workers: int = 2,
+    progress: bool = True,
+    description: str = "replicates",
+) -> list[Any]:
+    """``[func(*t) for t in tasks]``, over ``workers`` processes, with a transient progress bar.
+
+    Results come back in task order; each task carries its own spawned generator, so the
+    numbers do not depend on ``workers``.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} chunks"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not progress,
+    )
+    results: list[Any] = [None] * len(tasks)
+    with bar:
+        job = bar.add_task(description, total=len(tasks))
+        if workers <= 1 or len(tasks) <= 1:
+            for i, t in enumerate(tasks):
+                results[i] = func(*t)
+                bar.advance(job)
+            return results
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_single_thread_call, func, t): i for i, t in enumerate(tasks)}
+            from concurrent.futures import as_completed
+
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                bar.advance(job)
+    return results
+
+
+def _single_thread_call(func: Callable[..., Any], args: Iterable[Any]) -> Any:
+    """Run ``func(*args)`` with one BLAS thread (two worker processes share two cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return func(*args)
+    with threadpool_limits(limits=1):
+        return func(*args)
+
+
+def _xtv(xt: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``D' v`` per replicate: (R, p, n), (R, n) -> (R, p)."""
+    return np.matmul(xt, v[:, :, None])[:, :, 0]
+
+
+def _lin(xt: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``D b`` per replicate: (R, p, n), (R, p) -> (R, n)."""
+    return np.matmul(b[:, None, :], xt)[:, 0, :]
+
+
+def _take(a: Any, idx: np.ndarray | None) -> Any:
+    if a is None or idx is None:
+        return a
+    return a[idx]
+
+
+class Design:
+    """A stack of designs ``xt`` (R, p, n) with the products ``d_ij d_ik`` cached.
+
+    The cache turns each weighted Gram ``D' diag(w) D`` into one batched matrix-vector
+    product. With ``box=True`` the design carries 2p extra identity rows (pseudo-observations
+    ``e_j`` twice), used by :func:`l1_ipm` to impose ``|theta_j| <= bound`` exactly; vectors
+    over rows then have length n + 2p (the n data rows first).
+    """
+
+    def __init__(self, xt: np.ndarray, box: bool = False, prods: np.ndarray | None = None):
+        self.xt = xt
+        self.box = box
+        self.n_reps, self.p, self.n_obs = xt.shape
+        self._iu = np.triu_indices(self.p)
+        if prods is None:
+            prods = np.empty((self.n_reps, len(self._iu[0]), self.n_obs))
+            for k, (i, j) in enumerate(zip(*self._iu, strict=True)):
+                np.multiply(xt[:, i, :], xt[:, j, :], out=prods[:, k, :])
+        self.prods = prods
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_obs + (2 * self.p if self.box else 0)
+
+    def __getitem__(self, idx: np.ndarray) -> Design:
+        return Design(self.xt[idx], self.box, self.prods[idx])
+
+    def with_box(self, box: bool = True) -> Design:
+        return Design(self.xt, box, self.prods)
+
+    def lin(self, b: np.ndarray) -> np.ndarray:
+        u = _lin(self.xt, b)
+        return np.concatenate([u, b, b], axis=1) if self.box else u
+
+    def xtv(self, v: np.ndarray) -> np.ndarray:
+        n, p = self.n_obs, self.p
+        out = _xtv(self.xt, v[:, :n] if self.box else v)
+        if self.box:
+            out += v[:, n : n + p] + v[:, n + p :]
+        return out
+
+    def gram(self, w: np.ndarray) -> np.ndarray:
+        n, p = self.n_obs, self.p
+        flat = np.matmul(self.prods, (w[:, :n] if self.box else w)[:, :, None])[:, :, 0]
+        out = np.empty((w.shape[0], p, p))
+        out[:, self._iu[0], self._iu[1]] = flat
+        out[:, self._iu[1], self._iu[0]] = flat
+        if self.box:
+            diag = np.arange(p)
+            out[:, diag, diag] += w[:, n : n + p] + w[:, n + p :]
+        return out
+
+
+# --------------------------------------------------------------------------------------
+# damped Newton over a box
+
+
+class BatchedProblem(Protocol):
+    """A stack of smooth objectives, one per replicate (theta has shape (R, p))."""
+
+    n_reps: int
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray: ...
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def subset(self, idx: np.ndarray) -> BatchedProblem: ...
+
+
+def newton_box(
+    problem: BatchedProblem,
+    theta0: np.ndarray,
+    lo: float,
+    hi: float,
+    max_iter: int = 100,
+    xtol: float = 1e-10,
+    gtol: float = 1e-12,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Minimise each replicate's objective over the box ``[lo, hi]^p`` by modified Newton.
+
+    Projected Newton (Bertsekas 1982): coordinates on a bound whose gradient points outward
+    are held fixed; on the free block, the Hessian is shifted by a multiple of I when it is
+    not positive definite (smallest eigenvalue raised to 1e-3 of the largest absolute one);
+    the step is projected on the box and halved until the replicate's own objective
+    decreases (Armijo, c = 1e-4). A replicate stops when its step is below
+    ``xtol (1 + |theta|)``, the predicted decrease is below the objective's rounding, its
+    projected gradient is below ``gtol``, or no decrease is found.
+
+    Returns ``(theta, objective, iterations)``; ``iterations == max_iter`` marks a replicate
+    that did not converge.
+    """
+    th = np.clip(np.array(theta0, dtype=float), lo, hi)
+    n_reps, p = th.shape
+    out = th.copy()
+    fout = np.full(n_reps, np.nan)
+    iters = np.full(n_reps, max_iter)
+    ids = np.arange(n_reps)  # original replicate of each working row
+    live = np.ones(n_reps, dtype=bool)
+    prob = problem
+    eye = np.eye(p)
+    for it in range(max_iter):
+        f, g, h = prob.derivs(th)
+        fixed = ((th <= lo) & (g > 0)) | ((th >= hi) & (g < 0))
+        free = ~fixed
+        gr = np.where(free, g, 0.0)
+        hr = h * (free[:, :, None] & free[:, None, :]) + fixed[:, :, None] * eye
+        ev = np.linalg.eigvalsh(hr)
+        scale = np.maximum(np.abs(ev).max(axis=1), 1e-12)
+        shift = np.where(ev[:, 0] < 1e-8 * scale, 1e-3 * scale - ev[:, 0], 0.0)
+        step = -np.linalg.solve(hr + shift[:, None, None] * eye, gr[:, :, None])[:, :, 0]
+        step[fixed] = 0.0
+        width = xtol * (1.0 + np.abs(th).max(axis=1))
+        # converged: a step below xtol, or a predicted decrease below the objective's rounding
+        small = (np.abs(step).max(axis=1) <= width) | (
+            -np.einsum("ij,ij->i", gr, step) <= 1e-13 * (1.0 + np.abs(f))
+        )
+        # backtracking line search, replicate by replicate (tiny steps are taken as they are)
+        new = np.where(live[:, None], np.clip(th + step, lo, hi), th)
+        fnew = f.copy()
+        t = np.ones(len(th))
+        pend = np.flatnonzero(live & ~small)
+        for _ in range(40):
+            if pend.size == 0:
+                break
+            cand = np.clip(th[pend] + t[pend, None] * step[pend], lo, hi)
+            fc = prob.value(cand, None if len(pend) == len(th) else pend)
+            dec = np.einsum("ij,ij->i", g[pend], cand - th[pend])
+            ok = np.isfinite(fc) & (fc <= f[pend] + 1e-4 * np.minimum(dec, 0.0))
+            new[pend[ok]] = cand[ok]
+            fnew[pend[ok]] = fc[ok]
+            pend = pend[~ok]
+            t[pend] *= 0.5
+        stuck = np.zeros(len(th), dtype=bool)
+        stuck[pend] = True
+        new[pend] = th[pend]
+        moved = np.abs(new - th).max(axis=1)
+        done = live & (small | stuck | (moved <= width) | (np.abs(gr).max(axis=1) <= gtol))
+        th = new
+        took = np.flatnonzero(done & small)
+        if took.size:
+            fnew[took] = prob.value(th[took], took)
+        out[ids[done]] = th[done]
+        fout[ids[done]] = fnew[done]
+        iters[ids[done]] = it + 1
+        live &= ~done
+        if not live.any():
+            return out, fout, iters
+        if live.mean() <= 0.6:  # drop finished replicates from the working set
+            keep = np.flatnonzero(live)
+            ids, th, live = ids[keep], th[keep], live[keep]
+            prob = prob.subset(keep)
+    keep = np.flatnonzero(live)
+    out[ids[keep]] = th[keep]
+    fout[ids[keep]] = prob.value(th[keep], keep)
+    return out, fout, iters
+
+
+# --------------------------------------------------------------------------------------
+# logistic regression (spec 8.4)
+
+
+def _sigmoid_parts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``softplus(u), sigma(u), sigma(-u)`` without overflow."""
+    sn = special.expit(-u)
+    with np.errstate(divide="ignore"):
+        sp = -np.log(sn)
+    if not np.isfinite(sp).all():  # sigma(-u) underflows for u > ~745: softplus(u) = u
+        sp = np.where(np.isfinite(sp), sp, u)
+    return sp, 1.0 - sn, sn
+
+
+def _softplus(u: np.ndarray) -> np.ndarray:
+    return _sigmoid_parts(u)[0]
+
+
+class LogisticProblem:
+    """Logistic objectives of paper 000 Section 7.2 over a stack of replicates (spec 8.4).
+
+    ``kind``: ``"plain"`` mean l(X1) (ORA with X1 = X, NAI with X1 = X + Z);
+    ``"sl"`` mean[l(X2) - (lam^2/2) Lap l(X2)]; ``"sdr"`` mean[l(X1) - ((1-delta) lam^2/2)
+    Lap l(X2)]; ``"dr"`` mean[(1/delta) l(X1) + (1 - 1/delta) l(X2)]. Here
+    l = softplus(x'b) - y x'b and Lap_x l = ||b||^2 w(x'b), w = sigma (1 - sigma).
+    ``d1``, ``d2``: designs of X1 and X2 (R, p, n); ``y`` (R, n); no intercept.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        d1: Design | None,
+        d2: Design | None,
+        y: np.ndarray,
+        lam: float = 0.0,
+        delta: float = 1.0,
+    ) -> None:
+        if kind not in ("plain", "sl", "sdr", "dr"):
+            raise ValueError(f"kind: {kind!r}")
+        self.kind, self.d1, self.d2, self.y = kind, d1, d2, y
+        self.lam, self.delta = lam, delta
+        self.n_reps, self.n = y.shape
+
+    def subset(self, idx: np.ndarray) -> LogisticProblem:
+        return LogisticProblem(
+            self.kind, _take(self.d1, idx), _take(self.d2, idx), self.y[idx], self.lam, self.delta
+        )
+
+    def _coef(self) -> float:
+        """Weight c of the Laplacian term: objective = ... - c ||b||^2 mean w(u2)."""
+        if self.kind == "sl":
+            return self.lam**2 / 2.0
+        if self.kind == "sdr":
+            return (1.0 - self.delta) * self.lam**2 / 2.0
+        return 0.0
+
+    def value(self, b: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        y = _take(self.y, idx)
+        d1, d2 = _take(self.d1, idx), _take(self.d2, idx)
+        if self.kind == "plain":
+            u = d1.lin(b)
+            return (_softplus(u) - y * u).mean(axis=1)
+        if self.kind == "dr":
+            u1, u2 = d1.lin(b), d2.lin(b)
+            a = 1.0 / self.delta
+            return (a * (_softplus(u1) - y * u1) + (1.0 - a) * (_softplus(u2) - y * u2)).mean(
+                axis=1
+            )
+        u2 = d2.lin(b)
+        sp2, s2, sn2 = _sigmoid_parts(u2)
+        lap = (b * b).sum(axis=1) * (s2 * sn2).mean(axis=1)
+        if self.kind == "sl":
+            base = (sp2 - y * u2).mean(axis=1)
+        else:
+            u1 = d1.lin(b)
+            base = (_softplus(u1) - y * u1).mean(axis=1)
+        return base - self._coef() * lap
+
+    def derivs(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        y, n = self.y, self.n
+        if self.kind in ("plain", "dr"):
+            a1 = 1.0 if self.kind == "plain" else 1.0 / self.delta
+            u1 = self.d1.lin(b)
+            sp1, s1, sn1 = _sigmoid_parts(u1)
+            f = a1 * (sp1 - y * u1).mean(axis=1)
+            g = a1 * self.d1.xtv(s1 - y) / n
+            h = a1 * self.d1.gram(s1 * sn1) / n
+            if self.kind == "dr":
+                a2 = 1.0 - a1
+                u2 = self.d2.lin(b)
+                sp2, s2, sn2 = _sigmoid_parts(u2)
+                f = f + a2 * (sp2 - y * u2).mean(axis=1)
+                g = g + a2 * self.d2.xtv(s2 - y) / n
+                h = h + a2 * self.d2.gram(s2 * sn2) / n
+            return f, g, h
+        c = self._coef()
+        q = (b * b).sum(axis=1)
+        u2 = self.d2.lin(b)
+        sp2, s2, sn2 = _sigmoid_parts(u2)
+        w2 = s2 * sn2
+        mw = w2.mean(axis=1)
+        m = self.d2.xtv(w2 * (sn2 - s2)) / n  # mean w (1 - 2 sigma) x
+        k = w2 * (1.0 - 6.0 * w2)  # d^2 w / du^2 = w (1 - 6 sigma + 6 sigma^2)
+        f = -c * q * mw
+        g = -c * (2.0 * b * mw[:, None] + q[:, None] * m)
+        outer = b[:, :, None] * m[:, None, :]
+        eye = np.eye(b.shape[1])
+        h = -c * (2.0 * mw[:, None, None] * eye + 2.0 * (outer + outer.transpose(0, 2, 1)))
+        if self.kind == "sl":
+            f = f + (sp2 - y * u2).mean(axis=1)
+            g = g + self.d2.xtv(s2 - y) / n
+            h = h + self.d2.gram(w2 - c * q[:, None] * k) / n
+        else:
+            u1 = self.d1.lin(b)
+            sp1, s1, sn1 = _sigmoid_parts(u1)
+            f = f + (sp1 - y * u1).mean(axis=1)
+            g = g + self.d1.xtv(s1 - y) / n
+            h = h + (self.d1.gram(s1 * sn1) - c * q[:, None, None] * self.d2.gram(k)) / n
+        return f, g, h
+
+
+# --------------------------------------------------------------------------------------
+# sCL: smoothed, SL-corrected check loss (spec 10 reconstruction)
+
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+class SCLProblem:
+    """Spec 10 reconstruction of Wang, Stefanski & Zhu (2012) on X2, tau-quantile regression.
+
+    Per observation, with r = y - d'theta, d = (1, x2), beta = theta without the intercept:
+    rho_h(r) - (lam^2 ||beta||^2 / 2) phi(r/h)/h, where rho_h(r) = r (tau - Phi(-r/h)) +
+    h phi(r/h) is the check loss smoothed with a N(0, h^2) kernel (rho_h'' = phi(r/h)/h).
+    The second term is the exact SL(lam^2 I) correction (X2 = X + SL(lam^2 I) noise).
+    """
+
+    def __init__(self, d2: Design, y: np.ndarray, lam: float, h: float, tau: float = 0.5):
+        self.d2, self.y, self.lam, self.h, self.tau = d2, y, lam, h, tau
+        self.n_reps, self.n = y.shape
+
+    def subset(self, idx: np.ndarray) -> SCLProblem:
+        return SCLProblem(self.d2[idx], self.y[idx], self.lam, self.h, self.tau)
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        d2, y = _take(self.d2, idx), _take(self.y, idx)
+        z = (y - d2.lin(theta)) / self.h
+        pdf = np.exp(-0.5 * z * z) / _SQRT_2PI
+        q = (theta[:, 1:] ** 2).sum(axis=1)
+        rho = self.h * (z * (self.tau - special.ndtr(-z)) + pdf)
+        return rho.mean(axis=1) - self.lam**2 / 2.0 * q * (pdf / self.h).mean(axis=1)
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        d2, h, n = self.d2, self.h, self.n
+        z = (self.y - d2.lin(theta)) / h
+        pdf = np.exp(-0.5 * z * z) / _SQRT_2PI
+        q = (theta[:, 1:] ** 2).sum(axis=1)
+        psi = self.tau - special.ndtr(-z)  # rho_h'(r)
+        c = self.lam**2 / 2.0
+        k = pdf / h  # rho_h''(r), the kernel of the correction
+        k1 = -(z / h) * k  # k'(r)
+        k2 = (z * z - 1.0) / (h * h) * k  # k''(r)
+        mk = k.mean(axis=1)
+        f = h * (z * psi + pdf).mean(axis=1) - c * q * mk
+        pb = theta.copy()
+        pb[:, 0] = 0.0  # P theta: the slopes only
+        m1 = d2.xtv(k1) / n  # mean k'(r) d
+        # dr/dtheta = -d: grad rho_h(r) = -psi d; grad q k(r) = 2 k P theta - q k'(r) d
+        g = -d2.xtv(psi) / n - c * (2.0 * mk[:, None] * pb - q[:, None] * m1)
+        pmat = np.eye(theta.shape[1])
+        pmat[0, 0] = 0.0
+        outer = pb[:, :, None] * m1[:, None, :]
+        hs = d2.gram(k - c * q[:, None] * k2) / n
+        hs = hs - c * (2.0 * mk[:, None, None] * pmat - 2.0 * (outer + outer.transpose(0, 2, 1)))
+        return f, g, hs
+
+
+# --------------------------------------------------------------------------------------
+# weighted, tilted L1 regression by a batched interior point method
+
+
+def l1_ipm(
+    design: Design,
+    y: np.ndarray,
+    w: np.ndarray | None = None,
+    c: np.ndarray | None = None,
+    theta0: np.ndarray | None = None,
+    bound: float | None = None,
+    tol: float = 1e-11,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Solve ``min_theta sum_i w_i |y_i - d_i'theta| + c'theta`` for every replicate.
+
+    LP form: min w'(u + v) + c'theta s.t. D theta + u - v = y, u, v >= 0; dual
+    max y'a s.t. D'a = c, |a_i| <= w_i. Infeasible-start primal-dual Mehrotra
+    predictor-corrector (the Frisch-Newton scheme of Portnoy & Koenker 1997); each
+    iteration solves one p x p system per replicate with the Gram matrix D' diag(1/Q) D.
+    Stops when the complementarity gap is below ``tol`` relative to the objective and both
+    residuals vanish. ``bound`` restricts theta to ``[-bound, bound]^p`` exactly, through
+    the exact penalty M (max(0, theta_j - B) + max(0, -B - theta_j)) = (M/2)(|B - theta_j| +
+    |-B - theta_j|) - M B: two pseudo-observations per coordinate with weight M/2, where
+    M = 2 (sum_i w_i |d_ij| + |c_j|) + 1 exceeds every possible multiplier. Without a box
+    the problem must be bounded (``c`` inside the zonotope ``{D'a : |a| <= w}``).
+
+    Returns ``(theta, iterations)``.
+    """
+    r_all, p, n = design.xt.shape
+    w = np.ones((r_all, n)) if w is None else w
+    c = np.zeros((r_all, p)) if c is None else c
+    if theta0 is None:
+        theta0 = np.linalg.solve(design.gram(w), design.xtv(w * y)[:, :, None])[:, :, 0]
+    if bound is not None:
+        big = 2.0 * (np.einsum("rjn,rn->rj", np.abs(design.xt), w) + np.abs(c)) + 1.0
+        design = design.with_box()
+        y = np.concatenate([y, np.full((r_all, p), bound), np.full((r_all, p), -bound)], axis=1)
+        w = np.concatenate([w, big / 2.0, big / 2.0], axis=1)
+        theta0 = np.clip(theta0, -bound, bound)
+    out = np.empty((r_all, p))
+    iters = np.full(r_all, max_iter)
+    ids = np.arange(r_all)
+    live = np.ones(r_all, dtype=bool)
+    th = theta0.astype(float).copy()
+    res = y - design.lin(th)
+    scale0 = np.abs(res).mean(axis=1, keepdims=True) + 1e-3
+    u = np.maximum(res, 0.0) + scale0
+    v = np.maximum(-res, 0.0) + scale0
+    a = np.zeros_like(res)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for it in range(max_iter):
+            su, sv = w - a, w + a
+            fit = design.lin(th)
+            rp = y - fit - u + v
+            rd = c - design.xtv(a)
+            comp = u * su + v * sv
+            mu = comp.mean(axis=1) / 2.0
+            pobj = (w * np.abs(y - fit)).sum(axis=1) + (c * th).sum(axis=1)
+            ok = (
+                live
+                & (comp.sum(axis=1) <= tol * (1.0 + np.abs(pobj)))
+                & (np.abs(rp).max(axis=1) <= 1e-9 * (1.0 + np.abs(y).max(axis=1)))
+                & (np.abs(rd).max(axis=1) <= 1e-9 * (1.0 + w.sum(axis=1)))
+            )
+            out[ids[ok]] = th[ok]
+            iters[ids[ok]] = it
+            live &= ~ok
+            if not live.any():
+                return out, iters
+            if live.mean() <= 0.6:
+                keep = np.flatnonzero(live)
+                ids, live, design = ids[keep], live[keep], design[keep]
+                y, w, c, th, u, v, a = (z[keep] for z in (y, w, c, th, u, v, a))
+                su, sv, rp, rd, mu = (z[keep] for z in (su, sv, rp, rd, mu))
+            iq = 1.0 / (u / su + v / sv)
+            gram = design.gram(iq)
+
+            state = (design, gram, iq, u, v, su, sv, rp, rd)
+            dth, da, du, dv = _ipm_direction(state, -u * su, -v * sv)
+            ap = np.minimum(1.0, np.minimum(_max_step(u, du), _max_step(v, dv)))
+            ad = np.minimum(1.0, np.minimum(_max_step(su, -da), _max_step(sv, da)))
+            mu_aff = (
+                (u + ap[:, None] * du) * (su - ad[:, None] * da)
+                + (v + ap[:, None] * dv) * (sv + ad[:, None] * da)
+            ).mean(axis=1) / 2.0
+            smu = ((np.clip(mu_aff / mu, 0.0, 1.0) ** 3) * mu)[:, None]
+            dth, da, du, dv = _ipm_direction(state, smu - u * su + du * da, smu - v * sv - dv * da)
+            ap = np.minimum(1.0, 0.99995 * np.minimum(_max_step(u, du), _max_step(v, dv)))
+            ad = np.minimum(1.0, 0.99995 * np.minimum(_max_step(su, -da), _max_step(sv, da)))
+            th = th + ap[:, None] * dth
+            u = u + ap[:, None] * du
+            v = v + ap[:, None] * dv
+            a = a + ad[:, None] * da
+    keep = np.flatnonzero(live)
+    out[ids[keep]] = th[keep]
+    return out, iters
+
+
+def _ipm_direction(state: tuple, ru: np.ndarray, rv: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Newton direction of the IPM for complementarity right-hand sides ``ru``, ``rv``."""
+    design, gram, iq, u, v, su, sv, rp, rd = state
+    gvec = rp - ru / su + rv / sv
+    rhs = design.xtv(gvec * iq) - rd
+    dth = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
+    da = (gvec - design.lin(dth)) * iq
+    return dth, da, (ru + u * da) / su, (rv - v * da) / sv
+
+
+def _max_step(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+    """Largest alpha in (0, inf] with x + alpha dx >= 0, per row (x > 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(dx < 0, -x / dx, np.inf)
+    return ratio.min(axis=1)
+
+
+def dr_median_objective(
+    d1: Design, d2: Design, y: np.ndarray, theta: np.ndarray, delta: float
+) -> np.ndarray:
+    """DR median-regression objective mean[(1/delta)|r1| + (1 - 1/delta)|r2|] (times 2 rho)."""
+    a1 = 1.0 / delta
+    return (a1 * np.abs(y - d1.lin(theta)) + (1.0 - a1) * np.abs(y - d2.lin(theta))).mean(axis=1)
+
+
+def dc_median_dr(
+    d1: Design,
+    d2: Design,
+    y: np.ndarray,
+    delta: float,
+    theta0: np.ndarray,
+    bound: float,
+    max_outer: int = 50,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DR median regression (spec 6.3): minimise over the box |theta_j| <= bound
+
+        F(theta) = mean[(1/delta) |y - d1'theta| + (1 - 1/delta) |y - d2'theta|]
+
+    by the DC algorithm: with s = sign(y - d2'theta_k), the concave part is replaced by its
+    tangent (an upper bound), leaving the convex problem min sum |y - d1'theta| + c'theta with
+    c = (1 - delta) sum_i s_i d2_i, solved exactly by :func:`l1_ipm` over the box. F never
+    increases; a replicate stops when its signs s repeat (the next step would return the
+    same point) or F stops falling.
+
+    Returns ``(theta, F(theta), outer iterations)``.
+    """
+    th = np.clip(theta0, -bound, bound).copy()
+    fval = dr_median_objective(d1, d2, y, th, delta)
+    outer = np.zeros(len(th), dtype=int)
+    active = np.arange(len(th))
+    signs = np.sign(y - d2.lin(th))
+    for _ in range(max_outer):
+        d1a, d2a = d1[active], d2[active]
+        c = (1.0 - delta) * d2a.xtv(signs[active])
+        new, _ = l1_ipm(d1a, y[active], c=c, theta0=th[active], bound=bound)
+        new = np.clip(new, -bound, bound)
+        fnew = dr_median_objective(d1a, d2a, y[active], new, delta)
+        better = fnew < fval[active] - 1e-12 * (1.0 + np.abs(fval[active]))
+        outer[active] += 1
+        acc = active[better]
+        th[acc] = new[better]
+        fval[acc] = fnew[better]
+        new_signs = np.sign(y[acc] - d2a[np.flatnonzero(better)].lin(th[acc]))
+        changed = np.any(new_signs != signs[acc], axis=1)
+        signs[acc] = new_signs
+        active = acc[changed]
+        if active.size == 0:
+            break
+    return th, fval, outer

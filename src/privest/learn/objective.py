@@ -1,0 +1,164 @@
+"""Corrected-loss objectives on a ZIL release (paper 000, Sections 4 and 6).
+
+For a loss l(x, theta) and the released copies X1, X2 (spec 6, table):
+
+* naive  l(X1)                                      biased (attenuation)
+* DR     (1/delta) l(X1) + (1 - 1/delta) l(X2)        eq (4.4); no smoothness needed
+* SL     l(X2) - (lam^2 / 2) Lap_x l(X2)              eq (6.1); l in C^2 in x
+* SDR    l(X1) - ((1 - delta) lam^2 / 2) Lap_x l(X2)  eq (6.2); l in C^2 in x
+* oracle l(X) on raw data (experiments only).
+
+Each is conditionally unbiased for l(x) given the raw record (spec 6.1). The optional
+B-draw DR (spec 6.1, extension) replaces l(X2) by the mean over X2 and B - 1 further
+copies X1 + S_b, S_b ~ SL(delta lam^2 I), drawn by the analyst: still unbiased, with
+lower variance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from privest.errors import ValidationError
+from privest.learn.design import AnalysisData
+from privest.learn.losses import Loss, LossNotSmoothError
+from privest.noise import sample_sl
+
+__all__ = ["METHODS", "CorrectedObjective", "Term"]
+
+Method = Literal["dr", "sl", "sdr", "naive", "oracle"]
+METHODS = ("dr", "sl", "sdr", "naive", "oracle")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One weighted term of an objective: ``weight * l(x, y)`` or ``weight * Lap_x l(x, y)``."""
+
+    weight: float
+    x: np.ndarray
+    y: np.ndarray | None
+    laplacian: bool = False
+
+
+class CorrectedObjective:
+    """The per-row corrected loss of ``method`` and its derivatives in theta (means over rows)."""
+
+    def __init__(
+        self,
+        loss: Loss,
+        data: AnalysisData,
+        method: Method = "dr",
+        n_draws: int = 1,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        if method not in METHODS:
+            raise ValidationError(f"method: {method!r} is not one of {METHODS}")
+        if n_draws < 1:
+            raise ValidationError(f"n_draws: {n_draws} must be >= 1")
+        self.loss, self.data, self.method = loss, data, method
+        if method in ("sl", "sdr"):
+            if not loss.smooth_in_x:
+                raise LossNotSmoothError(
+                    f"method={method!r} needs the Laplacian of the loss in x, which "
+                    f"{loss.name} does not provide (it is not twice differentiable in x); "
+                    "use method='dr', which needs no smoothness"
+                )
+            if data.y_noised:
+                raise ValidationError(
+                    f"method={method!r} with a noised response is not supported; use 'dr'"
+                )
+        d, lam2 = data.delta, data.lam**2
+        if method in ("naive", "oracle"):
+            terms = [Term(1.0, data.x1, data.y1)]
+        elif method == "sl":
+            terms = [Term(1.0, data.x2, data.y2), Term(-lam2 / 2, data.x2, data.y2, True)]
+        elif method == "sdr":
+            terms = [Term(1.0, data.x1, data.y1),
+                     Term(-(1 - d) * lam2 / 2, data.x2, data.y2, True)]
+        else:
+            copies = [(data.x2, data.y2)] + self._extra_copies(n_draws - 1, rng)
+            terms = [Term(1.0 / d, data.x1, data.y1)] + [
+                Term((1.0 - 1.0 / d) / n_draws, x, y) for x, y in copies
+            ]
+        self.terms = terms
+        self.n = data.n
+        self.p = loss.n_params(data.d)
+
+    def _extra_copies(self, k: int, rng: np.random.Generator | None):
+        """B - 1 further doubly random copies X1 + S_b (noised columns and response only)."""
+        if k == 0:
+            return []
+        if rng is None:
+            raise ValidationError("n_draws > 1 needs an rng for the analyst's extra copies")
+        data = self.data
+        scale = data.lam * math.sqrt(data.delta)
+        cols = np.flatnonzero(data.noised)
+        out = []
+        for _ in range(k):
+            width = cols.size + int(data.y_noised)
+            s = sample_sl(data.n, width, scale, rng)  # one joint SL vector per record
+            x = data.x1.copy()
+            x[:, cols] += s[:, : cols.size]
+            y = data.y1 if not data.y_noised else data.y1 + s[:, -1]
+            out.append((x, y))
+        return out
+
+    def _noised(self) -> np.ndarray:
+        return self.data.noised
+
+    def rows(self, theta: np.ndarray) -> np.ndarray:
+        """Per-row corrected loss (n,)."""
+        out = np.zeros(self.n)
+        for t in self.terms:
+            f = (self.loss.laplacian(t.x, t.y, theta, self._noised()) if t.laplacian
+                 else self.loss.value(t.x, t.y, theta))
+            out += t.weight * f
+        return out
+
+    def value(self, theta: np.ndarray) -> float:
+        """Mean corrected loss."""
+        return float(np.mean(self.rows(theta)))
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        """Per-row gradients psi_i (n, p) of the corrected loss (Thm 5.3)."""
+        out = np.zeros((self.n, self.p))
+        for t in self.terms:
+            g = (self.loss.laplacian_grad(t.x, t.y, theta, self._noised()) if t.laplacian
+                 else self.loss.grad(t.x, t.y, theta))
+            out += t.weight * g
+        return out
+
+    def grad(self, theta: np.ndarray) -> np.ndarray:
+        """Mean gradient (p,)."""
+        return self.scores(theta).mean(axis=0)
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        return self.value(theta), self.grad(theta)
+
+    def hess(self, theta: np.ndarray) -> np.ndarray:
+        """Mean Hessian (p, p) of the corrected loss (the DR-weighted Hessian of spec 7.2)."""
+        out = np.zeros((self.p, self.p))
+        for t in self.terms:
+            w = np.full(self.n, t.weight)
+            h = (self.loss.laplacian_hess_sum(t.x, t.y, theta, self._noised(), w) if t.laplacian
+                 else self.loss.hess_sum(t.x, t.y, theta, w))
+            out += h
+        out /= self.n
+        return 0.5 * (out + out.T)
+
+    def has_hessian(self) -> bool:
+        """Whether the loss gives an analytic Hessian in theta."""
+        return bool(self.loss.smooth_in_theta)
+
+    def restricted(self, rows: np.ndarray) -> CorrectedObjective:
+        """The objective on a subset of records (bootstrap), sharing the extra copies."""
+        new = object.__new__(CorrectedObjective)
+        new.loss, new.method, new.p = self.loss, self.method, self.p
+        new.data = self.data.subset(rows)
+        new.terms = [Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
+                     for t in self.terms]
+        new.n = rows.size
+        return new
