@@ -31,3 +31,8 @@ def test_resolve_rng_passes_generators_through():
 def test_bad_seed(bad):
     with pytest.raises(ValidationError, match="seed"):
         make_rng(bad)
+
+
+def test_seeded_stream_differs_from_numpy_default_rng():
+    """Seeding data and noise with the same integer must not correlate them."""
+    assert not np.array_equal(make_rng(7).random(4), np.random.default_rng(7).random(4))

@@ -249,10 +249,17 @@ def cmd_fit(args: argparse.Namespace, console: Any) -> None:
             raise ValidationError("--model custom needs --loss module:function")
         est = DRMEstimator(loss=_custom_loss(args.loss, args.n_params), **common)
     else:
-        cls = {"logistic": DRLogisticRegression, "linear": DRLinearRegression,
-               "quantile": DRQuantileRegressor, "hinge": DRHingeClassifier}[args.model]
-        extra = {"quantile": args.quantile} if args.model == "quantile" else (
-            {"alpha": args.alpha} if args.model == "hinge" else {})
+        cls = {
+            "logistic": DRLogisticRegression,
+            "linear": DRLinearRegression,
+            "quantile": DRQuantileRegressor,
+            "hinge": DRHingeClassifier,
+        }[args.model]
+        extra = (
+            {"quantile": args.quantile}
+            if args.model == "quantile"
+            else ({"alpha": args.alpha} if args.model == "hinge" else {})
+        )
         est = cls(fit_intercept=not args.no_intercept, **extra, **common)
     est.fit(release, args.target)
     summary = est.summary(level=args.level)
@@ -359,11 +366,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="fit a model on a release store, with SEs and CIs")
     p.add_argument("store", help="release store folder")
-    p.add_argument("--model", required=True,
-                   choices=["logistic", "linear", "quantile", "hinge", "custom"])
+    p.add_argument(
+        "--model", required=True, choices=["logistic", "linear", "quantile", "hinge", "custom"]
+    )
     p.add_argument("--target", help="response column of the release (released unchanged)")
-    p.add_argument("--method", default="dr", choices=["dr", "sdr", "sl", "naive"],
-                   help="corrected loss (default dr: any loss; sdr/sl need a smooth loss)")
+    p.add_argument(
+        "--method",
+        default="dr",
+        choices=["dr", "sdr", "sl", "naive"],
+        help="corrected loss (default dr: any loss; sdr/sl need a smooth loss)",
+    )
     p.add_argument("--loss", help="custom loss as module:function (a Loss or fn(x, y, theta))")
     p.add_argument("--n-params", type=int, help="number of parameters of a plain loss function")
     p.add_argument("--features", help="comma-separated feature columns (default: all others)")

@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 RNGKind = Literal["secure", "seeded"]
+_SPAWN_KEY = 0x70726976  # "priv"
 
 __all__ = ["RNGKind", "make_rng", "rng_kind"]
 
@@ -24,7 +25,9 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
 
     ``seed=None``: AES-128 in counter mode (randomgen's ``AESCounter``) keyed with 128
     bits from ``secrets``, for real releases. An integer seed: ``numpy.random.PCG64``,
-    reproducible, for experiments only (its state can be recovered from its outputs).
+    reproducible, for experiments only (its state can be recovered from its outputs); its
+    stream differs from ``numpy.random.default_rng(seed)``, so reusing one integer for
+    simulated data and for the noise does not correlate them.
     """
     if seed is None:
         from randomgen import AESCounter
@@ -34,7 +37,11 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
         from privest.errors import ValidationError
 
         raise ValidationError(f"seed: {seed!r} must be None (secure) or a non-negative integer")
-    return np.random.Generator(np.random.PCG64(int(seed)))
+    # A privest-specific spawn key keeps this stream apart from numpy's default_rng(seed):
+    # the same integer seeding both the data and the noise must not correlate them.
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(_SPAWN_KEY,)))
+    )
 
 
 def rng_kind(rng: np.random.Generator) -> RNGKind:

@@ -625,3 +625,231 @@ def dc_median_dr(
         if active.size == 0:
             break
     return th, fval, outer
+
+
+def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Columns ``xt[r, :, rows[r, k]]`` -> (R, p, K)."""
+    return np.take_along_axis(xt, rows[:, None, :], axis=2)
+
+
+def dc_simplex_dr(
+    d1: Design,
+    d2: Design,
+    y: np.ndarray,
+    delta: float,
+    theta0: np.ndarray,
+    bound: float,
+    max_rounds: int = 50_000,
+    scan: int = 6,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The DC algorithm of :func:`dc_median_dr`, with each convex step solved by warm simplex.
+
+    Same iterates as :func:`dc_median_dr` (every convex step is solved exactly, and its
+    solution is unique for continuous data), but cheaper: the convex step
+    ``min sum_i |y_i - d1_i'theta| + c'theta`` over the box (the 2p box rows of
+    :func:`l1_ipm`, weight M/2) has its optimum at a vertex where p rows have zero
+    residual, and consecutive DC steps differ only in c, so the previous vertex is a good
+    start. Each round does, per replicate, either one primal simplex pivot of the
+    Barrodale-Roberts kind (Dantzig choice of the leaving row; exact line search along the
+    edge, a weighted median over its breakpoints) or, at an optimal vertex, one DC update of
+    the signs of the X2 residuals. Residuals and the sign sum are updated incrementally and
+    refreshed at every DC update. ``theta0`` must be a vertex of the X1 rows (e.g. the naive
+    LAD fit from :func:`l1_ipm`); its basis is read off as the p smallest residuals.
+
+    Returns ``(theta, F(theta), DC steps, ok)``; ``ok`` is False where the basis could not
+    be identified or the round limit was hit (callers fall back to :func:`dc_median_dr`).
+    """
+    r_all, p, n = d1.xt.shape
+    big = 2.0 * (np.abs(d1.xt).sum(axis=2) + (1.0 - delta) * np.abs(d2.xt).sum(axis=2)) + 1.0
+    wps_all = np.concatenate([big / 2.0, big / 2.0], axis=1)  # weights of the 2p box rows
+    yps = np.concatenate([np.full(p, bound), np.full(p, -bound)])
+    tol = 1e-10 * n
+    eye = np.eye(p)
+    th_out = np.array(theta0, dtype=float)
+    steps = np.zeros(r_all, dtype=int)
+    ok = np.ones(r_all, dtype=bool)
+    # working state (rows = replicates still running)
+    ids = np.arange(r_all)
+    xt1, xt2, yy, wps = d1.xt, d2.xt, y, wps_all
+    th = th_out.copy()
+    r = yy - _lin(xt1, th)
+    basis = np.argpartition(np.abs(r), p - 1, axis=1)[:, :p]  # data rows only at the start
+    live = np.ones(r_all, dtype=bool)
+
+    def refresh(sel: np.ndarray) -> None:
+        """Exact residuals, signs, sign sums, X2 signs and c for working rows ``sel``."""
+        b = basis[sel]
+        rs = yy[sel] - _lin(xt1[sel], th[sel])
+        dat = b < n
+        rows_i, cols_i = np.nonzero(dat)
+        rs[rows_i, b[rows_i, cols_i]] = 0.0
+        r[sel] = rs
+        ss = np.sign(rs)
+        sgn[sel] = ss
+        gsum[sel] = _xtv(xt1[sel], ss)
+        s2 = np.sign(yy[sel] - _lin(xt2[sel], th[sel]))
+        sign2[sel] = s2
+        c[sel] = (1.0 - delta) * _xtv(xt2[sel], s2)
+
+    def basis_matrix(b: np.ndarray, xt: np.ndarray, yv: np.ndarray):
+        dat = b < n
+        cols = _gather_cols(xt, np.where(dat, b, 0))
+        pc = np.where(dat, 0, (b - n) % p)
+        dbt = np.where(dat[:, None, :], cols, eye[:, pc].transpose(1, 0, 2))
+        yb = np.where(dat, np.take_along_axis(yv, np.where(dat, b, 0), axis=1), 0.0)
+        yb = np.where(dat, yb, yps[np.where(dat, 0, b - n)])
+        return dbt.transpose(0, 2, 1), yb
+
+    db, yb = basis_matrix(basis, xt1, yy)
+    cond_bad = np.linalg.cond(db) > 1e12
+    db[cond_bad] = eye
+    binv = np.linalg.inv(db)
+    th_b = np.einsum("rij,rj->ri", binv, yb)
+    far = cond_bad | (np.abs(th_b - th).max(axis=1) > 1e-6 * (1.0 + np.abs(th).max(axis=1)))
+    ok[far] = False
+    live[far] = False
+    th = np.where(far[:, None], th, th_b)
+    sgn = np.empty_like(r)
+    gsum = np.empty((r_all, p))
+    sign2 = np.empty_like(r)
+    c = np.empty((r_all, p))
+    refresh(np.arange(r_all))
+    rnd = 0
+    for rnd in range(max_rounds):  # noqa: B007
+        k = len(ids)
+        kr = np.arange(k)
+        # box rows: residuals and signs from theta (cheap)
+        r_ps = yps[None, :] - np.concatenate([th, th], axis=1)
+        s_ps = np.sign(r_ps)
+        bps = basis >= n
+        rows_i, cols_i = np.nonzero(bps)
+        s_ps[rows_i, basis[rows_i, cols_i] - n] = 0.0
+        w_b = np.ones((k, p))
+        w_b[rows_i, cols_i] = wps[rows_i, basis[rows_i, cols_i] - n]
+        ws = wps * s_ps
+        g_n = c - gsum - ws[:, :p] - ws[:, p:]
+        q = np.einsum("rij,ri->rj", binv, g_n)
+        viol = np.abs(q) - w_b
+        jstar = np.argmax(viol, axis=1)
+        vmax = viol[kr, jstar]
+        optimal = live[ids] & (vmax <= tol)
+        if optimal.any():  # DC update
+            oi = np.flatnonzero(optimal)
+            new_s = np.sign(yy[oi] - _lin(xt2[oi], th[oi]))
+            same = np.all(new_s == sign2[oi], axis=1)
+            steps[ids[oi]] += 1
+            done = oi[same]
+            th_out[ids[done]] = th[done]
+            live[ids[done]] = False
+            ch = oi[~same]
+            if ch.size:
+                refresh(ch)
+        piv = np.flatnonzero(live[ids] & ~optimal)
+        if piv.size:
+            m = piv.size
+            mr = np.arange(m)
+            js = jstar[piv]
+            sq = np.sign(q[piv, js])
+            v = -sq[:, None] * binv[piv, :, js]  # D_B v = -sign(q_j) e_j
+            g = _lin(xt1[piv], v)
+            rp_ = r[piv]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                tb = np.where(rp_ * g > 0, rp_ / g, np.inf)
+                gps = np.concatenate([v, v], axis=1)
+                rps = r_ps[piv]
+                tps = np.where(rps * gps > 0, rps / gps, np.inf)
+            bp = basis[piv]
+            dat_b = bp < n
+            ri, ci = np.nonzero(dat_b)
+            tb[ri, bp[ri, ci]] = np.inf
+            ri2, ci2 = np.nonzero(~dat_b)
+            tps[ri2, bp[ri2, ci2] - n] = np.inf
+            jps = 2.0 * wps[piv] * np.abs(gps)
+            need = vmax[piv].copy()
+            enter = np.full(m, -1)
+            tstar = np.zeros(m)
+            crossed: list[tuple[np.ndarray, np.ndarray]] = []
+            todo = mr
+            for _ in range(scan):
+                i_d = np.argmin(tb[todo], axis=1)
+                t_d = tb[todo, i_d]
+                i_p = np.argmin(tps[todo], axis=1)
+                t_p = tps[todo, i_p]
+                use_p = t_p < t_d
+                t_min = np.where(use_p, t_p, t_d)
+                jmp = np.where(use_p, jps[todo, i_p], 2.0 * np.abs(g[todo, i_d]))
+                idx_row = np.where(use_p, n + i_p, i_d)
+                if not np.isfinite(t_min).all():
+                    bad = ~np.isfinite(t_min)
+                    ok[ids[piv[todo[bad]]]] = False
+                    live[ids[piv[todo[bad]]]] = False
+                    todo, t_min, jmp, idx_row = (z[~bad] for z in (todo, t_min, jmp, idx_row))
+                    i_d, i_p, use_p = i_d[~bad], i_p[~bad], use_p[~bad]
+                reached = jmp >= need[todo]
+                enter[todo[reached]] = idx_row[reached]
+                tstar[todo[reached]] = t_min[reached]
+                nr = ~reached
+                if not nr.any():
+                    todo = todo[:0]
+                    break
+                t_n, i_dn, i_pn, up_n = todo[nr], i_d[nr], i_p[nr], use_p[nr]
+                need[t_n] -= jmp[nr]
+                crossed.append((t_n, idx_row[nr]))
+                tb[t_n[~up_n], i_dn[~up_n]] = np.inf
+                tps[t_n[up_n], i_pn[up_n]] = np.inf
+                todo = t_n
+            for i in todo:  # long line searches: full sort
+                full_t = np.concatenate([tb[i], tps[i]])
+                full_j = np.concatenate([2.0 * np.abs(g[i]), jps[i]])
+                order = np.argsort(full_t)
+                cum = np.cumsum(full_j[order])
+                pos = int(np.searchsorted(cum, need[i]))
+                if pos >= len(order) or not np.isfinite(full_t[order[pos]]):
+                    ok[ids[piv[i]]] = False
+                    live[ids[piv[i]]] = False
+                    continue
+                crossed.append((np.full(pos, i), order[:pos]))
+                enter[i] = order[pos]
+                tstar[i] = full_t[order[pos]]
+            good = enter >= 0
+            # sign flips of crossed rows (data rows only enter gsum)
+            for who, rows in crossed:
+                keep = good[who] & (rows < n)
+                who, rows = who[keep], rows[keep]
+                if who.size == 0:
+                    continue
+                wr = piv[who]
+                s_old = sgn[wr, rows]
+                gsum[wr] -= 2.0 * s_old[:, None] * xt1[wr, :, rows]
+                sgn[wr, rows] = -s_old
+            gi = np.flatnonzero(good)
+            wr = piv[gi]
+            e_row = enter[gi]
+            l_row = basis[wr, js[gi]]
+            r[wr] -= tstar[gi, None] * g[gi]
+            ed = e_row < n
+            s_e = sgn[wr[ed], e_row[ed]]
+            gsum[wr[ed]] -= s_e[:, None] * xt1[wr[ed], :, e_row[ed]]
+            sgn[wr[ed], e_row[ed]] = 0.0
+            r[wr[ed], e_row[ed]] = 0.0
+            ld = l_row < n
+            s_l = sq[gi][ld]
+            gsum[wr[ld]] += s_l[:, None] * xt1[wr[ld], :, l_row[ld]]
+            sgn[wr[ld], l_row[ld]] = s_l
+            basis[wr, js[gi]] = e_row
+            db, yb = basis_matrix(basis[wr], xt1[wr], yy[wr])
+            binv[wr] = np.linalg.inv(db)
+            th[wr] = np.einsum("rij,rj->ri", binv[wr], yb)
+        if not live.any():
+            break
+        if live[ids].mean() <= 0.6:
+            keep = np.flatnonzero(live[ids])
+            ids = ids[keep]
+            xt1, xt2, yy, wps = xt1[keep], xt2[keep], yy[keep], wps[keep]
+            th, r, basis, binv = th[keep], r[keep], basis[keep], binv[keep]
+            sgn, gsum, sign2, c = sgn[keep], gsum[keep], sign2[keep], c[keep]
+    if live.any():
+        ok[live] = False
+        th_out[ids[live[ids]]] = th[live[ids]]
+    fval = dr_median_objective(d1, d2, y, th_out, delta)
+    return th_out, fval, steps, ok

@@ -47,10 +47,19 @@ class AnalysisData:
 
     def subset(self, rows: np.ndarray) -> AnalysisData:
         """The same data restricted to ``rows`` (bootstrap resampling of released records)."""
-        pick = (lambda a: None if a is None else a[rows])  # noqa: E731
-        return AnalysisData(self.x1[rows], self.x2[rows], pick(self.y1), pick(self.y2),
-                            self.noised, self.y_noised, self.delta, self.lam,
-                            self.feature_names, self.target_name)
+        pick = lambda a: None if a is None else a[rows]  # noqa: E731
+        return AnalysisData(
+            self.x1[rows],
+            self.x2[rows],
+            pick(self.y1),
+            pick(self.y2),
+            self.noised,
+            self.y_noised,
+            self.delta,
+            self.lam,
+            self.feature_names,
+            self.target_name,
+        )
 
 
 def analysis_data(
@@ -116,6 +125,15 @@ def oracle_data(X: Any, y: Any = None) -> AnalysisData:
     yy = None if y is None else as_float_vector(y, "y")
     if yy is not None and yy.shape[0] != x.shape[0]:
         raise ValidationError(f"y: has {yy.shape[0]} values for {x.shape[0]} records")
-    return AnalysisData(x, x, yy, yy, np.zeros(x.shape[1], bool), False, 1.0, 0.0,
-                        tuple(names or [f"x{j}" for j in range(x.shape[1])]),
-                        None if y is None else "y")
+    return AnalysisData(
+        x,
+        x,
+        yy,
+        yy,
+        np.zeros(x.shape[1], bool),
+        False,
+        1.0,
+        0.0,
+        tuple(names or [f"x{j}" for j in range(x.shape[1])]),
+        None if y is None else "y",
+    )

@@ -146,8 +146,9 @@ class DRMEstimator(BaseEstimator):
             if self.method == "dr" and loss.smooth_in_x and not ad.y_noised:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    starts.append(solve(CorrectedObjective(loss, ad, "sdr"), box,
-                                        [naive.theta]).theta)
+                    starts.append(
+                        solve(CorrectedObjective(loss, ad, "sdr"), box, [naive.theta]).theta
+                    )
         return starts
 
     # --------------------------------------------------------------------- fit
@@ -161,8 +162,11 @@ class DRMEstimator(BaseEstimator):
             )
         loss = self._make_loss()
         ad = self._data(data, y)
-        rng = resolve_rng(self.random_state) if (
-            self.n_draws > 1 or self.inference == "bootstrap") else None
+        rng = (
+            resolve_rng(self.random_state)
+            if (self.n_draws > 1 or self.inference == "bootstrap")
+            else None
+        )
         obj = CorrectedObjective(loss, ad, self.method, self.n_draws, rng)
         box = self._box(obj.p)
         sol = solve(obj, box, self._starts(loss, ad, box))
@@ -176,22 +180,25 @@ class DRMEstimator(BaseEstimator):
         self.n_ = ad.n
         if sol.at_bound.any():
             names = [n for n, b in zip(self.param_names_, sol.at_bound, strict=True) if b]
-            warnings.warn(f"estimate on the parameter box for {names}: widen param_bounds "
-                          f"(now {box[sol.at_bound].tolist()}) or rescale the features",
-                          BoundaryWarning, stacklevel=2)
+            warnings.warn(
+                f"estimate on the parameter box for {names}: widen param_bounds "
+                f"(now {box[sol.at_bound].tolist()}) or rescale the features",
+                BoundaryWarning,
+                stacklevel=2,
+            )
         self.cov_ = None
         self.inference_ = self.inference
         if self.inference == "sandwich":
             try:
                 self.cov_, self.hessian_, self.score_cov_ = sandwich_cov(obj, sol.theta)
             except IndefiniteHessianError as exc:
-                warnings.warn(f"{exc}; falling back to the bootstrap", RuntimeWarning,
-                              stacklevel=2)
+                warnings.warn(f"{exc}; falling back to the bootstrap", RuntimeWarning, stacklevel=2)
                 self.inference_ = "bootstrap"
                 rng = resolve_rng(self.random_state)
         if self.inference_ == "bootstrap":
             self.cov_, self.bootstrap_draws_ = bootstrap_cov(
-                obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng)
+                obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng
+            )
         if self.cov_ is not None:
             self.stderr_ = np.sqrt(np.clip(np.diag(self.cov_), 0, None))
         else:
@@ -219,17 +226,26 @@ class DRMEstimator(BaseEstimator):
             z = self.coef_ / self.stderr_
         lo, hi = f"[{(1 - level) / 2:.3g}", f"{(1 + level) / 2:.3g}]"
         frame = pd.DataFrame(
-            {"coef": self.coef_, "std err": self.stderr_, "z": z,
-             "P>|z|": 2 * stats.norm.sf(np.abs(z)), lo: ci[:, 0], hi: ci[:, 1]},
+            {
+                "coef": self.coef_,
+                "std err": self.stderr_,
+                "z": z,
+                "P>|z|": 2 * stats.norm.sf(np.abs(z)),
+                lo: ci[:, 0],
+                hi: ci[:, 1],
+            },
             index=pd.Index(self.param_names_, name="parameter"),
         )
         ad = self.data_info_
         sol = self.solution_
         header = [
             f"{type(self).__name__}: loss={self.loss_.name}, method={self.method}, n={self.n_}",
-            (f"release: delta={ad.delta:g}, lam={ad.lam:g}, noised features: "
-             f"{', '.join(n for n, m in zip(ad.feature_names, ad.noised, strict=True) if m)}"
-             if self.method != "oracle" else "raw data (oracle)"),
+            (
+                f"release: delta={ad.delta:g}, lam={ad.lam:g}, noised features: "
+                f"{', '.join(n for n, m in zip(ad.feature_names, ad.noised, strict=True) if m)}"
+                if self.method != "oracle"
+                else "raw data (oracle)"
+            ),
             f"solver: {sol.solver} ({sol.message or 'ok'}), converged={sol.converged}, "
             f"on box: {int(sol.at_bound.sum())}",
             f"standard errors: {self.inference_}",
@@ -246,9 +262,17 @@ class DRMEstimator(BaseEstimator):
 class _IndexEstimator(DRMEstimator):
     """Shared constructor of the convenience estimators (an unnoised intercept)."""
 
-    def __init__(self, method: str = "dr", fit_intercept: bool = True, param_bounds: Any = None,
-                 n_draws: int = 1, inference: str = "sandwich", n_bootstrap: int = 200,
-                 features: list[str] | None = None, random_state: Any = None) -> None:
+    def __init__(
+        self,
+        method: str = "dr",
+        fit_intercept: bool = True,
+        param_bounds: Any = None,
+        n_draws: int = 1,
+        inference: str = "sandwich",
+        n_bootstrap: int = 200,
+        features: list[str] | None = None,
+        random_state: Any = None,
+    ) -> None:
         self.method = method
         self.fit_intercept = fit_intercept
         self.param_bounds = param_bounds
@@ -281,12 +305,28 @@ class DRLinearRegression(_IndexEstimator):
 class DRQuantileRegressor(_IndexEstimator):
     """Quantile (median by default) regression on noised features; paper Section 7.3. DR only."""
 
-    def __init__(self, quantile: float = 0.5, method: str = "dr", fit_intercept: bool = True,
-                 param_bounds: Any = None, n_draws: int = 1, inference: str = "sandwich",
-                 n_bootstrap: int = 200, features: list[str] | None = None,
-                 random_state: Any = None) -> None:
-        super().__init__(method, fit_intercept, param_bounds, n_draws, inference, n_bootstrap,
-                         features, random_state)
+    def __init__(
+        self,
+        quantile: float = 0.5,
+        method: str = "dr",
+        fit_intercept: bool = True,
+        param_bounds: Any = None,
+        n_draws: int = 1,
+        inference: str = "sandwich",
+        n_bootstrap: int = 200,
+        features: list[str] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        super().__init__(
+            method,
+            fit_intercept,
+            param_bounds,
+            n_draws,
+            inference,
+            n_bootstrap,
+            features,
+            random_state,
+        )
         self.quantile = quantile
 
     def _make_loss(self) -> Loss:
@@ -296,12 +336,28 @@ class DRQuantileRegressor(_IndexEstimator):
 class DRHingeClassifier(_IndexEstimator):
     """Linear SVM (hinge loss, optional ridge ``alpha``) on noised features. DR only."""
 
-    def __init__(self, alpha: float = 0.0, method: str = "dr", fit_intercept: bool = True,
-                 param_bounds: Any = None, n_draws: int = 1, inference: str = "sandwich",
-                 n_bootstrap: int = 200, features: list[str] | None = None,
-                 random_state: Any = None) -> None:
-        super().__init__(method, fit_intercept, param_bounds, n_draws, inference, n_bootstrap,
-                         features, random_state)
+    def __init__(
+        self,
+        alpha: float = 0.0,
+        method: str = "dr",
+        fit_intercept: bool = True,
+        param_bounds: Any = None,
+        n_draws: int = 1,
+        inference: str = "sandwich",
+        n_bootstrap: int = 200,
+        features: list[str] | None = None,
+        random_state: Any = None,
+    ) -> None:
+        super().__init__(
+            method,
+            fit_intercept,
+            param_bounds,
+            n_draws,
+            inference,
+            n_bootstrap,
+            features,
+            random_state,
+        )
         self.alpha = alpha
 
     def _make_loss(self) -> Loss:
@@ -310,4 +366,3 @@ class DRHingeClassifier(_IndexEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Class labels in {-1, +1}."""
         return np.where(super().predict(X) >= 0, 1, -1)
-

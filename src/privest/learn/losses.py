@@ -99,6 +99,7 @@ class Loss:
     name: str = "loss"
     smooth_in_x: bool = False
     smooth_in_theta: bool = False
+    quadratic_in_theta: bool = False  # objective quadratic in theta: one Newton step is exact
     piecewise_linear: bool = False
 
     # -- shapes -------------------------------------------------------------------------
@@ -293,7 +294,7 @@ class IndexLoss(Loss):
         names = [str(f) for f in feature_names]
         return (["intercept"] if self.fit_intercept else []) + names
 
-    def _y(self, y: Any, n: int) -> np.ndarray:
+    def response(self, y: Any, n: int) -> np.ndarray:
         if y is None:
             raise ValidationError(f"y: loss {self.name!r} needs a response; got None")
         arr = np.asarray(y, dtype=float)
@@ -304,7 +305,7 @@ class IndexLoss(Loss):
     def _prep(self, x: Any, y: Any, theta: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         x = self._x(x)
         th = self._theta(theta, x.shape[1])
-        return x, self._y(y, x.shape[0]), th
+        return x, self.response(y, x.shape[0]), th
 
     def _beta(self, th: np.ndarray) -> tuple[float, np.ndarray]:
         if self.fit_intercept:
@@ -315,7 +316,8 @@ class IndexLoss(Loss):
         b0, beta = self._beta(th)
         return x @ beta + b0
 
-    def _design(self, x: np.ndarray) -> np.ndarray:
+    def design(self, x: np.ndarray) -> np.ndarray:
+        """D = [1, x] with an intercept, else x."""
         if self.fit_intercept:
             return np.concatenate([np.ones((x.shape[0], 1)), x], axis=1)
         return x
@@ -333,14 +335,14 @@ class IndexLoss(Loss):
     def grad(self, x, y, theta):
         x, y, th = self._prep(x, y, theta)
         u = self._u(x, th)
-        return self.dphi(y, u)[:, None] * self._design(x) + self.penalty_grad(th)[None, :]
+        return self.dphi(y, u)[:, None] * self.design(x) + self.penalty_grad(th)[None, :]
 
     def hess_sum(self, x, y, theta, weights=None):
         if not self.smooth_in_theta:
             return super().hess_sum(x, y, theta, weights)
         x, y, th = self._prep(x, y, theta)
         w = self._weights(weights, x.shape[0])
-        D = self._design(x)
+        D = self.design(x)
         return D.T @ ((w * self.d2phi(y, self._u(x, th)))[:, None] * D)
 
     def laplacian(self, x, y, theta, noised):
@@ -358,7 +360,7 @@ class IndexLoss(Loss):
         u = self._u(x, th)
         s = float(b @ b)
         return 2.0 * self.d2phi(y, u)[:, None] * b[None, :] + (
-            s * self.d3phi(y, u)[:, None] * self._design(x)
+            s * self.d3phi(y, u)[:, None] * self.design(x)
         )
 
     def laplacian_hess_sum(self, x, y, theta, noised, weights=None):
@@ -368,7 +370,7 @@ class IndexLoss(Loss):
         w = self._weights(weights, x.shape[0])
         b, ind = self._embed(th, self._mask(noised, x.shape[1]))
         u = self._u(x, th)
-        D = self._design(x)
+        D = self.design(x)
         s = float(b @ b)
         v3 = D.T @ (w * self.d3phi(y, u))
         out = 2.0 * float(w @ self.d2phi(y, u)) * np.diag(ind)
@@ -431,6 +433,7 @@ class SquaredLoss(IndexLoss):
     name = "linear"
     smooth_in_x = True
     smooth_in_theta = True
+    quadratic_in_theta = True
 
     def __init__(self, fit_intercept: bool = True) -> None:
         super().__init__(fit_intercept)
@@ -499,8 +502,8 @@ class HingeLoss(IndexLoss):
     def __repr__(self) -> str:
         return f"HingeLoss(alpha={self.alpha}, fit_intercept={self.fit_intercept})"
 
-    def _y(self, y, n):
-        arr = super()._y(y, n)
+    def response(self, y, n):
+        arr = super().response(y, n)
         arr = np.where(arr == 0, -1.0, arr)
         if not np.all(np.abs(arr) == 1.0):
             bad = arr[np.abs(arr) != 1.0][0]
@@ -545,6 +548,7 @@ class TransformedSquaredLoss(Loss):
     """
 
     smooth_in_theta = True
+    quadratic_in_theta = True
 
     def __init__(
         self,
@@ -779,7 +783,7 @@ class ReLUNetLoss(Loss):
         hid = np.maximum(a, 0.0)
         return a, hid, w2, hid @ w2 + b2
 
-    def _y(self, y: Any, n: int) -> np.ndarray:
+    def response(self, y: Any, n: int) -> np.ndarray:
         if y is None:
             raise ValidationError(f"y: loss {self.name!r} needs a response; got None")
         arr = np.asarray(y, dtype=float)
@@ -798,14 +802,14 @@ class ReLUNetLoss(Loss):
         x = self._x(x)
         th = self._theta(theta, x.shape[1])
         f = self._forward(x, th)[3]
-        return self._link(self._y(y, x.shape[0]), f)[0]
+        return self._link(self.response(y, x.shape[0]), f)[0]
 
     def grad(self, x, y, theta):
         x = self._x(x)
         n, d = x.shape
         th = self._theta(theta, d)
         a, hid, w2, f = self._forward(x, th)
-        dl = self._link(self._y(y, n), f)[1]
+        dl = self._link(self.response(y, n), f)[1]
         da = (a > 0) * w2[None, :]  # df/da, (n, hidden)
         dW1 = (da[:, :, None] * x[:, None, :]).reshape(n, self.hidden * d)
         out = np.concatenate([dW1, da, hid, np.ones((n, 1))], axis=1)

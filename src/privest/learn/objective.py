@@ -76,8 +76,7 @@ class CorrectedObjective:
         elif method == "sl":
             terms = [Term(1.0, data.x2, data.y2), Term(-lam2 / 2, data.x2, data.y2, True)]
         elif method == "sdr":
-            terms = [Term(1.0, data.x1, data.y1),
-                     Term(-(1 - d) * lam2 / 2, data.x2, data.y2, True)]
+            terms = [Term(1.0, data.x1, data.y1), Term(-(1 - d) * lam2 / 2, data.x2, data.y2, True)]
         else:
             copies = [(data.x2, data.y2)] + self._extra_copies(n_draws - 1, rng)
             terms = [Term(1.0 / d, data.x1, data.y1)] + [
@@ -113,8 +112,11 @@ class CorrectedObjective:
         """Per-row corrected loss (n,)."""
         out = np.zeros(self.n)
         for t in self.terms:
-            f = (self.loss.laplacian(t.x, t.y, theta, self._noised()) if t.laplacian
-                 else self.loss.value(t.x, t.y, theta))
+            f = (
+                self.loss.laplacian(t.x, t.y, theta, self._noised())
+                if t.laplacian
+                else self.loss.value(t.x, t.y, theta)
+            )
             out += t.weight * f
         return out
 
@@ -126,8 +128,11 @@ class CorrectedObjective:
         """Per-row gradients psi_i (n, p) of the corrected loss (Thm 5.3)."""
         out = np.zeros((self.n, self.p))
         for t in self.terms:
-            g = (self.loss.laplacian_grad(t.x, t.y, theta, self._noised()) if t.laplacian
-                 else self.loss.grad(t.x, t.y, theta))
+            g = (
+                self.loss.laplacian_grad(t.x, t.y, theta, self._noised())
+                if t.laplacian
+                else self.loss.grad(t.x, t.y, theta)
+            )
             out += t.weight * g
         return out
 
@@ -143,8 +148,11 @@ class CorrectedObjective:
         out = np.zeros((self.p, self.p))
         for t in self.terms:
             w = np.full(self.n, t.weight)
-            h = (self.loss.laplacian_hess_sum(t.x, t.y, theta, self._noised(), w) if t.laplacian
-                 else self.loss.hess_sum(t.x, t.y, theta, w))
+            h = (
+                self.loss.laplacian_hess_sum(t.x, t.y, theta, self._noised(), w)
+                if t.laplacian
+                else self.loss.hess_sum(t.x, t.y, theta, w)
+            )
             out += h
         out /= self.n
         return 0.5 * (out + out.T)
@@ -158,7 +166,9 @@ class CorrectedObjective:
         new = object.__new__(CorrectedObjective)
         new.loss, new.method, new.p = self.loss, self.method, self.p
         new.data = self.data.subset(rows)
-        new.terms = [Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
-                     for t in self.terms]
+        new.terms = [
+            Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
+            for t in self.terms
+        ]
         new.n = rows.size
         return new

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, sparse
+from scipy import optimize, sparse, special
 
 from privest.learn.losses import HingeLoss, QuantileRegressionLoss, ScalarQuantileLoss
 from privest.learn.objective import CorrectedObjective
@@ -86,8 +86,11 @@ def _solve_quadratic(obj: CorrectedObjective, box: np.ndarray, starts) -> Soluti
             return Solution(theta, obj.value(theta), True, 1, "closed form (Newton step)")
     # indefinite (finite-sample DR/SL) or outside the box: constrained search
     sol = _solve_lbfgsb(obj, box, starts)
-    sol.message = ("Hessian not positive definite; box-constrained search"
-                   if chol is None else "closed form outside the box; box-constrained search")
+    sol.message = (
+        "Hessian not positive definite; box-constrained search"
+        if chol is None
+        else "closed form outside the box; box-constrained search"
+    )
     return sol
 
 
@@ -113,23 +116,9 @@ def _solve_scalar_scan(obj: CorrectedObjective, box: np.ndarray) -> Solution:
 
 
 # ------------------------------------------------------- check / hinge: DC algorithm + LP
-def _design(loss, x: np.ndarray) -> np.ndarray:
-    return np.column_stack([np.ones(x.shape[0]), x]) if loss.fit_intercept else x
-
-
-def _hinge_labels(y: np.ndarray) -> np.ndarray:
-    return np.where(y > 0, 1.0, -1.0)
-
-
 def _subgrad_sum(loss, d: np.ndarray, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Sum over rows of a subgradient in theta of the piecewise-linear part."""
-    u = d @ theta
-    if isinstance(loss, QuantileRegressionLoss):
-        slope = loss.quantile - (y - u < 0)  # rho'(r), r = y - u; d rho / d theta = -rho' d
-        return -(slope @ d)
-    yy = _hinge_labels(y)
-    active = (1.0 - yy * u) > 0
-    return -((yy * active) @ d)
+    """Sum over rows of an a.e. gradient in theta of phi(y, d'theta) (its subgradient)."""
+    return loss.dphi(loss.response(y, d.shape[0]), d @ theta) @ d
 
 
 def _ridge_mask(loss, p: int) -> np.ndarray:
@@ -151,11 +140,12 @@ def _lp_convex_part(loss, d, y, a, c, box, ridge, cuts):
         b_eq, a_ub, b_ub = y, None, None
         bounds = [tuple(b) for b in box] + [(0, None)] * (2 * n)
     else:
-        yy = _hinge_labels(y)
+        yy = loss.response(y, n)
         # variables [theta, xi]: -y_i d_i theta - xi_i <= -1, xi >= 0
         cost = np.concatenate([c, np.full(n, a)])
-        a_ub = sparse.hstack([sparse.csr_matrix(-yy[:, None] * d),
-                              -sparse.identity(n, format="csr")], format="csr")
+        a_ub = sparse.hstack(
+            [sparse.csr_matrix(-yy[:, None] * d), -sparse.identity(n, format="csr")], format="csr"
+        )
         b_ub = -np.ones(n)
         a_eq = b_eq = None
         bounds = [tuple(b) for b in box] + [(0, None)] * n
@@ -174,13 +164,20 @@ def _lp_convex_part(loss, d, y, a, c, box, ridge, cuts):
             rows.append(row)
             rhs.append(gq @ b - 0.5 * ridge * np.sum(b[mask] ** 2))
         cut_mat = sparse.csr_matrix(np.array(rows))
-        a_ub = cut_mat if a_ub is None else sparse.vstack(
-            [sparse.hstack([a_ub, sparse.csr_matrix((a_ub.shape[0], 1))]), cut_mat], format="csr")
+        a_ub = (
+            cut_mat
+            if a_ub is None
+            else sparse.vstack(
+                [sparse.hstack([a_ub, sparse.csr_matrix((a_ub.shape[0], 1))]), cut_mat],
+                format="csr",
+            )
+        )
         b_ub = np.array(rhs) if b_ub is None else np.concatenate([b_ub, rhs])
         if a_eq is not None:
             a_eq = sparse.hstack([a_eq, sparse.csr_matrix((a_eq.shape[0], 1))], format="csr")
-    res = optimize.linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds,
-                           method="highs")
+    res = optimize.linprog(
+        cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs-ipm"
+    )
     if res.status != 0:
         raise RuntimeError(f"HiGHS linear program failed: {res.message}")
     return res.x[:p]
@@ -195,11 +192,53 @@ def _convex_solve(loss, d, y, a, c, box, ridge, start):
             return theta
         mask = _ridge_mask(loss, d.shape[1])
         q = 0.5 * ridge * np.sum(theta[mask] ** 2)
-        approx = max(0.5 * ridge * np.sum(b[mask] ** 2) + ridge * b[mask] @ (theta - b)[mask]
-                     for b in cuts)
+        approx = max(
+            0.5 * ridge * np.sum(b[mask] ** 2) + ridge * b[mask] @ (theta - b)[mask] for b in cuts
+        )
         if q - approx <= 1e-10 * (1.0 + q):
             return theta
         cuts.append(theta)
+    return theta
+
+
+def _smoothed_presolve(
+    obj: CorrectedObjective, box: np.ndarray, start: np.ndarray, ridge: float
+) -> np.ndarray:
+    """Minimise the Gaussian-smoothed objective with L-BFGS-B, bandwidth shrinking to 0.
+
+    rho_h(r) = r (tau - Phi(-r/h)) + h phi(r/h) and (z)_+ ~ z Phi(z/h) + h phi(z/h): a cheap
+    warm start that leaves the exact DC algorithm only a few LP iterations.
+    """
+    loss = obj.loss
+    hinge = isinstance(loss, HingeLoss)
+    parts = [
+        (t.weight / obj.n, loss.design(t.x), loss.response(t.y, t.x.shape[0])) for t in obj.terms
+    ]
+    mask = _ridge_mask(loss, obj.p)
+    theta = start.copy()
+    scale = float(np.std(parts[0][2])) or 1.0
+    for h in (0.1 * scale, 0.01 * scale, 0.001 * scale):
+
+        def fun(th, h=h):
+            val, grad = 0.0, np.zeros(obj.p)
+            for w, d, y in parts:
+                u = d @ th
+                z = 1.0 - y * u if hinge else y - u
+                cdf, pdf = special.ndtr(z / h), np.exp(-0.5 * (z / h) ** 2) / np.sqrt(2 * np.pi)
+                if hinge:
+                    val += w * np.sum(z * cdf + h * pdf)
+                    grad -= w * ((cdf * y) @ d)
+                else:
+                    tau = loss.quantile
+                    val += w * np.sum(z * (tau - (1 - cdf)) + h * pdf)
+                    grad -= w * ((tau - (1 - cdf)) @ d)
+            beta = np.where(mask, th, 0.0)
+            return val + 0.5 * ridge * beta @ beta, grad + ridge * beta
+
+        res = optimize.minimize(
+            fun, theta, jac=True, method="L-BFGS-B", bounds=[tuple(b) for b in box]
+        )
+        theta = np.asarray(res.x, float)
     return theta
 
 
@@ -209,17 +248,17 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
     neg = [t for t in obj.terms if t.weight < 0]
     if len(pos) != 1:
         raise RuntimeError("DC solver expects exactly one positively weighted term")
-    d_pos = _design(loss, pos[0].x)
-    d_neg = [(_design(loss, t.x), t.y, t.weight) for t in neg]
+    d_pos = loss.design(pos[0].x)
+    d_neg = [(loss.design(t.x), t.y, t.weight) for t in neg]
     ridge = float(getattr(loss, "alpha", 0.0)) * sum(t.weight for t in obj.terms)
     a = pos[0].weight / obj.n
     best: Solution | None = None
     for start in starts:
-        theta = start.copy()
+        theta = _smoothed_presolve(obj, box, start, ridge) if neg else start.copy()
         value = obj.value(theta)
         converged = not neg
-        it = 0
-        for it in range(1, 101):
+        n_iter = 0
+        for n_iter in range(1, 101):  # noqa: B007 - n_iter is reported below
             c = sum(w / obj.n * _subgrad_sum(loss, dn, yn, theta) for dn, yn, w in d_neg)
             c = np.asarray(c, dtype=float) if neg else np.zeros(obj.p)
             new = _convex_solve(loss, d_pos, pos[0].y, a, c, box, ridge, theta)
@@ -234,13 +273,18 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
             if not neg or done:
                 converged = True
                 break
-        sol = Solution(theta, value, converged, it, "DC algorithm with HiGHS LPs", starts=len(starts))
+        sol = Solution(
+            theta, value, converged, it, "DC algorithm with HiGHS LPs", starts=len(starts)
+        )
         if best is None or sol.objective < best.objective:
             best = sol
     assert best is not None
     if not best.converged:
-        warnings.warn(f"DC algorithm stopped after {best.n_iter} iterations without meeting its "
-                      "tolerance", ConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            f"DC algorithm stopped after {best.n_iter} iterations without meeting its tolerance",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
     return best
 
 
@@ -248,15 +292,31 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
 def _solve_lbfgsb(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
     best = None
     for start in starts:
-        res = optimize.minimize(obj.value_and_grad, start, jac=True, method="L-BFGS-B",
-                                bounds=[tuple(b) for b in box],
-                                options={"maxiter": 2000, "ftol": 1e-13, "gtol": 1e-9})
-        sol = Solution(np.asarray(res.x, float), float(res.fun), bool(res.success), int(res.nit),
-                       "L-BFGS-B", str(res.message), starts=len(starts))
+        res = optimize.minimize(
+            obj.value_and_grad,
+            start,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[tuple(b) for b in box],
+            options={"maxiter": 2000, "ftol": 1e-13, "gtol": 1e-9},
+        )
+        sol = Solution(
+            np.asarray(res.x, float),
+            float(res.fun),
+            bool(res.success),
+            int(res.nit),
+            "L-BFGS-B",
+            str(res.message),
+            starts=len(starts),
+        )
         if best is None or sol.objective < best.objective:
             best = sol
     assert best is not None
     if not best.converged:
-        warnings.warn(f"L-BFGS-B did not converge: {best.message} (objective {best.objective:.6g}"
-                      f", {best.n_iter} iterations)", ConvergenceWarning, stacklevel=3)
+        warnings.warn(
+            f"L-BFGS-B did not converge: {best.message} (objective {best.objective:.6g}"
+            f", {best.n_iter} iterations)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
     return best

@@ -1,0 +1,289 @@
+"""DRMEstimator and the convenience estimators: closed forms, solvers, inference (spec 11.8-12)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import truncnorm
+from sklearn.base import clone
+from sklearn.linear_model import QuantileRegressor
+
+import privest as pv
+from privest.learn import (
+    CallableLoss,
+    LossNotSmoothError,
+    ScalarQuantileLoss,
+    TransformedSquaredLoss,
+    abs_sin_squared,
+    indicator_squared,
+    relu_squared,
+)
+from privest.learn.estimators import (
+    BoundaryWarning,
+    DRHingeClassifier,
+    DRLinearRegression,
+    DRLogisticRegression,
+    DRMEstimator,
+    DRQuantileRegressor,
+)
+
+Z_TOL = 4.0
+
+
+def _linear_release(n=2000, lam=0.5, delta=0.2, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 3))
+    y = 0.5 + x @ np.array([1.0, -1.0, 2.0]) + rng.normal(size=n)
+    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * 3).release(
+        x, rng=pv.make_rng(seed + 1)
+    )
+    return rel, x, y
+
+
+def test_least_squares_closed_forms_match_spec_6_3b():
+    rel, _, y = _linear_release()
+    d1 = np.column_stack([np.ones(rel.n), rel.x1])
+    d2 = np.column_stack([np.ones(rel.n), rel.x2])
+    delta, lam, n = rel.delta, rel.lam, rel.n
+    p_mat = np.diag([0.0, 1, 1, 1])
+    expected = {
+        "dr": np.linalg.solve(
+            d1.T @ d1 / delta + (1 - 1 / delta) * d2.T @ d2,
+            d1.T @ y / delta + (1 - 1 / delta) * d2.T @ y,
+        ),
+        "sl": np.linalg.solve(d2.T @ d2 - n * lam**2 * p_mat, d2.T @ y),
+        "sdr": np.linalg.solve(d1.T @ d1 - n * (1 - delta) * lam**2 * p_mat, d1.T @ y),
+        "naive": np.linalg.solve(d1.T @ d1, d1.T @ y),
+    }
+    for method, coef in expected.items():
+        est = DRLinearRegression(method=method).fit(rel, y)
+        np.testing.assert_allclose(est.coef_, coef, rtol=1e-8, atol=1e-10)
+        assert est.solution_.solver.startswith("closed form")
+
+
+def test_transformed_squared_closed_forms():
+    rng = np.random.default_rng(1)
+    rel = pv.ZILMechanism(lam=0.3, delta=0.2, bounds=(0, 1)).release(
+        rng.uniform(0, 1, (3000, 1)), rng=pv.make_rng(2)
+    )
+    g = abs_sin_squared()
+    dr = DRMEstimator(loss=g, method="dr").fit(rel)
+    pseudo = g.g(rel.x1[:, 0]) / 0.2 + (1 - 1 / 0.2) * g.g(rel.x2[:, 0])
+    assert dr.coef_[0] == pytest.approx(pseudo.mean(), rel=1e-10)
+    sl = DRMEstimator(loss=g, method="sl").fit(rel)  # spec A2: (1 + 2 pi^2 lam^2) mean g(X2)
+    assert sl.coef_[0] == pytest.approx((1 + 2 * math.pi**2 * 0.09) * g.g(rel.x2[:, 0]).mean())
+
+
+def test_scalar_quantile_scan_is_the_exact_global_minimum():
+    rng = np.random.default_rng(3)
+    rel = pv.ZILMechanism(lam=0.5, delta=0.3, bounds=(0, 1)).release(
+        rng.uniform(0, 1, (300, 1)), rng=pv.make_rng(4)
+    )
+    loss = ScalarQuantileLoss(quantile=0.3)
+    est = DRMEstimator(loss=loss, method="dr", param_bounds=(-3, 3), inference="none").fit(rel)
+    cand = np.concatenate([rel.x1[:, 0], rel.x2[:, 0], [-3, 3]])
+    cand = cand[(cand >= -3) & (cand <= 3)]
+
+    def objective(t):
+        return np.mean(
+            loss.value(rel.x1, None, np.array([t])) / 0.3
+            + (1 - 1 / 0.3) * loss.value(rel.x2, None, np.array([t]))
+        )
+
+    best = min(objective(t) for t in cand)
+    assert objective(est.coef_[0]) == pytest.approx(best, abs=1e-12)
+
+
+def test_naive_quantile_regression_matches_scikit_learn():
+    rel, _, y = _linear_release(n=800, seed=5)
+    ours = DRQuantileRegressor(quantile=0.7, method="naive", inference="none").fit(rel, y)
+    ref = QuantileRegressor(quantile=0.7, alpha=0.0, solver="highs").fit(rel.x1, y)
+    np.testing.assert_allclose(ours.coef_, np.r_[ref.intercept_, ref.coef_], atol=1e-6)
+
+
+def test_dr_quantile_regression_is_a_local_minimum_no_worse_than_other_starts():
+    rel, _, y = _linear_release(n=1000, seed=6)
+    est = DRQuantileRegressor(method="dr", inference="none").fit(rel, y)
+    rng = np.random.default_rng(7)
+    obj = est.solution_.objective
+    for _ in range(200):  # no nearby point does better (piecewise-linear: exact local check)
+        step = rng.normal(size=4) * 10 ** rng.uniform(-6, -1)
+        trial = DRQuantileRegressor(method="dr", inference="none")
+        val = _dr_objective(trial, rel, y, est.coef_ + step)
+        assert val >= obj - 1e-9
+    assert est.converged_
+
+
+def _dr_objective(est, rel, y, theta):
+    from privest.learn.design import analysis_data
+    from privest.learn.objective import CorrectedObjective
+
+    return CorrectedObjective(est._make_loss(), analysis_data(rel, y), "dr").value(theta)
+
+
+def test_hinge_with_ridge_solves_the_convex_problem():
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-1, 1, (400, 2))
+    y = np.where(x @ [1.0, 1.0] + 0.2 * rng.normal(size=400) > 0, 1, -1)
+    est = DRHingeClassifier(alpha=0.1, method="oracle", inference="none").fit(x, y)
+    from scipy import optimize
+
+    def objective(t):
+        return np.mean(np.maximum(0, 1 - y * (t[0] + x @ t[1:]))) + 0.05 * t[1:] @ t[1:]
+
+    ref = min(
+        (
+            optimize.minimize(objective, s, method="Powell", options={"xtol": 1e-10, "ftol": 1e-12})
+            for s in (np.zeros(3), est.coef_)
+        ),
+        key=lambda r: r.fun,
+    )
+    assert objective(est.coef_) <= ref.fun + 1e-7
+    assert np.mean(est.predict(x) == y) > 0.85
+
+
+def test_sl_and_sdr_refuse_nonsmooth_losses():
+    rel, _, y = _linear_release(n=200)
+    for method in ("sl", "sdr"):
+        with pytest.raises(LossNotSmoothError, match="method='dr'"):
+            DRQuantileRegressor(method=method).fit(rel, y)
+
+
+def test_fit_needs_a_release_and_reports_the_box():
+    _, x, y = _linear_release(n=200)
+    with pytest.raises(pv.ValidationError, match="ZILRelease"):
+        DRLinearRegression().fit(x, y)
+    rel, _, y = _linear_release(n=500)
+    with pytest.warns(BoundaryWarning, match="parameter box"):
+        est = DRLinearRegression(method="naive", param_bounds=(-0.1, 0.1)).fit(rel, y)
+    assert est.at_bound_.any()
+
+
+def test_user_callable_loss_with_numerical_gradients():
+    rel, x, y = _linear_release(n=3000, lam=0.3, seed=9)
+    loss = CallableLoss(lambda xx, yy, th: np.abs(yy - th[0] - xx @ th[1:]), n_params=4)
+    est = DRMEstimator(loss=loss, method="oracle", inference="none").fit(x, y)
+    np.testing.assert_allclose(est.coef_, [0.5, 1, -1, 2], atol=0.15)
+
+
+def test_summary_predict_and_sklearn_protocol():
+    rel, x, y = _linear_release(n=1000)
+    est = DRLinearRegression(method="dr").fit(rel, y)
+    text = str(est.summary())
+    for word in ("coef", "std err", "P>|z|", "intercept", "method=dr", "delta=0.2"):
+        assert word in text
+    assert est.predict(x).shape == (1000,)
+    ci = est.conf_int(0.9)
+    assert np.all(ci[:, 0] < est.coef_) and np.all(est.coef_ < ci[:, 1])
+    twin = clone(est)
+    assert twin.get_params() == est.get_params()
+    est.set_params(method="sdr")
+    assert est.method == "sdr"
+
+
+def test_release_column_as_response():
+    rng = np.random.default_rng(10)
+    x = rng.uniform(0, 1, (500, 2))
+    data = np.column_stack([x, x.sum(axis=1) + rng.normal(size=500)])
+    import pandas as pd
+
+    df = pd.DataFrame(data, columns=["a", "b", "y"])
+    rel = pv.ZILMechanism(lam=0.3, delta=0.3, bounds={"a": (0, 1), "b": (0, 1)}).release(
+        df, rng=pv.make_rng(11)
+    )
+    est = DRLinearRegression().fit(rel, "y")
+    assert est.param_names_ == ["intercept", "a", "b"]
+
+
+# ---------------------------------------------------------------- variances (spec 11.8)
+def test_mean_example_variances():
+    """l = (x - theta)^2: n Var = Var X + (1-delta) lam^2/delta (DR), + lam^2 (SL),
+    + (1-delta) lam^2 (SDR); the sandwich estimates them."""
+    n, lam, delta = 400_000, 0.8, 0.25
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0, 1, (n, 1))
+    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(x, rng=pv.make_rng(13))
+    ident = TransformedSquaredLoss(
+        lambda v: v, lambda v: np.ones_like(v), lambda v: np.zeros_like(v), name="mean"
+    )
+    var_x = 1 / 12
+    theory = {
+        "dr": var_x + (1 - delta) * lam**2 / delta,
+        "sl": var_x + lam**2,
+        "sdr": var_x + (1 - delta) * lam**2,
+    }
+    for method, v in theory.items():
+        est = DRMEstimator(loss=ident, method=method).fit(rel)
+        # the variance estimate has relative SE about sqrt((kurtosis - 1)/n) < 0.01 here
+        assert n * est.stderr_[0] ** 2 == pytest.approx(v, rel=0.04)
+        assert abs(est.coef_[0] - 0.5) < Z_TOL * math.sqrt(v / n)
+
+
+@pytest.mark.slow
+def test_b_draw_dr_keeps_the_mean_and_lowers_the_variance():
+    reps, n, lam, delta = 300, 400, 1.0, 0.2
+    loss = abs_sin_squared()
+    theta0 = 2 / math.pi
+    est = {1: [], 5: []}
+    for r in range(reps):
+        rng = np.random.default_rng(100 + r)
+        rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(
+            rng.uniform(0, 1, (n, 1)), rng=pv.make_rng(1000 + r)
+        )
+        for b in est:
+            fit = DRMEstimator(loss=loss, n_draws=b, inference="none", random_state=r).fit(rel)
+            est[b].append(fit.coef_[0])
+    e1, e5 = np.array(est[1]), np.array(est[5])
+    for e in (e1, e5):
+        assert abs(e.mean() - theta0) < Z_TOL * e.std() / math.sqrt(reps)
+    # variance ratio: F-test at these sizes rejects equality when the ratio is < 0.75
+    assert e5.var() / e1.var() < 0.75
+
+
+# ---------------------------------------------------------------- coverage (spec 11.10)
+def _coverage(hits, reps):
+    rate = hits / reps
+    se = math.sqrt(0.95 * 0.05 / reps)
+    return rate, se
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("loss", "theta0"),
+    [(relu_squared(), 0.5), (indicator_squared(), 0.5), (abs_sin_squared(), 2 / math.pi)],
+    ids=["relu", "indicator", "abs_sin"],
+)
+def test_dr_coverage_on_section_7_1_losses(loss, theta0):
+    reps, n, lam, delta = 600, 500, 0.94, 0.1  # setting S1 of Table 1
+    hits = 0
+    for r in range(reps):
+        x = np.random.default_rng(r).uniform(0, 1, (n, 1))
+        rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(x, rng=pv.make_rng(r))
+        fit = DRMEstimator(loss=loss, method="dr").fit(rel)
+        lo, hi = fit.conf_int(0.95)[0]
+        hits += lo <= theta0 <= hi
+    rate, se = _coverage(hits, reps)
+    assert abs(rate - 0.95) < 2 * se + 0.005, rate
+
+
+@pytest.mark.slow
+def test_coverage_logistic_setting_a():
+    """Logistic, lam = 0.5, delta = 0.2, X ~ N(0, I_6) truncated to [-0.5, 0.5], n = 5000."""
+    reps, n = 200, 5000
+    hits = np.zeros(6)
+    for r in range(reps):
+        rng = np.random.default_rng(500 + r)
+        x = truncnorm.rvs(-0.5, 0.5, size=(n, 6), random_state=rng)  # spec A3 design
+        y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
+        rel = pv.ZILMechanism(lam=0.5, delta=0.2, bounds=[(-0.5, 0.5)] * 6).release(
+            x, rng=pv.make_rng(900 + r)
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = DRLogisticRegression(method="dr", fit_intercept=False).fit(rel, y)
+        ci = fit.conf_int(0.95)
+        hits += (ci[:, 0] <= 1.0) & (1.0 <= ci[:, 1])
+    rate, se = _coverage(hits.mean(), reps)
+    # six correlated coefficients pooled: the SE of the pooled rate is at most that of one
+    assert abs(rate - 0.95) < 2 * se + 0.005, hits / reps
