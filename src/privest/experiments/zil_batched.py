@@ -627,6 +627,9 @@ def dc_median_dr(
     return th, fval, outer
 
 
+DEBUG = False
+
+
 def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Columns ``xt[r, :, rows[r, k]]`` -> (R, p, K)."""
     return np.take_along_axis(xt, rows[:, None, :], axis=2)
@@ -718,6 +721,19 @@ def dc_simplex_dr(
     for rnd in range(max_rounds):  # noqa: B007
         k = len(ids)
         kr = np.arange(k)
+        if DEBUG:
+            lv = live[ids]
+            rex = yy - _lin(xt1, th)
+            err_r = np.abs(rex - r)[lv].max() if lv.any() else 0
+            sx = np.sign(r).copy()
+            for jj in range(p):
+                dd = basis[:, jj] < n
+                sx[np.flatnonzero(dd), basis[dd, jj]] = 0
+            err_s = np.abs(sx - sgn)[lv].max() if lv.any() else 0
+            err_g = np.abs(_xtv(xt1, sgn) - gsum)[lv].max() if lv.any() else 0
+            if max(err_r, err_s, err_g) > 1e-6:
+                print("round", rnd, err_r, err_s, err_g)
+                raise SystemExit
         # box rows: residuals and signs from theta (cheap)
         r_ps = yps[None, :] - np.concatenate([th, th], axis=1)
         s_ps = np.sign(r_ps)
@@ -820,7 +836,7 @@ def dc_simplex_dr(
                     continue
                 wr = piv[who]
                 s_old = sgn[wr, rows]
-                gsum[wr] -= 2.0 * s_old[:, None] * xt1[wr, :, rows]
+                np.add.at(gsum, wr, -2.0 * s_old[:, None] * xt1[wr, :, rows])
                 sgn[wr, rows] = -s_old
             gi = np.flatnonzero(good)
             wr = piv[gi]

@@ -274,7 +274,7 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
                 converged = True
                 break
         sol = Solution(
-            theta, value, converged, it, "DC algorithm with HiGHS LPs", starts=len(starts)
+            theta, value, converged, n_iter, "DC algorithm with HiGHS LPs", starts=len(starts)
         )
         if best is None or sol.objective < best.objective:
             best = sol
