@@ -198,7 +198,7 @@ def test_reproduce_figure1_quick(tmp_path):
 def test_demo_writes_figures_and_store(tmp_path, capsys):
     assert main(["demo", "--output", str(tmp_path), "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "calibrated lam" in out and "not contradicted" in out
+    assert "calibrated lam" in out and "not contradicted" in out and "DR median" in out
     for name in ("privacy-tradeoff.png", "release-scatter.png"):
         assert (tmp_path / name).stat().st_size > 10_000
     assert load_release(tmp_path / "release-store").n == 569
@@ -209,3 +209,46 @@ def test_usage_errors_are_one_line(capsys):
         main(["release", "x.csv"])
     assert info.value.code == 2
     assert "required: -o/--output" in _err_line(capsys)
+
+
+def test_fit_prints_summary_and_writes_csv(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (1500, 2))
+    df = pd.DataFrame(
+        {"a": x[:, 0], "b": x[:, 1], "y": 1 + x @ [1.0, -1.0] + rng.normal(size=1500)}
+    )
+    df.to_csv(tmp_path / "d.csv", index=False)
+    store = tmp_path / "s"
+    assert (
+        main(
+            [
+                "release",
+                str(tmp_path / "d.csv"),
+                "--bounds",
+                "a=-1:1,b=-1:1",
+                "--lam",
+                "0.3",
+                "--delta",
+                "0.3",
+                "-o",
+                str(store),
+                "--seed",
+                "4",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    out_csv = tmp_path / "fit.csv"
+    assert main(["fit", str(store), "--model", "linear", "--target", "y", "-o", str(out_csv)]) == 0
+    text = capsys.readouterr().out
+    assert "method=dr" in text and "intercept" in text and "P>|z|" in text
+    table = pd.read_csv(out_csv, index_col=0)
+    assert list(table.index) == ["intercept", "a", "b"]
+    assert abs(table.loc["a", "coef"] - 1) < 4 * table.loc["a", "std err"]
+    assert main(["fit", str(store), "--model", "quantile", "--target", "y", "--method", "sl"]) == 2
+    assert "use method='dr'" in _err_line(capsys)
+    assert (
+        main(["fit", str(store), "--model", "custom", "--target", "y", "--loss", "math:fabs"]) == 2
+    )
+    assert "--n-params" in _err_line(capsys)

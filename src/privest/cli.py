@@ -408,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     console = Console(soft_wrap=True)
+    if not console.is_terminal:  # keep tables readable in logs and pipes
+        console = Console(soft_wrap=True, width=120)
     try:
         args.func(args, console)
     except (PrivestError, ValueError, OSError) as exc:

@@ -2,8 +2,9 @@
 
 A curator releases five features of scikit-learn's breast cancer data once with the
 ZIL mechanism calibrated to a target (epsilon, delta') (paper 000, Thm 3.3), stores
-the release, prints the privacy report, and writes figures. Later issues add the
-analyst's half (DR estimation) and the central mechanisms.
+the release, prints the privacy report, audits the guarantee, then plays the analyst:
+DR estimates with confidence intervals beside the raw-data values. Later issues add the
+central mechanisms.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import numpy as np
 
 from privest.audit import audit_zil_mechanism
 from privest.datasets import load_demo_data
+from privest.learn.estimators import DRMEstimator
+from privest.learn.losses import ScalarQuantileLoss
 from privest.release.zil import ZILMechanism, output_grid
 from privest.rng import make_rng
 
@@ -78,6 +81,35 @@ def run_demo(output: Path, seed: int | None = None, console: Any = None) -> dict
             "yes" if lo <= raw[:, j].mean() <= hi else "no",
         )
     console.print(table)
+    console.rule("analyst: DR estimation on the release (paper 000, Section 4)")
+    table = Table(title="Median of each feature: DR (check loss, nonsmooth) vs raw data")
+    for col in (
+        "feature",
+        "raw median",
+        "naive median of X1",
+        "DR median",
+        "DR 95% CI",
+        "covers raw",
+    ):
+        table.add_column(col, justify="right" if col != "feature" else "left")
+    for j, name in enumerate(data.X.columns):
+        fit = DRMEstimator(loss=ScalarQuantileLoss(0.5), method="dr", features=[name]).fit(rel)
+        lo, hi = fit.conf_int(0.95)[0]
+        truth = float(np.median(raw[:, j]))
+        table.add_row(
+            name,
+            f"{truth:.3f}",
+            f"{np.median(rel.x1[:, j]):.3f}",
+            f"{fit.coef_[0]:.3f}",
+            f"[{lo:.3f}, {hi:.3f}]",
+            "yes" if lo <= truth <= hi else "no",
+        )
+    console.print(table)
+    console.print(
+        "The naive median of X1 is the median of X plus noise, not of X; the DR estimator "
+        "corrects the check loss with no smoothness assumption and gives a sandwich CI."
+    )
+
     exact = np.all(np.abs(rel.x1 - raw) <= output_grid(rel.lam), axis=1)
     console.print(
         f"Records released without noise (curator's view only): {exact.sum()} of {rel.n} "

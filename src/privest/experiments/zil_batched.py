@@ -628,6 +628,7 @@ def dc_median_dr(
 
 
 DEBUG = False
+STEEP = True
 
 
 def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -643,7 +644,8 @@ def dc_simplex_dr(
     theta0: np.ndarray,
     bound: float,
     max_rounds: int = 50_000,
-    scan: int = 6,
+    scan: int = 2,
+    window: int = 64,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The DC algorithm of :func:`dc_median_dr`, with each convex step solved by warm simplex.
 
@@ -746,7 +748,7 @@ def dc_simplex_dr(
         g_n = c - gsum - ws[:, :p] - ws[:, p:]
         q = np.einsum("rij,ri->rj", binv, g_n)
         viol = np.abs(q) - w_b
-        jstar = np.argmax(viol, axis=1)
+        jstar = np.argmax(viol / np.sqrt((binv**2).sum(axis=1)) if STEEP else viol, axis=1)
         vmax = viol[kr, jstar]
         optimal = live[ids] & (vmax <= tol)
         if optimal.any():  # DC update
@@ -760,99 +762,112 @@ def dc_simplex_dr(
             ch = oi[~same]
             if ch.size:
                 refresh(ch)
-        piv = np.flatnonzero(live[ids] & ~optimal)
-        if piv.size:
-            m = piv.size
-            mr = np.arange(m)
-            js = jstar[piv]
-            sq = np.sign(q[piv, js])
-            v = -sq[:, None] * binv[piv, :, js]  # D_B v = -sign(q_j) e_j
-            g = _lin(xt1[piv], v)
-            rp_ = r[piv]
+        pivm = live[ids] & ~optimal
+        if pivm.any():
+            sq = np.sign(q[kr, jstar])
+            v = -sq[:, None] * binv[kr, :, jstar]  # D_B v = -sign(q_j) e_j
+            v[~pivm] = 0.0
+            g = _lin(xt1, v)
+            gps = np.concatenate([v, v], axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
-                tb = np.where(rp_ * g > 0, rp_ / g, np.inf)
-                gps = np.concatenate([v, v], axis=1)
-                rps = r_ps[piv]
-                tps = np.where(rps * gps > 0, rps / gps, np.inf)
-            bp = basis[piv]
-            dat_b = bp < n
+                tb = np.where(r * g > 0, r / g, np.inf)
+                tps = np.where(r_ps * gps > 0, r_ps / gps, np.inf)
+            dat_b = basis < n
             ri, ci = np.nonzero(dat_b)
-            tb[ri, bp[ri, ci]] = np.inf
-            ri2, ci2 = np.nonzero(~dat_b)
-            tps[ri2, bp[ri2, ci2] - n] = np.inf
-            jps = 2.0 * wps[piv] * np.abs(gps)
-            need = vmax[piv].copy()
-            enter = np.full(m, -1)
-            tstar = np.zeros(m)
+            tb[ri, basis[ri, ci]] = np.inf
+            ri, ci = np.nonzero(~dat_b)
+            tps[ri, basis[ri, ci] - n] = np.inf
+            jps = 2.0 * wps * np.abs(gps)
+            need = np.where(pivm, vmax, 0.0)
+            enter = np.full(k, -1)
+            tstar = np.zeros(k)
             crossed: list[tuple[np.ndarray, np.ndarray]] = []
-            todo = mr
-            for _ in range(scan):
-                i_d = np.argmin(tb[todo], axis=1)
+            todo = np.flatnonzero(pivm)
+            for it_scan in range(scan):
+                if it_scan == 0:
+                    i_d = np.argmin(tb, axis=1)[todo]
+                    i_p = np.argmin(tps, axis=1)[todo]
+                else:
+                    i_d = np.argmin(tb[todo], axis=1)
+                    i_p = np.argmin(tps[todo], axis=1)
                 t_d = tb[todo, i_d]
-                i_p = np.argmin(tps[todo], axis=1)
                 t_p = tps[todo, i_p]
                 use_p = t_p < t_d
                 t_min = np.where(use_p, t_p, t_d)
                 jmp = np.where(use_p, jps[todo, i_p], 2.0 * np.abs(g[todo, i_d]))
                 idx_row = np.where(use_p, n + i_p, i_d)
-                if not np.isfinite(t_min).all():
-                    bad = ~np.isfinite(t_min)
-                    ok[ids[piv[todo[bad]]]] = False
-                    live[ids[piv[todo[bad]]]] = False
-                    todo, t_min, jmp, idx_row = (z[~bad] for z in (todo, t_min, jmp, idx_row))
-                    i_d, i_p, use_p = i_d[~bad], i_p[~bad], use_p[~bad]
-                reached = jmp >= need[todo]
+                bad = ~np.isfinite(t_min)
+                if bad.any():  # unbounded edge: cannot happen with the box rows
+                    ok[ids[todo[bad]]] = False
+                    live[ids[todo[bad]]] = False
+                reached = (jmp >= need[todo]) & ~bad
                 enter[todo[reached]] = idx_row[reached]
                 tstar[todo[reached]] = t_min[reached]
-                nr = ~reached
-                if not nr.any():
-                    todo = todo[:0]
-                    break
+                nr = ~reached & ~bad
                 t_n, i_dn, i_pn, up_n = todo[nr], i_d[nr], i_p[nr], use_p[nr]
                 need[t_n] -= jmp[nr]
                 crossed.append((t_n, idx_row[nr]))
                 tb[t_n[~up_n], i_dn[~up_n]] = np.inf
                 tps[t_n[up_n], i_pn[up_n]] = np.inf
                 todo = t_n
-            for i in todo:  # long line searches: full sort
-                full_t = np.concatenate([tb[i], tps[i]])
-                full_j = np.concatenate([2.0 * np.abs(g[i]), jps[i]])
-                order = np.argsort(full_t)
-                cum = np.cumsum(full_j[order])
-                pos = int(np.searchsorted(cum, need[i]))
-                if pos >= len(order) or not np.isfinite(full_t[order[pos]]):
-                    ok[ids[piv[i]]] = False
-                    live[ids[piv[i]]] = False
-                    continue
-                crossed.append((np.full(pos, i), order[:pos]))
-                enter[i] = order[pos]
-                tstar[i] = full_t[order[pos]]
+                if todo.size == 0:
+                    break
+            if todo.size:  # longer line searches: the `window` smallest breakpoints, sorted
+                full_t = np.concatenate([tb[todo], tps[todo]], axis=1)
+                full_j = np.concatenate([2.0 * np.abs(g[todo]), jps[todo]], axis=1)
+                kk = min(window, full_t.shape[1])
+                part = np.argpartition(full_t, kk - 1, axis=1)[:, :kk]
+                order = np.take_along_axis(
+                    part, np.argsort(np.take_along_axis(full_t, part, 1), axis=1), 1
+                )
+                cum = np.cumsum(np.take_along_axis(full_j, order, 1), axis=1)
+                hit = cum >= need[todo, None]
+                pos = np.argmax(hit, axis=1)
+                tr = np.arange(todo.size)
+                found = hit[tr, pos]
+                t_hit = full_t[tr, order[tr, pos]]
+                found &= np.isfinite(t_hit)
+                for jj in np.flatnonzero(found):
+                    i = todo[jj]
+                    crossed.append((np.full(pos[jj], i), order[jj, : pos[jj]]))
+                    enter[i] = order[jj, pos[jj]]
+                    tstar[i] = t_hit[jj]
+                for jj in np.flatnonzero(~found):  # very long line searches: full sort
+                    i = todo[jj]
+                    ft, fj = full_t[jj], full_j[jj]
+                    srt = np.argsort(ft)
+                    cf = np.cumsum(fj[srt])
+                    ps = int(np.searchsorted(cf, need[i]))
+                    if ps >= len(srt) or not np.isfinite(ft[srt[ps]]):
+                        ok[ids[i]] = False
+                        live[ids[i]] = False
+                        continue
+                    crossed.append((np.full(ps, i), srt[:ps]))
+                    enter[i] = srt[ps]
+                    tstar[i] = ft[srt[ps]]
             good = enter >= 0
-            # sign flips of crossed rows (data rows only enter gsum)
-            for who, rows in crossed:
+            for who, rows in crossed:  # sign flips of the crossed rows
                 keep = good[who] & (rows < n)
                 who, rows = who[keep], rows[keep]
-                if who.size == 0:
-                    continue
-                wr = piv[who]
-                s_old = sgn[wr, rows]
-                np.add.at(gsum, wr, -2.0 * s_old[:, None] * xt1[wr, :, rows])
-                sgn[wr, rows] = -s_old
-            gi = np.flatnonzero(good)
-            wr = piv[gi]
-            e_row = enter[gi]
-            l_row = basis[wr, js[gi]]
-            r[wr] -= tstar[gi, None] * g[gi]
+                if who.size:
+                    s_old = sgn[who, rows]
+                    np.add.at(gsum, who, -2.0 * s_old[:, None] * xt1[who, :, rows])
+                    sgn[who, rows] = -s_old
+            r -= tstar[:, None] * g
+            wr = np.flatnonzero(good)
+            e_row = enter[wr]
+            l_row = basis[wr, jstar[wr]]
             ed = e_row < n
-            s_e = sgn[wr[ed], e_row[ed]]
-            gsum[wr[ed]] -= s_e[:, None] * xt1[wr[ed], :, e_row[ed]]
-            sgn[wr[ed], e_row[ed]] = 0.0
-            r[wr[ed], e_row[ed]] = 0.0
+            we, re_ = wr[ed], e_row[ed]
+            gsum[we] -= sgn[we, re_][:, None] * xt1[we, :, re_]
+            sgn[we, re_] = 0.0
+            r[we, re_] = 0.0
             ld = l_row < n
-            s_l = sq[gi][ld]
-            gsum[wr[ld]] += s_l[:, None] * xt1[wr[ld], :, l_row[ld]]
-            sgn[wr[ld], l_row[ld]] = s_l
-            basis[wr, js[gi]] = e_row
+            wl, rl = wr[ld], l_row[ld]
+            s_l = sq[wl]
+            gsum[wl] += s_l[:, None] * xt1[wl, :, rl]
+            sgn[wl, rl] = s_l
+            basis[wr, jstar[wr]] = e_row
             db, yb = basis_matrix(basis[wr], xt1[wr], yy[wr])
             binv[wr] = np.linalg.inv(db)
             th[wr] = np.einsum("rij,rj->ri", binv[wr], yb)
