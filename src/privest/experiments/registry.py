@@ -120,7 +120,7 @@ def register(
 
 
 def _load_all() -> None:
-    from privest.experiments import zil_figure1  # noqa: F401
+    from privest.experiments import zil_figure1, zil_tables  # noqa: F401
 
 
 def names() -> list[str]:

@@ -10,7 +10,8 @@ dropped from the working set.
 * :func:`l1_ipm` - Mehrotra predictor-corrector interior point for weighted, tilted L1
   regression ``min sum_i w_i |y_i - d_i'theta| + c'theta`` (median regression, spec 8.5).
 * :func:`dc_median_dr` - the DC algorithm (spec 6.3) for the DR median-regression objective,
-  each convex step solved exactly by :func:`l1_ipm`.
+  each convex step solved exactly by :func:`l1_ipm`; :func:`dc_simplex_dr` - the same
+  iterates, each convex step solved by a warm-started primal simplex (much cheaper).
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ import numpy as np
 from scipy import special
 
 __all__ = [
+    "Design",
     "LogisticProblem",
     "SCLProblem",
     "dc_median_dr",
+    "dc_simplex_dr",
+    "dr_median_objective",
     "l1_ipm",
     "map_chunks",
     "newton_box",
@@ -138,21 +142,27 @@ class Design:
         self.box = box
         self.n_reps, self.p, self.n_obs = xt.shape
         self._iu = np.triu_indices(self.p)
-        if prods is None:
+        self._prods = prods
+
+    @property
+    def prods(self) -> np.ndarray:
+        """``d_ij d_ik`` for j <= k, (R, p(p+1)/2, n), computed on first use."""
+        if self._prods is None:
             prods = np.empty((self.n_reps, len(self._iu[0]), self.n_obs))
             for k, (i, j) in enumerate(zip(*self._iu, strict=True)):
-                np.multiply(xt[:, i, :], xt[:, j, :], out=prods[:, k, :])
-        self.prods = prods
+                np.multiply(self.xt[:, i, :], self.xt[:, j, :], out=prods[:, k, :])
+            self._prods = prods
+        return self._prods
 
     @property
     def n_rows(self) -> int:
         return self.n_obs + (2 * self.p if self.box else 0)
 
     def __getitem__(self, idx: np.ndarray) -> Design:
-        return Design(self.xt[idx], self.box, self.prods[idx])
+        return Design(self.xt[idx], self.box, None if self._prods is None else self._prods[idx])
 
     def with_box(self, box: bool = True) -> Design:
-        return Design(self.xt, box, self.prods)
+        return Design(self.xt, box, self._prods)
 
     def lin(self, b: np.ndarray) -> np.ndarray:
         u = _lin(self.xt, b)
@@ -209,8 +219,10 @@ def newton_box(
     not positive definite (smallest eigenvalue raised to 1e-3 of the largest absolute one);
     the step is projected on the box and halved until the replicate's own objective
     decreases (Armijo, c = 1e-4). A replicate stops when its step is below
-    ``xtol (1 + |theta|)``, the predicted decrease is below the objective's rounding, its
-    projected gradient is below ``gtol``, or no decrease is found.
+    ``xtol (1 + |theta|)``, or is an unshifted Newton step below ``1e4 xtol (1 + |theta|)``
+    (taken without a line search: by quadratic convergence the result is then accurate to
+    about xtol), the predicted decrease is below the objective's rounding, its projected
+    gradient is below ``gtol``, or no decrease is found.
 
     Returns ``(theta, objective, iterations)``; ``iterations == max_iter`` marks a replicate
     that did not converge.
@@ -237,8 +249,12 @@ def newton_box(
         step[fixed] = 0.0
         width = xtol * (1.0 + np.abs(th).max(axis=1))
         # converged: a step below xtol, or a predicted decrease below the objective's rounding
-        small = (np.abs(step).max(axis=1) <= width) | (
-            -np.einsum("ij,ij->i", gr, step) <= 1e-13 * (1.0 + np.abs(f))
+        # or a pure Newton step (positive definite Hessian) below 1e-6: quadratic convergence
+        # makes the point after it accurate to ~1e-12
+        small = (
+            (np.abs(step).max(axis=1) <= width)
+            | (-np.einsum("ij,ij->i", gr, step) <= 1e-13 * (1.0 + np.abs(f)))
+            | ((shift == 0.0) & (np.abs(step).max(axis=1) <= 1e4 * width))
         )
         # backtracking line search, replicate by replicate (tiny steps are taken as they are)
         new = np.where(live[:, None], np.clip(th + step, lo, hi), th)
@@ -285,18 +301,21 @@ def newton_box(
 # logistic regression (spec 8.4)
 
 
-def _sigmoid_parts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``softplus(u), sigma(u), sigma(-u)`` without overflow."""
-    sn = special.expit(-u)
-    with np.errstate(divide="ignore"):
-        sp = -np.log(sn)
-    if not np.isfinite(sp).all():  # sigma(-u) underflows for u > ~745: softplus(u) = u
-        sp = np.where(np.isfinite(sp), sp, u)
-    return sp, 1.0 - sn, sn
-
-
 def _softplus(u: np.ndarray) -> np.ndarray:
-    return _sigmoid_parts(u)[0]
+    """``log(1 + e^u) = -log sigma(-u)`` without overflow (sigma(-u) underflows for u > ~745)."""
+    if u.size and u.max() > 700.0:
+        return np.logaddexp(0.0, u)
+    return -np.log(special.expit(-u))
+
+
+def _sigmoid_parts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``softplus(u), sigma(u), sigma(-u)``."""
+    sn = special.expit(-u)
+    if u.size and u.max() > 700.0:
+        sp = np.logaddexp(0.0, u)
+    else:
+        sp = -np.log(sn)
+    return sp, 1.0 - sn, sn
 
 
 class LogisticProblem:
@@ -338,6 +357,10 @@ class LogisticProblem:
         return 0.0
 
     def value(self, b: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        if idx is not None and 2 * len(idx) > self.n_reps:  # cheaper than copying the rows
+            full = np.zeros((self.n_reps, b.shape[1]))
+            full[idx] = b
+            return self.value(full)[idx]
         y = _take(self.y, idx)
         d1, d2 = _take(self.d1, idx), _take(self.d2, idx)
         if self.kind == "plain":
@@ -425,6 +448,10 @@ class SCLProblem:
         return SCLProblem(self.d2[idx], self.y[idx], self.lam, self.h, self.tau)
 
     def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        if idx is not None and 2 * len(idx) > self.n_reps:  # cheaper than copying the rows
+            full = np.zeros((self.n_reps, theta.shape[1]))
+            full[idx] = theta
+            return self.value(full)[idx]
         d2, y = _take(self.d2, idx), _take(self.y, idx)
         z = (y - d2.lin(theta)) / self.h
         pdf = np.exp(-0.5 * z * z) / _SQRT_2PI
@@ -627,10 +654,6 @@ def dc_median_dr(
     return th, fval, outer
 
 
-DEBUG = False
-STEEP = True
-
-
 def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Columns ``xt[r, :, rows[r, k]]`` -> (R, p, K)."""
     return np.take_along_axis(xt, rows[:, None, :], axis=2)
@@ -655,7 +678,7 @@ def dc_simplex_dr(
     :func:`l1_ipm`, weight M/2) has its optimum at a vertex where p rows have zero
     residual, and consecutive DC steps differ only in c, so the previous vertex is a good
     start. Each round does, per replicate, either one primal simplex pivot of the
-    Barrodale-Roberts kind (Dantzig choice of the leaving row; exact line search along the
+    Barrodale-Roberts kind (steepest-edge choice of the leaving row; exact line search along the
     edge, a weighted median over its breakpoints) or, at an optimal vertex, one DC update of
     the signs of the X2 residuals. Residuals and the sign sum are updated incrementally and
     refreshed at every DC update. ``theta0`` must be a vertex of the X1 rows (e.g. the naive
@@ -723,19 +746,6 @@ def dc_simplex_dr(
     for rnd in range(max_rounds):  # noqa: B007
         k = len(ids)
         kr = np.arange(k)
-        if DEBUG:
-            lv = live[ids]
-            rex = yy - _lin(xt1, th)
-            err_r = np.abs(rex - r)[lv].max() if lv.any() else 0
-            sx = np.sign(r).copy()
-            for jj in range(p):
-                dd = basis[:, jj] < n
-                sx[np.flatnonzero(dd), basis[dd, jj]] = 0
-            err_s = np.abs(sx - sgn)[lv].max() if lv.any() else 0
-            err_g = np.abs(_xtv(xt1, sgn) - gsum)[lv].max() if lv.any() else 0
-            if max(err_r, err_s, err_g) > 1e-6:
-                print("round", rnd, err_r, err_s, err_g)
-                raise SystemExit
         # box rows: residuals and signs from theta (cheap)
         r_ps = yps[None, :] - np.concatenate([th, th], axis=1)
         s_ps = np.sign(r_ps)
@@ -748,9 +758,10 @@ def dc_simplex_dr(
         g_n = c - gsum - ws[:, :p] - ws[:, p:]
         q = np.einsum("rij,ri->rj", binv, g_n)
         viol = np.abs(q) - w_b
-        jstar = np.argmax(viol / np.sqrt((binv**2).sum(axis=1)) if STEEP else viol, axis=1)
+        # steepest edge in theta: violation per unit length of the edge direction
+        jstar = np.argmax(viol / np.sqrt((binv**2).sum(axis=1)), axis=1)
         vmax = viol[kr, jstar]
-        optimal = live[ids] & (vmax <= tol)
+        optimal = live[ids] & (viol.max(axis=1) <= tol)
         if optimal.any():  # DC update
             oi = np.flatnonzero(optimal)
             new_s = np.sign(yy[oi] - _lin(xt2[oi], th[oi]))

@@ -104,9 +104,12 @@ def analysis_data(
     if not cols:
         raise ValidationError("features: no feature columns left")
     idx = np.asarray(cols, dtype=np.intp)
+    # a contiguous run of columns is a view (no copy of a large release)
+    contiguous = bool(np.all(np.diff(idx) == 1))
+    pick = slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else idx
     return AnalysisData(
-        x1=release.x1[:, idx],
-        x2=release.x2[:, idx],
+        x1=release.x1[:, pick],
+        x2=release.x2[:, pick],
         y1=y1,
         y2=y2,
         noised=np.isin(idx, list(noised_set)),

@@ -53,6 +53,9 @@ __all__ = [
 
 #: Default parameter box: every parameter in [-10, 10] (features on O(1) scales).
 DEFAULT_PARAM_BOUND = 10.0
+#: Above this many records, multi-start runs on an evenly spaced subsample first.
+SUBSAMPLE_ABOVE = 200_000
+SUBSAMPLE_SIZE = 50_000
 
 
 class BoundaryWarning(UserWarning):
@@ -139,17 +142,39 @@ class DRMEstimator(BaseEstimator):
         return analysis_data(data, y, self.features)
 
     def _starts(self, loss: Loss, ad: AnalysisData, box: np.ndarray) -> list[np.ndarray]:
+        """Zero (the loss's initial point), the naive fit and, for DR, the SDR fit."""
         starts = [np.clip(loss.initial_theta(ad.d), box[:, 0], box[:, 1])]
         if self.method in ("dr", "sl", "sdr"):
-            naive = solve(CorrectedObjective(loss, ad, "naive"), box, starts)
-            starts.append(naive.theta)
-            if self.method == "dr" and loss.smooth_in_x and not ad.y_noised:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                naive = solve(CorrectedObjective(loss, ad, "naive"), box, starts)
+                starts.append(naive.theta)
+                if self.method == "dr" and loss.smooth_in_x and not ad.y_noised:
                     starts.append(
                         solve(CorrectedObjective(loss, ad, "sdr"), box, [naive.theta]).theta
                     )
         return starts
+
+    def _solve(
+        self, obj: CorrectedObjective, loss: Loss, ad: AnalysisData, box: np.ndarray
+    ) -> Solution:
+        """Multi-start solve. On large data the starts and their runs are computed on an
+        evenly spaced subsample first, and only distinct local solutions are polished on
+        all records (the objective and its minimiser are those of the full data)."""
+        if ad.n <= SUBSAMPLE_ABOVE or not loss.smooth_in_theta:
+            return solve(obj, box, self._starts(loss, ad, box))
+        rows = np.linspace(0, ad.n - 1, SUBSAMPLE_SIZE).astype(np.intp)
+        sub_data, sub_obj = ad.subset(rows), obj.restricted(rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sols = [solve(sub_obj, box, [s]) for s in self._starts(loss, sub_data, box)]
+        distinct: list[np.ndarray] = []
+        for sol in sorted(sols, key=lambda s: s.objective):
+            if all(np.max(np.abs(sol.theta - t)) > 1e-2 for t in distinct):
+                distinct.append(sol.theta)
+        full = solve(obj, box, distinct)
+        full.starts = len(sols)
+        return full
 
     # --------------------------------------------------------------------- fit
     def fit(self, data: Any, y: Any = None) -> DRMEstimator:
@@ -169,7 +194,7 @@ class DRMEstimator(BaseEstimator):
         )
         obj = CorrectedObjective(loss, ad, self.method, self.n_draws, rng)
         box = self._box(obj.p)
-        sol = solve(obj, box, self._starts(loss, ad, box))
+        sol = self._solve(obj, loss, ad, box)
         self.loss_, self.data_info_ = loss, ad
         self.solution_: Solution = sol
         self.coef_ = sol.theta

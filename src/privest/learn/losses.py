@@ -160,6 +160,19 @@ class Loss:
             raise ValidationError(f"weights: has shape {w.shape}; expected ({n},)")
         return w
 
+    # -- summed evaluations used by the solvers (override for speed) -------------------------
+    def value_grad_sum(self, x, y, theta, weight: float = 1.0) -> tuple[float, np.ndarray]:
+        """(weight * sum_i l_i, weight * sum_i grad l_i): what an optimiser needs per term."""
+        return weight * float(np.sum(self.value(x, y, theta))), weight * self.grad(x, y, theta).sum(
+            axis=0
+        )
+
+    def laplacian_value_grad_sum(self, x, y, theta, noised, weight: float = 1.0):
+        """(weight * sum_i Lap l_i, weight * sum_i grad Lap l_i)."""
+        return weight * float(np.sum(self.laplacian(x, y, theta, noised))), weight * (
+            self.laplacian_grad(x, y, theta, noised).sum(axis=0)
+        )
+
     # -- loss and theta-derivatives ---------------------------------------------------------
     def value(self, x: np.ndarray, y: np.ndarray | None, theta: np.ndarray) -> np.ndarray:
         """Per-row loss values, shape (n,)."""
@@ -334,16 +347,54 @@ class IndexLoss(Loss):
 
     def grad(self, x, y, theta):
         x, y, th = self._prep(x, y, theta)
+        dphi = self.dphi(y, self._u(x, th))
+        out = np.empty((x.shape[0], th.size))
+        k = int(self.fit_intercept)
+        out[:, 0] = dphi  # overwritten below when there is no intercept
+        np.multiply(x, dphi[:, None], out=out[:, k:])
+        pg = self.penalty_grad(th)
+        if np.any(pg):
+            out += pg[None, :]
+        return out
+
+    def _sum_design(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """D' v without building D."""
+        xv = x.T @ v
+        return np.concatenate([[v.sum()], xv]) if self.fit_intercept else xv
+
+    def _gram(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """D' diag(v) D without building D."""
+        xtvx = x.T @ (x * v[:, None])
+        if not self.fit_intercept:
+            return xtvx
+        xv = x.T @ v
+        return np.block([[np.array([[v.sum()]]), xv[None, :]], [xv[:, None], xtvx]])
+
+    def value_grad_sum(self, x, y, theta, weight=1.0):
+        x, y, th = self._prep(x, y, theta)
         u = self._u(x, th)
-        return self.dphi(y, u)[:, None] * self.design(x) + self.penalty_grad(th)[None, :]
+        n = x.shape[0]
+        val = float(np.sum(self.phi(y, u))) + n * self.penalty(th)
+        grad = self._sum_design(x, self.dphi(y, u)) + n * self.penalty_grad(th)
+        return weight * val, weight * grad
+
+    def laplacian_value_grad_sum(self, x, y, theta, noised, weight=1.0):
+        if not self.smooth_in_x:
+            raise self._not_smooth()
+        x, y, th = self._prep(x, y, theta)
+        b, _ = self._embed(th, self._mask(noised, x.shape[1]))
+        u = self._u(x, th)
+        s = float(b @ b)
+        d2 = self.d2phi(y, u)
+        grad = 2.0 * float(d2.sum()) * b + s * self._sum_design(x, self.d3phi(y, u))
+        return weight * s * float(d2.sum()), weight * grad
 
     def hess_sum(self, x, y, theta, weights=None):
         if not self.smooth_in_theta:
             return super().hess_sum(x, y, theta, weights)
         x, y, th = self._prep(x, y, theta)
         w = self._weights(weights, x.shape[0])
-        D = self.design(x)
-        return D.T @ ((w * self.d2phi(y, self._u(x, th)))[:, None] * D)
+        return self._gram(x, w * self.d2phi(y, self._u(x, th)))
 
     def laplacian(self, x, y, theta, noised):
         if not self.smooth_in_x:
@@ -370,13 +421,12 @@ class IndexLoss(Loss):
         w = self._weights(weights, x.shape[0])
         b, ind = self._embed(th, self._mask(noised, x.shape[1]))
         u = self._u(x, th)
-        D = self.design(x)
         s = float(b @ b)
-        v3 = D.T @ (w * self.d3phi(y, u))
+        v3 = self._sum_design(x, w * self.d3phi(y, u))
         out = 2.0 * float(w @ self.d2phi(y, u)) * np.diag(ind)
         out += 2.0 * (np.outer(b, v3) + np.outer(v3, b))
         if s != 0.0:
-            out += s * (D.T @ ((w * self.d4phi(y, u))[:, None] * D))
+            out += s * self._gram(x, w * self.d4phi(y, u))
         return out
 
     def predict(self, x, theta):

@@ -11,6 +11,8 @@ works inside an explicit box and reports when the solution sits on it. Strategie
 * check and hinge losses with several parameters: the convex-concave procedure (DC
   algorithm) -- linearise the concave X2 part at the iterate and solve the convex rest as
   a HiGHS linear program (spec 6.3), from several starts;
+* smooth in theta with an analytic Hessian (logistic): projected, modified Newton with
+  backtracking (a few iterations; L-BFGS-B takes over if it stalls on the box);
 * everything else: L-BFGS-B with analytic (or a.e.) gradients from several starts.
 """
 
@@ -68,6 +70,8 @@ def solve(
         return _finish(_solve_scalar_scan(obj, box), box)
     if isinstance(loss, (QuantileRegressionLoss, HingeLoss)):
         return _finish(_solve_dc_lp(obj, box, starts), box)
+    if obj.has_hessian():
+        return _finish(_solve_newton(obj, box, starts), box)
     return _finish(_solve_lbfgsb(obj, box, starts), box)
 
 
@@ -282,6 +286,68 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
     if not best.converged:
         warnings.warn(
             f"DC algorithm stopped after {best.n_iter} iterations without meeting its tolerance",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return best
+
+
+# ----------------------------------------------------------------------------- Newton
+def _newton_from(
+    obj: CorrectedObjective, box: np.ndarray, theta: np.ndarray, max_iter: int = 100
+) -> Solution:
+    """Modified Newton (Hessian shifted until positive definite) with Armijo backtracking
+    along the box-projected path; converged when the projected gradient vanishes."""
+    lo, hi = box[:, 0], box[:, 1]
+    f, g = obj.value_and_grad(theta)
+    for it in range(1, max_iter + 1):
+        pg = theta - np.clip(theta - g, lo, hi)
+        if np.max(np.abs(pg)) <= 1e-10 * (1.0 + abs(f)):
+            return Solution(theta, f, True, it - 1, "Newton")
+        h = obj.hess(theta)
+        shift = 0.0
+        scale = max(1e-12, float(np.max(np.abs(np.diag(h)))))
+        while True:
+            try:
+                np.linalg.cholesky(h + shift * np.eye(obj.p))
+                break
+            except np.linalg.LinAlgError:
+                shift = max(2.0 * shift, 1e-8 * scale)
+        step = -np.linalg.solve(h + shift * np.eye(obj.p), g)
+        decrement = -float(g @ step)  # Newton decrement^2: predicted decrease x 2
+        t = 1.0
+        while t > 1e-12:
+            cand = np.clip(theta + t * step, lo, hi)
+            fc, gc = obj.value_and_grad(cand)
+            if fc <= f + 1e-4 * float(g @ (cand - theta)):
+                break
+            t *= 0.5
+        else:
+            if decrement <= 1e-12 * (1.0 + abs(f)):  # at the optimum up to round-off
+                return Solution(theta, f, True, it, "Newton")
+            return Solution(theta, f, False, it, "Newton", "line search failed")
+        theta, f, g = cand, fc, gc
+        if decrement <= 1e-16 * (1.0 + abs(f)):
+            return Solution(theta, f, True, it, "Newton")
+    return Solution(theta, f, False, max_iter, "Newton", "iteration limit")
+
+
+def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
+    best = None
+    for start in starts:
+        sol = _newton_from(obj, box, start)
+        if not sol.converged:  # stalled on the box or non-convexity: let L-BFGS-B finish
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                sol = _solve_lbfgsb(obj, box, [sol.theta])
+            sol.solver = "Newton, then L-BFGS-B"
+        sol.starts = len(starts)
+        if best is None or sol.objective < best.objective:
+            best = sol
+    assert best is not None
+    if not best.converged:
+        warnings.warn(
+            f"solver did not converge: {best.message} (objective {best.objective:.6g})",
             ConvergenceWarning,
             stacklevel=3,
         )
