@@ -13,6 +13,13 @@ from privest.errors import (
     UnreachableTargetError,
     ValidationError,
 )
+from privest.learn import (
+    DRHingeClassifier,
+    DRLinearRegression,
+    DRLogisticRegression,
+    DRMEstimator,
+    DRQuantileRegressor,
+)
 from privest.release import ZILMechanism, ZILRelease, load_release
 from privest.rng import make_rng, rng_kind
 
@@ -21,6 +28,11 @@ __version__ = "0.1.0"
 __all__ = [
     "ApproxDP",
     "BoundsError",
+    "DRHingeClassifier",
+    "DRLinearRegression",
+    "DRLogisticRegression",
+    "DRMEstimator",
+    "DRQuantileRegressor",
     "DuplicateRecordError",
     "Guarantee",
     "PrivacyParameterError",

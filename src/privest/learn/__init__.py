@@ -1,5 +1,14 @@
 """Corrected-loss learning on ZIL releases (paper 000, Sections 4-6)."""
 
+from privest.learn.estimators import (
+    BoundaryWarning,
+    DRHingeClassifier,
+    DRLinearRegression,
+    DRLogisticRegression,
+    DRMEstimator,
+    DRQuantileRegressor,
+    FitSummary,
+)
 from privest.learn.losses import (
     LOSS_NAMES,
     CallableLoss,
@@ -20,6 +29,13 @@ from privest.learn.losses import (
 )
 
 __all__ = [
+    "BoundaryWarning",
+    "DRHingeClassifier",
+    "DRLinearRegression",
+    "DRLogisticRegression",
+    "DRMEstimator",
+    "DRQuantileRegressor",
+    "FitSummary",
     "LOSS_NAMES",
     "CallableLoss",
     "HingeLoss",
