@@ -287,3 +287,31 @@ def test_coverage_logistic_setting_a():
     rate, se = _coverage(hits.mean(), reps)
     # six correlated coefficients pooled: the SE of the pooled rate is at most that of one
     assert abs(rate - 0.95) < 2 * se + 0.005, hits / reps
+
+
+@pytest.mark.slow
+def test_linear_model_asymptotic_variances_of_003_prop_6_1():
+    """[003] Prop 6.1: AsyVar(SL) = Sx^-1 (s2 Sx + l2 |t|^2 Sx + s2 l2 I + 2 l4 |t|^2 I
+    + 3 l4 t t') Sx^-1, and SL - DR = (2 - 1/delta) Sx^-1 V Sx^-1, SL - SDR = delta Sx^-1 V
+    Sx^-1 with V = l2 |t|^2 Sx + s2 l2 I + 2 l4 |t|^2 I + (2 + delta) l4 t t'."""
+    n, lam, delta, sigma = 400_000, 0.6, 0.3, 1.0
+    theta = np.array([1.0, -0.5])
+    rng = np.random.default_rng(20)
+    x = rng.uniform(-1, 1, (n, 2))
+    y = x @ theta + sigma * rng.normal(size=n)
+    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * 2).release(
+        x, rng=pv.make_rng(21))
+    sx = np.eye(2) / 3
+    sx_inv = np.linalg.inv(sx)
+    l2, l4, t2, tt = lam**2, lam**4, theta @ theta, np.outer(theta, theta)
+    eye = np.eye(2)
+    sl = sx_inv @ (sigma**2 * sx + l2 * t2 * sx + sigma**2 * l2 * eye + 2 * l4 * t2 * eye
+                   + 3 * l4 * tt) @ sx_inv
+    v = l2 * t2 * sx + sigma**2 * l2 * eye + 2 * l4 * t2 * eye + (2 + delta) * l4 * tt
+    theory = {"sl": sl, "dr": sl - (2 - 1 / delta) * sx_inv @ v @ sx_inv,
+              "sdr": sl - delta * sx_inv @ v @ sx_inv}
+    for method, asy in theory.items():
+        fit = DRLinearRegression(method=method, fit_intercept=False).fit(rel, y)
+        # the sandwich's relative error here is a few percent (fourth moments of SL noise)
+        np.testing.assert_allclose(n * np.diag(fit.cov_), np.diag(asy), rtol=0.08)
+        assert np.all(np.abs(fit.coef_ - theta) < Z_TOL * np.sqrt(np.diag(asy) / n))

@@ -781,8 +781,10 @@ def dc_simplex_dr(
             g = _lin(xt1, v)
             gps = np.concatenate([v, v], axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
-                tb = np.where(r * g > 0, r / g, np.inf)
-                tps = np.where(r_ps * gps > 0, r_ps / gps, np.inf)
+                tb = r / g  # breakpoints ahead: t > 0 (0/0 = nan and -inf are dropped)
+                tb[~(tb > 0)] = np.inf
+                tps = r_ps / gps
+                tps[~(tps > 0)] = np.inf
             dat_b = basis < n
             ri, ci = np.nonzero(dat_b)
             tb[ri, basis[ri, ci]] = np.inf
@@ -864,7 +866,8 @@ def dc_simplex_dr(
                     s_old = sgn[who, rows]
                     np.add.at(gsum, who, -2.0 * s_old[:, None] * xt1[who, :, rows])
                     sgn[who, rows] = -s_old
-            r -= tstar[:, None] * g
+            g *= tstar[:, None]
+            r -= g
             wr = np.flatnonzero(good)
             e_row = enter[wr]
             l_row = basis[wr, jstar[wr]]
