@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Protocol
 
 import numpy as np
@@ -85,17 +85,18 @@ def map_chunks(
         disable=not progress,
     )
     results: list[Any] = [None] * len(tasks)
-    with bar:
-        job = bar.add_task(description, total=len(tasks))
-        if workers <= 1 or len(tasks) <= 1:
+    if workers <= 1 or len(tasks) <= 1:
+        with bar:
+            job = bar.add_task(description, total=len(tasks))
             for i, t in enumerate(tasks):
                 results[i] = func(*t)
                 bar.advance(job)
-            return results
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_single_thread_call, func, t): i for i, t in enumerate(tasks)}
-            from concurrent.futures import as_completed
-
+        return results
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # submit (and so fork the workers) before the progress bar starts its thread
+        futures = {pool.submit(_single_thread_call, func, t): i for i, t in enumerate(tasks)}
+        with bar:
+            job = bar.add_task(description, total=len(tasks))
             for fut in as_completed(futures):
                 results[futures[fut]] = fut.result()
                 bar.advance(job)
@@ -659,6 +660,77 @@ def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.take_along_axis(xt, rows[:, None, :], axis=2)
 
 
+def _basis_system(
+    basis: np.ndarray, xt: np.ndarray, y: np.ndarray, yps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``D_B`` (k, p, p) and responses ``y_B`` of the basis (data rows < n, box rows)."""
+    n, p = xt.shape[2], xt.shape[1]
+    dat = basis < n
+    cols = _gather_cols(xt, np.where(dat, basis, 0))
+    pc = np.where(dat, 0, (basis - n) % p)
+    dbt = np.where(dat[:, None, :], cols, np.eye(p)[:, pc].transpose(1, 0, 2))
+    yb = np.where(dat, np.take_along_axis(y, np.where(dat, basis, 0), axis=1), 0.0)
+    yb = np.where(dat, yb, yps[np.where(dat, 0, basis - n)])
+    return dbt.transpose(0, 2, 1), yb
+
+
+def _ratio_test(
+    tb: np.ndarray, jd: np.ndarray, tps: np.ndarray, jps: np.ndarray, need: np.ndarray, scan: int
+) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """Exact line search along simplex edges, one per row of the inputs.
+
+    Breakpoints ``tb`` (m, K) with slope jumps ``jd`` and box-row breakpoints ``tps`` (m, 2p)
+    with jumps ``jps``; the slope starts at ``-need`` < 0. Returns the entering row (index
+    < K: a row of ``tb``; K + j: box row j; -1: slope never turns), the step, and the rows
+    crossed on the way (pairs of arrays: which line search, which row).
+    """
+    m, kk = tb.shape
+    need = need.copy()
+    enter = np.full(m, -1)
+    tstar = np.zeros(m)
+    crossed: list[tuple[np.ndarray, np.ndarray]] = []
+    todo = np.arange(m)
+    tb = tb.copy()
+    tps = tps.copy()
+    for _ in range(scan):  # most line searches stop within a breakpoint or two
+        i_d = np.argmin(tb[todo], axis=1)
+        i_p = np.argmin(tps[todo], axis=1)
+        t_d = tb[todo, i_d]
+        t_p = tps[todo, i_p]
+        use_p = t_p < t_d
+        t_min = np.where(use_p, t_p, t_d)
+        jmp = np.where(use_p, jps[todo, i_p], jd[todo, i_d])
+        row = np.where(use_p, kk + i_p, i_d)
+        fin = np.isfinite(t_min)
+        reached = fin & (jmp >= need[todo])
+        enter[todo[reached]] = row[reached]
+        tstar[todo[reached]] = t_min[reached]
+        go = fin & ~reached
+        nxt = todo[go]
+        need[nxt] -= jmp[go]
+        crossed.append((nxt, row[go]))
+        tb[nxt[~use_p[go]], i_d[go][~use_p[go]]] = np.inf
+        tps[nxt[use_p[go]], i_p[go][use_p[go]]] = np.inf
+        todo = nxt
+        if todo.size == 0:
+            return enter, tstar, crossed
+    full_t = np.concatenate([tb[todo], tps[todo]], axis=1)
+    full_j = np.concatenate([jd[todo], jps[todo]], axis=1)
+    order = np.argsort(full_t, axis=1)
+    cum = np.cumsum(np.take_along_axis(full_j, order, 1), axis=1)
+    hit = cum >= need[todo, None]
+    pos = np.argmax(hit, axis=1)
+    tr = np.arange(todo.size)
+    t_hit = full_t[tr, order[tr, pos]]
+    found = hit[tr, pos] & np.isfinite(t_hit)
+    for jj in np.flatnonzero(found):
+        i = todo[jj]
+        crossed.append((np.full(pos[jj], i), order[jj, : pos[jj]]))
+        enter[i] = order[jj, pos[jj]]
+        tstar[i] = t_hit[jj]
+    return enter, tstar, crossed
+
+
 def dc_simplex_dr(
     d1: Design,
     d2: Design,
@@ -666,235 +738,229 @@ def dc_simplex_dr(
     delta: float,
     theta0: np.ndarray,
     bound: float,
-    max_rounds: int = 50_000,
+    max_rounds: int = 100_000,
+    cand: int | None = None,
     scan: int = 2,
-    window: int = 64,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The DC algorithm of :func:`dc_median_dr`, with each convex step solved by warm simplex.
 
     Same iterates as :func:`dc_median_dr` (every convex step is solved exactly, and its
-    solution is unique for continuous data), but cheaper: the convex step
+    solution is unique for continuous data), but far cheaper. The convex step
     ``min sum_i |y_i - d1_i'theta| + c'theta`` over the box (the 2p box rows of
-    :func:`l1_ipm`, weight M/2) has its optimum at a vertex where p rows have zero
-    residual, and consecutive DC steps differ only in c, so the previous vertex is a good
-    start. Each round does, per replicate, either one primal simplex pivot of the
-    Barrodale-Roberts kind (steepest-edge choice of the leaving row; exact line search along the
-    edge, a weighted median over its breakpoints) or, at an optimal vertex, one DC update of
-    the signs of the X2 residuals. Residuals and the sign sum are updated incrementally and
-    refreshed at every DC update. ``theta0`` must be a vertex of the X1 rows (e.g. the naive
-    LAD fit from :func:`l1_ipm`); its basis is read off as the p smallest residuals.
+    :func:`l1_ipm`, weight M/2) has its optimum at a vertex where p rows have zero residual,
+    and consecutive DC steps differ only in c, so the previous vertex is a good start. Each
+    round does, per replicate, either one primal simplex pivot of the Barrodale-Roberts kind
+    (steepest-edge choice of the leaving row, exact line search along the edge: a weighted
+    median over its breakpoints) or, at an optimal vertex, one DC update of the signs of the
+    X2 residuals (stopping when they repeat).
+
+    Pivots look only at a candidate set C of the ``cand`` rows with the smallest
+    |r_i| / ||d_i|| (default n/10): a row outside C has |r_i| / ||d_i|| >= tau, and a
+    residual moves by at most ||d_i|| ||theta - theta_C|| after C was built, so no row
+    outside C can be crossed while ``||step|| * t`` stays below ``tau`` minus the distance
+    travelled; otherwise C is rebuilt (and if a fresh C is not enough, the pivot is done on
+    all rows). Sign sums are updated incrementally and recomputed at every rebuild.
+    ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of :func:`l1_ipm`).
 
     Returns ``(theta, F(theta), DC steps, ok)``; ``ok`` is False where the basis could not
     be identified or the round limit was hit (callers fall back to :func:`dc_median_dr`).
     """
     r_all, p, n = d1.xt.shape
+    kc = min(n, cand if cand is not None else max(16 * p, n // 10))
     big = 2.0 * (np.abs(d1.xt).sum(axis=2) + (1.0 - delta) * np.abs(d2.xt).sum(axis=2)) + 1.0
-    wps_all = np.concatenate([big / 2.0, big / 2.0], axis=1)  # weights of the 2p box rows
     yps = np.concatenate([np.full(p, bound), np.full(p, -bound)])
     tol = 1e-10 * n
-    eye = np.eye(p)
     th_out = np.array(theta0, dtype=float)
     steps = np.zeros(r_all, dtype=int)
     ok = np.ones(r_all, dtype=bool)
-    # working state (rows = replicates still running)
-    ids = np.arange(r_all)
-    xt1, xt2, yy, wps = d1.xt, d2.xt, y, wps_all
-    th = th_out.copy()
-    r = yy - _lin(xt1, th)
-    basis = np.argpartition(np.abs(r), p - 1, axis=1)[:, :p]  # data rows only at the start
     live = np.ones(r_all, dtype=bool)
-
-    def refresh(sel: np.ndarray) -> None:
-        """Exact residuals, signs, sign sums, X2 signs and c for working rows ``sel``."""
-        b = basis[sel]
-        rs = yy[sel] - _lin(xt1[sel], th[sel])
-        dat = b < n
-        rows_i, cols_i = np.nonzero(dat)
-        rs[rows_i, b[rows_i, cols_i]] = 0.0
-        r[sel] = rs
-        ss = np.sign(rs)
-        sgn[sel] = ss
-        gsum[sel] = _xtv(xt1[sel], ss)
-        s2 = np.sign(yy[sel] - _lin(xt2[sel], th[sel]))
-        sign2[sel] = s2
-        c[sel] = (1.0 - delta) * _xtv(xt2[sel], s2)
-
-    def basis_matrix(b: np.ndarray, xt: np.ndarray, yv: np.ndarray):
-        dat = b < n
-        cols = _gather_cols(xt, np.where(dat, b, 0))
-        pc = np.where(dat, 0, (b - n) % p)
-        dbt = np.where(dat[:, None, :], cols, eye[:, pc].transpose(1, 0, 2))
-        yb = np.where(dat, np.take_along_axis(yv, np.where(dat, b, 0), axis=1), 0.0)
-        yb = np.where(dat, yb, yps[np.where(dat, 0, b - n)])
-        return dbt.transpose(0, 2, 1), yb
-
-    db, yb = basis_matrix(basis, xt1, yy)
-    cond_bad = np.linalg.cond(db) > 1e12
-    db[cond_bad] = eye
-    binv = np.linalg.inv(db)
-    th_b = np.einsum("rij,rj->ri", binv, yb)
-    far = cond_bad | (np.abs(th_b - th).max(axis=1) > 1e-6 * (1.0 + np.abs(th).max(axis=1)))
+    st: dict[str, np.ndarray] = {
+        "ids": np.arange(r_all),
+        "xt1": d1.xt,
+        "xt2": d2.xt,
+        "y": y,
+        "wps": np.concatenate([big / 2.0, big / 2.0], axis=1),
+        "dnorm": np.sqrt((d1.xt**2).sum(axis=1)),
+        "th": th_out.copy(),
+    }
+    r0 = y - _lin(d1.xt, st["th"])
+    st["basis"] = np.argpartition(np.abs(r0), p - 1, axis=1)[:, :p]
+    db, yb = _basis_system(st["basis"], d1.xt, y, yps)
+    bad = np.linalg.cond(db) > 1e12
+    db[bad] = np.eye(p)
+    st["binv"] = np.linalg.inv(db)
+    th_b = np.einsum("rij,rj->ri", st["binv"], yb)
+    far = bad | (np.abs(th_b - st["th"]).max(axis=1) > 1e-6 * (1 + np.abs(st["th"]).max(axis=1)))
     ok[far] = False
     live[far] = False
-    th = np.where(far[:, None], th, th_b)
-    sgn = np.empty_like(r)
-    gsum = np.empty((r_all, p))
-    sign2 = np.empty_like(r)
-    c = np.empty((r_all, p))
-    refresh(np.arange(r_all))
-    rnd = 0
-    for rnd in range(max_rounds):  # noqa: B007
+    st["th"] = np.where(far[:, None], st["th"], th_b)
+    s2 = np.sign(y - _lin(d2.xt, st["th"]))
+    st["sign2"] = s2
+    st["c"] = (1.0 - delta) * _xtv(d2.xt, s2)
+    for key, shape in (("cidx", (kc,)), ("xtc", (p, kc)), ("rc", (kc,)), ("sc", (kc,))):
+        st[key] = np.zeros((r_all, *shape), dtype=int if key == "cidx" else float)
+    st["tau"], st["budget"] = np.zeros(r_all), np.zeros(r_all)
+    st["gsum"], st["bpos"] = np.zeros((r_all, p)), np.zeros((r_all, p), dtype=int)
+
+    def rebuild(sel: np.ndarray) -> None:
+        """Exact residuals and signs at theta, a fresh candidate set, exact sign sums."""
+        b = st["basis"][sel]
+        xs = st["xt1"][sel]
+        rf = st["y"][sel] - _lin(xs, st["th"][sel])
+        ri, ci = np.nonzero(b < n)
+        rf[ri, b[ri, ci]] = 0.0
+        a = np.abs(rf) / st["dnorm"][sel]
+        if kc < n:
+            part = np.argpartition(a, kc, axis=1)
+            idx = part[:, :kc]
+            st["tau"][sel] = np.take_along_axis(a, part[:, kc : kc + 1], 1)[:, 0]
+        else:
+            idx = np.broadcast_to(np.arange(n), (len(sel), n))
+            st["tau"][sel] = np.inf
+        st["cidx"][sel] = idx
+        st["xtc"][sel] = np.take_along_axis(xs, idx[:, None, :], axis=2)
+        st["rc"][sel] = np.take_along_axis(rf, idx, 1)
+        sf = np.sign(rf)
+        st["sc"][sel] = np.take_along_axis(sf, idx, 1)
+        st["gsum"][sel] = _xtv(xs, sf)
+        st["budget"][sel] = 0.0
+        match = idx[:, :, None] == b[:, None, :]  # (m, kc, p): where each basis row sits in C
+        st["bpos"][sel] = np.where(match.any(axis=1), np.argmax(match, axis=1), -1)
+
+    def refresh_basis(sel: np.ndarray) -> None:
+        db, yb = _basis_system(st["basis"][sel], st["xt1"][sel], st["y"][sel], yps)
+        st["binv"][sel] = np.linalg.inv(db)
+        st["th"][sel] = np.einsum("rij,rj->ri", st["binv"][sel], yb)
+
+    def full_pivots(sel: np.ndarray, js: np.ndarray, sq: np.ndarray, need: np.ndarray) -> None:
+        """Pivots of working rows ``sel`` looking at every row (rare), then a rebuild."""
+        xs = st["xt1"][sel]
+        th = st["th"][sel]
+        v = -sq[:, None] * st["binv"][sel, :, js]
+        g = _lin(xs, v)
+        rf = st["y"][sel] - _lin(xs, th)
+        gps = np.concatenate([v, v], axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tb = rf / g
+            tb[~(tb > 0)] = np.inf
+            tps = (yps[None, :] - np.concatenate([th, th], axis=1)) / gps
+            tps[~(tps > 0)] = np.inf
+        b = st["basis"][sel]
+        ri, ci = np.nonzero(b < n)
+        tb[ri, b[ri, ci]] = np.inf
+        ri, ci = np.nonzero(b >= n)
+        tps[ri, b[ri, ci] - n] = np.inf
+        jps = 2.0 * st["wps"][sel] * np.abs(gps)
+        enter, _, _ = _ratio_test(tb, 2.0 * np.abs(g), tps, jps, need, 0)
+        fail = enter < 0
+        ok[st["ids"][sel[fail]]] = False
+        live[st["ids"][sel[fail]]] = False
+        st["basis"][sel[~fail], js[~fail]] = enter[~fail]  # the index is already global
+        refresh_basis(sel)
+        rebuild(sel)
+
+    rebuild(np.arange(r_all))
+    for _ in range(max_rounds):
+        ids = st["ids"]
         k = len(ids)
         kr = np.arange(k)
-        # box rows: residuals and signs from theta (cheap)
+        th, basis, wps = st["th"], st["basis"], st["wps"]
         r_ps = yps[None, :] - np.concatenate([th, th], axis=1)
         s_ps = np.sign(r_ps)
-        bps = basis >= n
-        rows_i, cols_i = np.nonzero(bps)
-        s_ps[rows_i, basis[rows_i, cols_i] - n] = 0.0
+        ri, ci = np.nonzero(basis >= n)
+        s_ps[ri, basis[ri, ci] - n] = 0.0
         w_b = np.ones((k, p))
-        w_b[rows_i, cols_i] = wps[rows_i, basis[rows_i, cols_i] - n]
+        w_b[ri, ci] = wps[ri, basis[ri, ci] - n]
         ws = wps * s_ps
-        g_n = c - gsum - ws[:, :p] - ws[:, p:]
-        q = np.einsum("rij,ri->rj", binv, g_n)
+        q = np.einsum("rij,ri->rj", st["binv"], st["c"] - st["gsum"] - ws[:, :p] - ws[:, p:])
         viol = np.abs(q) - w_b
         # steepest edge in theta: violation per unit length of the edge direction
-        jstar = np.argmax(viol / np.sqrt((binv**2).sum(axis=1)), axis=1)
+        jstar = np.argmax(viol / np.sqrt((st["binv"] ** 2).sum(axis=1)), axis=1)
         vmax = viol[kr, jstar]
-        optimal = live[ids] & (viol.max(axis=1) <= tol)
-        if optimal.any():  # DC update
+        lv = live[ids]
+        optimal = lv & (viol.max(axis=1) <= tol)
+        if optimal.any():  # DC update of the X2 signs
             oi = np.flatnonzero(optimal)
-            new_s = np.sign(yy[oi] - _lin(xt2[oi], th[oi]))
-            same = np.all(new_s == sign2[oi], axis=1)
+            new_s = np.sign(st["y"][oi] - _lin(st["xt2"][oi], th[oi]))
+            same = np.all(new_s == st["sign2"][oi], axis=1)
             steps[ids[oi]] += 1
-            done = oi[same]
-            th_out[ids[done]] = th[done]
-            live[ids[done]] = False
+            th_out[ids[oi[same]]] = th[oi[same]]
+            live[ids[oi[same]]] = False
             ch = oi[~same]
-            if ch.size:
-                refresh(ch)
-        pivm = live[ids] & ~optimal
-        if pivm.any():
-            sq = np.sign(q[kr, jstar])
-            v = -sq[:, None] * binv[kr, :, jstar]  # D_B v = -sign(q_j) e_j
-            v[~pivm] = 0.0
-            g = _lin(xt1, v)
+            st["sign2"][ch] = new_s[~same]
+            st["c"][ch] = (1.0 - delta) * _xtv(st["xt2"][ch], new_s[~same])
+        pv = np.flatnonzero(lv & ~optimal)
+        if pv.size:
+            js = jstar[pv]
+            sq = np.sign(q[pv, js])
+            v = -sq[:, None] * st["binv"][pv, :, js]  # D_B v = -sign(q_j) e_j
+            vn = np.sqrt((v * v).sum(axis=1))
+            xtc = st["xtc"][pv]
+            gc = _lin(xtc, v)
+            rc = st["rc"][pv]
             gps = np.concatenate([v, v], axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
-                tb = r / g  # breakpoints ahead: t > 0 (0/0 = nan and -inf are dropped)
+                tb = rc / gc  # breakpoints ahead: t > 0 (0/0 = nan and -inf are dropped)
                 tb[~(tb > 0)] = np.inf
-                tps = r_ps / gps
+                tps = r_ps[pv] / gps
                 tps[~(tps > 0)] = np.inf
-            dat_b = basis < n
-            ri, ci = np.nonzero(dat_b)
-            tb[ri, basis[ri, ci]] = np.inf
-            ri, ci = np.nonzero(~dat_b)
-            tps[ri, basis[ri, ci] - n] = np.inf
-            jps = 2.0 * wps * np.abs(gps)
-            need = np.where(pivm, vmax, 0.0)
-            enter = np.full(k, -1)
-            tstar = np.zeros(k)
-            crossed: list[tuple[np.ndarray, np.ndarray]] = []
-            todo = np.flatnonzero(pivm)
-            for it_scan in range(scan):
-                if it_scan == 0:
-                    i_d = np.argmin(tb, axis=1)[todo]
-                    i_p = np.argmin(tps, axis=1)[todo]
-                else:
-                    i_d = np.argmin(tb[todo], axis=1)
-                    i_p = np.argmin(tps[todo], axis=1)
-                t_d = tb[todo, i_d]
-                t_p = tps[todo, i_p]
-                use_p = t_p < t_d
-                t_min = np.where(use_p, t_p, t_d)
-                jmp = np.where(use_p, jps[todo, i_p], 2.0 * np.abs(g[todo, i_d]))
-                idx_row = np.where(use_p, n + i_p, i_d)
-                bad = ~np.isfinite(t_min)
-                if bad.any():  # unbounded edge: cannot happen with the box rows
-                    ok[ids[todo[bad]]] = False
-                    live[ids[todo[bad]]] = False
-                reached = (jmp >= need[todo]) & ~bad
-                enter[todo[reached]] = idx_row[reached]
-                tstar[todo[reached]] = t_min[reached]
-                nr = ~reached & ~bad
-                t_n, i_dn, i_pn, up_n = todo[nr], i_d[nr], i_p[nr], use_p[nr]
-                need[t_n] -= jmp[nr]
-                crossed.append((t_n, idx_row[nr]))
-                tb[t_n[~up_n], i_dn[~up_n]] = np.inf
-                tps[t_n[up_n], i_pn[up_n]] = np.inf
-                todo = t_n
-                if todo.size == 0:
-                    break
-            if todo.size:  # longer line searches: the `window` smallest breakpoints, sorted
-                full_t = np.concatenate([tb[todo], tps[todo]], axis=1)
-                full_j = np.concatenate([2.0 * np.abs(g[todo]), jps[todo]], axis=1)
-                kk = min(window, full_t.shape[1])
-                part = np.argpartition(full_t, kk - 1, axis=1)[:, :kk]
-                order = np.take_along_axis(
-                    part, np.argsort(np.take_along_axis(full_t, part, 1), axis=1), 1
-                )
-                cum = np.cumsum(np.take_along_axis(full_j, order, 1), axis=1)
-                hit = cum >= need[todo, None]
-                pos = np.argmax(hit, axis=1)
-                tr = np.arange(todo.size)
-                found = hit[tr, pos]
-                t_hit = full_t[tr, order[tr, pos]]
-                found &= np.isfinite(t_hit)
-                for jj in np.flatnonzero(found):
-                    i = todo[jj]
-                    crossed.append((np.full(pos[jj], i), order[jj, : pos[jj]]))
-                    enter[i] = order[jj, pos[jj]]
-                    tstar[i] = t_hit[jj]
-                for jj in np.flatnonzero(~found):  # very long line searches: full sort
-                    i = todo[jj]
-                    ft, fj = full_t[jj], full_j[jj]
-                    srt = np.argsort(ft)
-                    cf = np.cumsum(fj[srt])
-                    ps = int(np.searchsorted(cf, need[i]))
-                    if ps >= len(srt) or not np.isfinite(ft[srt[ps]]):
-                        ok[ids[i]] = False
-                        live[ids[i]] = False
-                        continue
-                    crossed.append((np.full(ps, i), srt[:ps]))
-                    enter[i] = srt[ps]
-                    tstar[i] = ft[srt[ps]]
-            good = enter >= 0
-            for who, rows in crossed:  # sign flips of the crossed rows
-                keep = good[who] & (rows < n)
+            bpos = st["bpos"][pv]
+            ri, ci = np.nonzero(bpos >= 0)
+            tb[ri, bpos[ri, ci]] = np.inf
+            bp = basis[pv]
+            ri, ci = np.nonzero(bp >= n)
+            tps[ri, bp[ri, ci] - n] = np.inf
+            enter, tstar, crossed = _ratio_test(
+                tb, 2.0 * np.abs(gc), tps, 2.0 * wps[pv] * np.abs(gps), vmax[pv], scan
+            )
+            with np.errstate(divide="ignore"):
+                limit = (st["tau"][pv] - st["budget"][pv]) / vn
+            valid = (enter >= 0) & (tstar < limit)
+            stale = ~valid & (st["budget"][pv] > 0.0)
+            if stale.any():  # the candidate set may miss a crossing: rebuild it
+                rebuild(pv[stale])
+            short = np.flatnonzero(~valid & ~stale)
+            if short.size:  # even a fresh candidate set is too small
+                full_pivots(pv[short], js[short], sq[short], vmax[pv[short]])
+            for who, rows in crossed:  # sign flips of the crossed candidate rows
+                keep = valid[who] & (rows < kc)
                 who, rows = who[keep], rows[keep]
                 if who.size:
-                    s_old = sgn[who, rows]
-                    np.add.at(gsum, who, -2.0 * s_old[:, None] * xt1[who, :, rows])
-                    sgn[who, rows] = -s_old
-            g *= tstar[:, None]
-            r -= g
-            wr = np.flatnonzero(good)
-            e_row = enter[wr]
-            l_row = basis[wr, jstar[wr]]
-            ed = e_row < n
-            we, re_ = wr[ed], e_row[ed]
-            gsum[we] -= sgn[we, re_][:, None] * xt1[we, :, re_]
-            sgn[we, re_] = 0.0
-            r[we, re_] = 0.0
-            ld = l_row < n
-            wl, rl = wr[ld], l_row[ld]
-            s_l = sq[wl]
-            gsum[wl] += s_l[:, None] * xt1[wl, :, rl]
-            sgn[wl, rl] = s_l
-            basis[wr, jstar[wr]] = e_row
-            db, yb = basis_matrix(basis[wr], xt1[wr], yy[wr])
-            binv[wr] = np.linalg.inv(db)
-            th[wr] = np.einsum("rij,rj->ri", binv[wr], yb)
+                    w_i = pv[who]
+                    s_old = st["sc"][w_i, rows]
+                    np.add.at(st["gsum"], w_i, -2.0 * s_old[:, None] * xtc[who, :, rows])
+                    st["sc"][w_i, rows] = -s_old
+            vj = np.flatnonzero(valid)
+            if vj.size:
+                w_i = pv[vj]
+                gc[vj] *= tstar[vj, None]
+                st["rc"][w_i] = rc[vj] - gc[vj]
+                st["budget"][w_i] += tstar[vj] * vn[vj]
+                e = enter[vj]
+                ed = e < kc
+                we, pe = w_i[ed], e[ed]
+                st["gsum"][we] -= st["sc"][we, pe][:, None] * xtc[vj[ed], :, pe]
+                st["sc"][we, pe] = 0.0
+                st["rc"][we, pe] = 0.0
+                jv = js[vj]
+                lp = st["bpos"][w_i, jv]
+                ld = lp >= 0
+                wl, pl = w_i[ld], lp[ld]
+                st["sc"][wl, pl] = sq[vj][ld]
+                st["gsum"][wl] += sq[vj][ld][:, None] * xtc[vj[ld], :, pl]
+                new_rows = np.where(ed, st["cidx"][w_i, np.where(ed, e, 0)], n + e - kc)
+                st["basis"][w_i, jv] = new_rows
+                st["bpos"][w_i, jv] = np.where(ed, e, -1)
+                refresh_basis(w_i)
         if not live.any():
             break
-        if live[ids].mean() <= 0.6:
-            keep = np.flatnonzero(live[ids])
-            ids = ids[keep]
-            xt1, xt2, yy, wps = xt1[keep], xt2[keep], yy[keep], wps[keep]
-            th, r, basis, binv = th[keep], r[keep], basis[keep], binv[keep]
-            sgn, gsum, sign2, c = sgn[keep], gsum[keep], sign2[keep], c[keep]
+        if live[st["ids"]].mean() <= 0.6:
+            keep = np.flatnonzero(live[st["ids"]])
+            for key in st:
+                st[key] = st[key][keep]
     if live.any():
         ok[live] = False
-        th_out[ids[live[ids]]] = th[live[ids]]
+        sel = live[st["ids"]]
+        th_out[st["ids"][sel]] = st["th"][sel]
     fval = dr_median_objective(d1, d2, y, th_out, delta)
     return th_out, fval, steps, ok

@@ -1,0 +1,338 @@
+"""Paper 000 Tables 1-3 (zil_tables.py) and their batched solvers (zil_batched.py).
+
+Fast tests check each batched solver against scipy on a few small replicates. The slow
+tests reproduce the spec 11.11 targets at reduced replications; every tolerance is a
+multiple of the Monte Carlo standard error at the chosen replications (plus the paper's
+rounding to 0.001, and the relative margins that spec 11.11 itself sets for Table 2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog, minimize
+from scipy.special import expit
+
+from privest.experiments import registry
+from privest.experiments.zil_batched import (
+    Design,
+    LogisticProblem,
+    SCLProblem,
+    dc_median_dr,
+    dc_simplex_dr,
+    dr_median_objective,
+    l1_ipm,
+    newton_box,
+    rmse_se,
+    truncated_normal,
+)
+from privest.experiments.zil_tables import (
+    T1_PAPER,
+    T2_PAPER,
+    T3_PAPER,
+    _release,
+    _t3_design,
+    run_table1,
+    run_table2,
+    run_table3,
+    t1_estimates,
+    t2_fit,
+)
+
+ROUND = 0.0005  # the paper prints three decimals
+
+
+def _logistic_data(reps: int, n: int, lam: float, seed: int, bound: float = 0.5):
+    rng = np.random.default_rng(seed)
+    x = truncated_normal((reps, n, 6), bound, rng)
+    y = (rng.random((reps, n)) < expit(x.sum(axis=2))).astype(float)
+    x1, x2 = _release(x, lam, 0.2, rng)
+    return x, x1, x2, y
+
+
+def _median_data(reps: int, n: int, lam: float, seed: int, sigma: float = 0.798):
+    rng = np.random.default_rng(seed)
+    x = truncated_normal((reps, n, 6), 1.0, rng)
+    y = 1.0 + x.sum(axis=2) + sigma * rng.standard_normal((reps, n))
+    x1, x2 = _release(x, lam, 0.2, rng)
+    return x, x1, x2, y
+
+
+def _design(x: np.ndarray) -> Design:
+    return Design(np.ascontiguousarray(x.transpose(0, 2, 1)))
+
+
+def _scipy_min(prob, start: np.ndarray, box: float) -> np.ndarray:
+    """L-BFGS-B with the analytic gradient on one replicate (``prob`` has one replicate)."""
+    res = minimize(
+        lambda b: float(prob.value(b[None])[0]),
+        start,
+        jac=lambda b: prob.derivs(b[None])[1][0],
+        method="L-BFGS-B",
+        bounds=[(-box, box)] * len(start),
+        options={"ftol": 0.0, "gtol": 1e-11, "maxiter": 20_000, "maxcor": 30},
+    )
+    return res.x
+
+
+# ------------------------------------------------------------------------ fast: solvers
+
+
+def test_registry_lists_the_tables():
+    assert {"zil-table1", "zil-table2", "zil-table3"} <= set(registry.names())
+    assert registry.get("zil-table1").default_reps == 5000
+
+
+def test_rmse_se_matches_its_formula():
+    err = np.random.default_rng(0).normal(0.0, 2.0, size=(4000, 2))
+    rmse, se = rmse_se(err)
+    e2 = err**2
+    assert np.allclose(rmse, np.sqrt(e2.mean(axis=0)))
+    assert np.allclose(se, e2.std(axis=0, ddof=1) / (2 * rmse * math.sqrt(4000)))
+    # normal errors: se(RMSE) ~ sigma / sqrt(2R)
+    assert np.allclose(se, 2.0 / math.sqrt(2 * 4000), rtol=0.1)
+
+
+def test_table1_closed_forms():
+    """ORA = mean g(X); SL = mean g(X2) (times 1 + 2 pi^2 lam^2 for |sin|); DR (spec 6.3a)."""
+    rng = np.random.default_rng(1)
+    x, x1, x2 = (rng.random((2, 50)) for _ in range(3))
+    delta, lam = 0.1, 0.94
+    est = t1_estimates(x, x1, x2, delta, lam)
+    relu = lambda v: np.maximum(v, 0.0)  # noqa: E731
+    assert np.allclose(est[:, 0, 0], relu(x).mean(axis=1))
+    assert np.allclose(est[:, 1, 1], ((x2 >= 0.5) & (x2 <= 1)).mean(axis=1))
+    sine = np.abs(np.sin(2 * np.pi * x2)).mean(axis=1)
+    assert np.allclose(est[:, 1, 2], (1 + 2 * np.pi**2 * lam**2) * sine)
+    dr = 10 * relu(x1).mean(axis=1) - 9 * relu(x2).mean(axis=1)
+    assert np.allclose(est[:, 2, 0], dr)
+
+
+@pytest.mark.parametrize("kind", ["ora", "plain", "sl", "sdr", "dr"])
+def test_newton_matches_scipy_logistic(kind):
+    """Batched modified Newton = L-BFGS-B (same start) to 1e-6, setting A, 3 replicates."""
+    x, x1, x2, y = _logistic_data(3, 2000, 0.5, seed=2)
+    d, d1, d2 = _design(x), _design(x1), _design(x2)
+    box = 5.0
+    if kind == "ora":
+        prob = LogisticProblem("plain", d, None, y)
+    else:
+        prob = LogisticProblem(kind, d1, d2, y, 0.5, 0.2)
+    start = np.zeros((3, 6))
+    if kind in ("sl", "sdr", "dr"):  # as in the experiment: from the naive fit
+        start, _, _ = newton_box(LogisticProblem("plain", d1, None, y), start, -box, box)
+    ours, f, iters = newton_box(prob, start, -box, box)
+    assert np.all(iters < 100)
+    for r in range(3):
+        ref = _scipy_min(prob.subset(np.array([r])), start[r], box)
+        assert np.max(np.abs(ours[r] - ref)) < 1e-6
+        f_ref = float(prob.value(ref[None], np.array([r]))[0])
+        assert f[r] <= f_ref + 1e-12
+
+
+def test_newton_matches_scipy_scl_and_respects_the_box():
+    x, x1, x2, y = _median_data(3, 2000, 0.5, seed=3)
+    d2 = _t3_design(x2)
+    nai, _ = l1_ipm(_t3_design(x1), y)
+    prob = SCLProblem(d2, y, lam=0.5, h=0.8)
+    ours, _, _ = newton_box(prob, nai, -5.0, 5.0)
+    for r in range(3):
+        ref = _scipy_min(prob.subset(np.array([r])), nai[r], 5.0)
+        assert np.max(np.abs(ours[r] - ref)) < 1e-6
+    # a binding box: the projected-gradient optimality conditions hold
+    tight, _, _ = newton_box(prob, nai, -0.9, 0.9)
+    _, g, _ = prob.derivs(tight)
+    at_hi = tight >= 0.9
+    at_lo = tight <= -0.9
+    assert at_hi.any()
+    assert np.all(g[at_hi] <= 1e-9) and np.all(g[at_lo] >= -1e-9)
+    assert np.all(np.abs(g[~at_hi & ~at_lo]) < 1e-8)
+
+
+def _lp(dm: np.ndarray, y: np.ndarray, w: np.ndarray, c: np.ndarray, bound: float | None):
+    """HiGHS: min sum w_i |y_i - d_i'theta| + c'theta (theta in a box if ``bound``)."""
+    n, p = dm.shape
+    res = linprog(
+        np.concatenate([c, w, w]),
+        A_eq=np.hstack([dm, np.eye(n), -np.eye(n)]),
+        b_eq=y,
+        bounds=[(None, None) if bound is None else (-bound, bound)] * p + [(0, None)] * (2 * n),
+        method="highs",
+    )
+    assert res.status == 0
+    return res.x[:p], res.fun
+
+
+@pytest.mark.parametrize("tilt,bound", [(0.0, None), (20.0, None), (300.0, 2.0)])
+def test_l1_ipm_matches_highs(tilt, bound):
+    rng = np.random.default_rng(4)
+    reps, n, p = 4, 250, 7
+    dm = np.concatenate([np.ones((reps, n, 1)), rng.normal(size=(reps, n, p - 1))], axis=2)
+    y = dm.sum(axis=2) + rng.standard_t(2, size=(reps, n))
+    w = rng.uniform(0.5, 1.5, size=(reps, n))
+    c = tilt * rng.normal(size=(reps, p))
+    theta, _ = l1_ipm(_design(dm), y, w, c, bound=bound)
+    for r in range(reps):
+        ref, fun = _lp(dm[r], y[r], w[r], c[r], bound)
+        ours = float(w[r] @ np.abs(y[r] - dm[r] @ theta[r]) + c[r] @ theta[r])
+        assert abs(ours - fun) <= 1e-9 * abs(fun)
+        assert np.max(np.abs(theta[r] - ref)) < 1e-6
+
+
+def _dc_highs(d1m, d2m, y, delta, theta0, bound):
+    """Reference DC algorithm (spec 6.3) with each convex step solved by HiGHS."""
+    theta = theta0.copy()
+    signs = np.sign(y - d2m @ theta)
+    for _ in range(200):
+        c = (1 - delta) * d2m.T @ signs
+        theta, _ = _lp(d1m, y, np.ones(len(y)), c, bound)
+        new = np.sign(y - d2m @ theta)
+        if np.array_equal(new, signs):
+            break
+        signs = new
+    f = np.mean(np.abs(y - d1m @ theta) / delta + (1 - 1 / delta) * np.abs(y - d2m @ theta))
+    return theta, f
+
+
+def test_dc_solvers_match_highs_dc():
+    """Both batched DC implementations give the HiGHS-DC iterates' end point (Table 3 DR)."""
+    reps, n = 4, 300
+    x, x1, x2, y = _median_data(reps, n, 2.0, seed=5)
+    d1, d2 = _t3_design(x1), _t3_design(x2)
+    nai, _ = l1_ipm(d1, y)
+    simplex, f_s, steps_s, ok = dc_simplex_dr(d1, d2, y, 0.2, nai, 5.0)
+    ipm, f_i, steps_i = dc_median_dr(d1, d2, y, 0.2, nai, 5.0)
+    assert ok.all()
+    np.testing.assert_array_equal(steps_s, steps_i)
+    assert np.allclose(f_s, dr_median_objective(d1, d2, y, simplex, 0.2))
+    for r in range(reps):
+        d1m = d1.xt[r].T
+        d2m = d2.xt[r].T
+        ref, f_ref = _dc_highs(d1m, d2m, y[r], 0.2, nai[r], 5.0)
+        assert abs(f_s[r] - f_ref) <= 1e-9 * abs(f_ref)
+        assert abs(f_i[r] - f_ref) <= 1e-9 * abs(f_ref)
+        assert np.max(np.abs(simplex[r] - ref)) < 1e-6
+        assert np.max(np.abs(ipm[r] - ref)) < 1e-6
+
+
+def test_dc_simplex_handles_the_box():
+    """A box that binds: the simplex DC still matches the HiGHS DC."""
+    reps, n = 3, 200
+    x, x1, x2, y = _median_data(reps, n, 2.5, seed=6)
+    d1, d2 = _t3_design(x1), _t3_design(x2)
+    nai, _ = l1_ipm(d1, y)
+    theta, f, _, ok = dc_simplex_dr(d1, d2, y, 0.2, nai, 1.2)
+    assert ok.all()
+    assert np.any(np.isclose(np.abs(theta), 1.2))
+    for r in range(reps):
+        ref, f_ref = _dc_highs(d1.xt[r].T, d2.xt[r].T, y[r], 0.2, nai[r], 1.2)
+        assert abs(f[r] - f_ref) <= 1e-9 * abs(f_ref)
+
+
+def test_table2_and_table3_pipelines_run():
+    """Tiny end-to-end runs: rows for every method and coefficient, figures, timing row."""
+    res2 = run_table2(4, np.random.default_rng(7), progress=False, n_grid=(400,))
+    tab2 = res2.table()
+    assert set(tab2["method"]) == {"ORA", "NAI", "SL", "SDR", "DR", "wall time"}
+    assert len(tab2) == 2 * 2 * 5 * 6 + 1
+    res3 = run_table3(3, np.random.default_rng(8), progress=False, n_grid=(300,))
+    tab3 = res3.table()
+    assert set(tab3["method"]) == {"ORA", "NAI", "sCL", "DR", "wall time"}
+    assert len(tab3) == 2 * 2 * 4 * 7 + 1
+    assert "main" in res2.figures and "main" in res3.figures
+    assert tab3["ours"].notna().all()
+
+
+# ------------------------------------------------------------------ slow: reproductions
+
+
+# exact oracle RMSE sqrt(Var g(U) / n): Var = 1/12 (ReLU), 1/4 (indicator), 1/2 - 4/pi^2 (|sin|)
+ORA_VAR = {"ReLU": 1 / 12, "Indicator": 1 / 4, "Absolute sine": 0.5 - 4 / math.pi**2}
+
+
+@pytest.mark.slow
+def test_table1_s1_within_3_mc_se():
+    """Spec 11.11: Table 1 S1 within 3 MC SE (plus the paper's rounding).
+
+    2000 replications give se(RMSE) ~ RMSE / sqrt(2 R) = 1.6% of each RMSE (ORA 0.0002,
+    DR 0.0012-0.0029): enough to detect a 5% error in any DR cell; ~3 s. The paper's own
+    numbers carry MC error too (5000 replications: se * sqrt(R / 5000)), so the bound is
+    3 sqrt(se^2 + se_paper^2) + 0.0005.
+    Not compared with the paper: SL on |sin| (not reproducible, spec A2) and the S1 oracle
+    on |sin| (paper 0.015 / 0.011, about 9 of its own MC SEs above the exact 0.0138 /
+    0.0097, while its S2 oracle values match); all oracle cells are checked against the
+    exact sqrt(Var g(U) / n) instead.
+    """
+    reps = 2000
+    res = run_table1(reps, np.random.default_rng(11), progress=False, n_grid=(500, 1000))
+    tab = res.table()
+    s1 = tab[tab["setting"].str.startswith("S1")]
+    checked = 0
+    for row in s1.itertuples():
+        se_both = row.mc_se * math.sqrt(1 + reps / 5000)
+        if row.method == "ORA":
+            exact = math.sqrt(ORA_VAR[row.parameter] / row.n)
+            assert abs(row.ours - exact) <= 3 * row.mc_se, row
+            if row.parameter == "Absolute sine":
+                continue
+        if row.method == "SL" and row.parameter == "Absolute sine":
+            continue
+        assert abs(row.ours - row.paper) <= 3 * se_both + ROUND, row
+        checked += 1
+    assert checked == 14
+    assert T1_PAPER[("S1", 500)]["DR"][0] == 0.105
+
+
+def _avg_rmse_and_se(err: np.ndarray) -> tuple[float, float]:
+    """Mean over coefficients of the RMSEs, and its MC SE by the delta method."""
+    e2 = err**2
+    rmse = np.sqrt(e2.mean(axis=0))
+    infl = (e2 - e2.mean(axis=0)) / (2 * rmse)  # influence of each replicate on each RMSE
+    avg_infl = infl.mean(axis=1)
+    return float(rmse.mean()), float(avg_infl.std(ddof=1) / math.sqrt(len(err)))
+
+
+@pytest.mark.slow
+def test_table2_setting_a_half_design():
+    """Spec 11.11: Table 2 setting A with X in [-0.5,0.5]: within ~5% (ORA/NAI/SL/SDR), ~10% (DR).
+
+    n = 5000, 300 replications (about 20 s on one core): the MC SE of the coefficient-averaged
+    RMSE is about 1.5% (ORA/SL/SDR), 0.2% (NAI) and 2-3% (DR); the bound is the spec's
+    relative margin plus 3 MC SE. Averaging over the six exchangeable coefficients is
+    what makes 300 replications enough.
+    """
+    reps, n, chunk = 300, 5000, 50
+    rng = np.random.default_rng(12)
+    errs: dict[str, list[np.ndarray]] = {m: [] for m in ("ORA", "NAI", "SL", "SDR", "DR")}
+    for _ in range(reps // chunk):
+        x, x1, x2, y = _logistic_data(chunk, n, 0.5, seed=int(rng.integers(2**31)))
+        ora, _, _ = newton_box(
+            LogisticProblem("plain", _design(x), None, y), np.zeros((chunk, 6)), -5, 5
+        )
+        errs["ORA"].append(ora - 1)
+        fit = t2_fit(x1, x2, y, 0.5, 0.2)
+        for m, est in fit["est"].items():
+            errs[m].append(est - 1)
+    for m, margin in (("ORA", 0.05), ("NAI", 0.05), ("SL", 0.05), ("SDR", 0.05), ("DR", 0.10)):
+        ours, se = _avg_rmse_and_se(np.concatenate(errs[m]))
+        paper = float(np.mean(T2_PAPER[("A", n)][m]))
+        assert abs(ours - paper) <= margin * paper + 3 * se, (m, ours, paper, se)
+
+
+@pytest.mark.slow
+def test_table3_naive_columns_within_3_mc_se():
+    """Spec 11.11: the naive columns of Table 3 (both settings, n = 2500) within 3 MC SE.
+
+    The paper's naive intercept (0.037) fits the A5 error law N(0, 0.798^2) (the stated
+    N(0, 1) gives ~0.043), so the check uses sigma = 0.798; the slopes fit either law.
+    200 replications: se ~ 0.0018 (intercept), ~0.001 (slopes); ~3 s.
+    """
+    reps, n = 200, 2500
+    for tag, lam in (("A", 2.0), ("B", 2.5)):
+        _, x1, _, y = _median_data(reps, n, lam, seed=13 if tag == "A" else 14)
+        nai, _ = l1_ipm(_t3_design(x1), y)
+        rmse, se = rmse_se(nai - 1.0)
+        paper = np.asarray(T3_PAPER[(tag, n)]["NAI"])
+        assert np.all(np.abs(rmse - paper) <= 3 * se + ROUND), (tag, rmse, paper, se)
