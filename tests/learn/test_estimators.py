@@ -300,16 +300,23 @@ def test_linear_model_asymptotic_variances_of_003_prop_6_1():
     x = rng.uniform(-1, 1, (n, 2))
     y = x @ theta + sigma * rng.normal(size=n)
     rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * 2).release(
-        x, rng=pv.make_rng(21))
+        x, rng=pv.make_rng(21)
+    )
     sx = np.eye(2) / 3
     sx_inv = np.linalg.inv(sx)
     l2, l4, t2, tt = lam**2, lam**4, theta @ theta, np.outer(theta, theta)
     eye = np.eye(2)
-    sl = sx_inv @ (sigma**2 * sx + l2 * t2 * sx + sigma**2 * l2 * eye + 2 * l4 * t2 * eye
-                   + 3 * l4 * tt) @ sx_inv
+    sl = (
+        sx_inv
+        @ (sigma**2 * sx + l2 * t2 * sx + sigma**2 * l2 * eye + 2 * l4 * t2 * eye + 3 * l4 * tt)
+        @ sx_inv
+    )
     v = l2 * t2 * sx + sigma**2 * l2 * eye + 2 * l4 * t2 * eye + (2 + delta) * l4 * tt
-    theory = {"sl": sl, "dr": sl - (2 - 1 / delta) * sx_inv @ v @ sx_inv,
-              "sdr": sl - delta * sx_inv @ v @ sx_inv}
+    theory = {
+        "sl": sl,
+        "dr": sl - (2 - 1 / delta) * sx_inv @ v @ sx_inv,
+        "sdr": sl - delta * sx_inv @ v @ sx_inv,
+    }
     for method, asy in theory.items():
         fit = DRLinearRegression(method=method, fit_intercept=False).fit(rel, y)
         # the sandwich's relative error here is a few percent (fourth moments of SL noise)
