@@ -129,6 +129,47 @@ def _take(a: Any, idx: np.ndarray | None) -> Any:
     return a[idx]
 
 
+def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Batched ``solve(a, b)`` (b: (R, p)); a singular or non-finite system gives a
+    least-squares (minimum-norm) answer for its replicate instead of an error."""
+    try:
+        out = np.linalg.solve(a, b[:, :, None])[:, :, 0]
+        if np.isfinite(out).all():
+            return out
+    except np.linalg.LinAlgError:
+        out = np.empty_like(b)
+    for i in range(len(a)):
+        ai = np.nan_to_num(a[i], nan=0.0, posinf=0.0, neginf=0.0)
+        try:
+            out[i] = np.linalg.solve(ai, b[i])
+        except np.linalg.LinAlgError:
+            out[i] = np.linalg.lstsq(ai, b[i], rcond=None)[0]
+        if not np.isfinite(out[i]).all():
+            out[i] = 0.0
+    return out
+
+
+def _inv(a: np.ndarray, max_cond: float = 1e12) -> tuple[np.ndarray, np.ndarray]:
+    """Batched inverse and a mask of the (numerically) singular matrices (identity there)."""
+    a = np.array(a, dtype=float)
+    bad = ~np.isfinite(a).all(axis=(1, 2))
+    a[bad] = np.eye(a.shape[1])
+    try:
+        inv = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        inv = np.empty_like(a)
+        for i in range(len(a)):
+            try:
+                inv[i] = np.linalg.inv(a[i])
+            except np.linalg.LinAlgError:
+                inv[i] = np.eye(a.shape[1])
+                bad[i] = True
+    cond = np.abs(a).sum(axis=2).max(axis=1) * np.abs(inv).sum(axis=2).max(axis=1)
+    bad |= ~np.isfinite(cond) | (cond > max_cond)
+    inv[bad] = np.eye(a.shape[1])
+    return inv, bad
+
+
 class Design:
     """A stack of designs ``xt`` (R, p, n) with the products ``d_ij d_ik`` cached.
 
@@ -243,10 +284,13 @@ def newton_box(
         free = ~fixed
         gr = np.where(free, g, 0.0)
         hr = h * (free[:, :, None] & free[:, None, :]) + fixed[:, :, None] * eye
+        sane = np.isfinite(hr).all(axis=(1, 2)) & np.isfinite(gr).all(axis=1)
+        hr[~sane] = eye  # overflowed replicates: a gradient step (or none) instead
+        gr[~np.isfinite(gr)] = 0.0
         ev = np.linalg.eigvalsh(hr)
         scale = np.maximum(np.abs(ev).max(axis=1), 1e-12)
         shift = np.where(ev[:, 0] < 1e-8 * scale, 1e-3 * scale - ev[:, 0], 0.0)
-        step = -np.linalg.solve(hr + shift[:, None, None] * eye, gr[:, :, None])[:, :, 0]
+        step = -_solve(hr + shift[:, None, None] * eye, gr)
         step[fixed] = 0.0
         width = xtol * (1.0 + np.abs(th).max(axis=1))
         # converged: a step below xtol, or a predicted decrease below the objective's rounding
@@ -518,7 +562,7 @@ def l1_ipm(
     w = np.ones((r_all, n)) if w is None else w
     c = np.zeros((r_all, p)) if c is None else c
     if theta0 is None:
-        theta0 = np.linalg.solve(design.gram(w), design.xtv(w * y)[:, :, None])[:, :, 0]
+        theta0 = _solve(design.gram(w), design.xtv(w * y))
     if bound is not None:
         big = 2.0 * (np.einsum("rjn,rn->rj", np.abs(design.xt), w) + np.abs(c)) + 1.0
         design = design.with_box()
@@ -589,7 +633,7 @@ def _ipm_direction(state: tuple, ru: np.ndarray, rv: np.ndarray) -> tuple[np.nda
     design, gram, iq, u, v, su, sv, rp, rd = state
     gvec = rp - ru / su + rv / sv
     rhs = design.xtv(gvec * iq) - rd
-    dth = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
+    dth = _solve(gram, rhs)
     da = (gvec - design.lin(dth)) * iq
     return dth, da, (ru + u * da) / su, (rv - v * da) / sv
 
@@ -786,9 +830,7 @@ def dc_simplex_dr(
     r0 = y - _lin(d1.xt, st["th"])
     st["basis"] = np.argpartition(np.abs(r0), p - 1, axis=1)[:, :p]
     db, yb = _basis_system(st["basis"], d1.xt, y, yps)
-    bad = np.linalg.cond(db) > 1e12
-    db[bad] = np.eye(p)
-    st["binv"] = np.linalg.inv(db)
+    st["binv"], bad = _inv(db)
     th_b = np.einsum("rij,rj->ri", st["binv"], yb)
     far = bad | (np.abs(th_b - st["th"]).max(axis=1) > 1e-6 * (1 + np.abs(st["th"]).max(axis=1)))
     ok[far] = False
@@ -797,7 +839,13 @@ def dc_simplex_dr(
     s2 = np.sign(y - _lin(d2.xt, st["th"]))
     st["sign2"] = s2
     st["c"] = (1.0 - delta) * _xtv(d2.xt, s2)
-    for key, shape in (("cidx", (kc,)), ("xtc", (p, kc)), ("rc", (kc,)), ("sc", (kc,))):
+    for key, shape in (
+        ("cidx", (kc,)),
+        ("xtc", (p, kc)),
+        ("rc", (kc,)),
+        ("sc", (kc,)),
+        ("dnc", (kc,)),
+    ):
         st[key] = np.zeros((r_all, *shape), dtype=int if key == "cidx" else float)
     st["tau"], st["budget"] = np.zeros(r_all), np.zeros(r_all)
     st["gsum"], st["bpos"] = np.zeros((r_all, p)), np.zeros((r_all, p), dtype=int)
@@ -820,6 +868,7 @@ def dc_simplex_dr(
         st["cidx"][sel] = idx
         st["xtc"][sel] = np.take_along_axis(xs, idx[:, None, :], axis=2)
         st["rc"][sel] = np.take_along_axis(rf, idx, 1)
+        st["dnc"][sel] = np.take_along_axis(st["dnorm"][sel], idx, 1)
         sf = np.sign(rf)
         st["sc"][sel] = np.take_along_axis(sf, idx, 1)
         st["gsum"][sel] = _xtv(xs, sf)
@@ -829,8 +878,12 @@ def dc_simplex_dr(
 
     def refresh_basis(sel: np.ndarray) -> None:
         db, yb = _basis_system(st["basis"][sel], st["xt1"][sel], st["y"][sel], yps)
-        st["binv"][sel] = np.linalg.inv(db)
-        st["th"][sel] = np.einsum("rij,rj->ri", st["binv"][sel], yb)
+        binv, bad = _inv(db)
+        st["binv"][sel] = binv
+        st["th"][sel[~bad]] = np.einsum("rij,rj->ri", binv[~bad], yb[~bad])
+        if bad.any():  # a near-singular basis: leave this replicate to dc_median_dr
+            ok[st["ids"][sel[bad]]] = False
+            live[st["ids"][sel[bad]]] = False
 
     def full_pivots(sel: np.ndarray, js: np.ndarray, sq: np.ndarray, need: np.ndarray) -> None:
         """Pivots of working rows ``sel`` looking at every row (rare), then a rebuild."""
@@ -845,6 +898,9 @@ def dc_simplex_dr(
             tb[~(tb > 0)] = np.inf
             tps = (yps[None, :] - np.concatenate([th, th], axis=1)) / gps
             tps[~(tps > 0)] = np.inf
+        vn = np.sqrt((v * v).sum(axis=1))[:, None]
+        tb[np.abs(g) <= 1e-11 * vn * st["dnorm"][sel]] = np.inf
+        tps[np.abs(gps) <= 1e-11 * vn] = np.inf
         b = st["basis"][sel]
         ri, ci = np.nonzero(b < n)
         tb[ri, b[ri, ci]] = np.inf
@@ -904,6 +960,9 @@ def dc_simplex_dr(
                 tb[~(tb > 0)] = np.inf
                 tps = r_ps[pv] / gps
                 tps[~(tps > 0)] = np.inf
+            # rows (almost) parallel to the edge are never crossed (and would make B singular)
+            tb[np.abs(gc) <= 1e-11 * vn[:, None] * st["dnc"][pv]] = np.inf
+            tps[np.abs(gps) <= 1e-11 * vn[:, None]] = np.inf
             bpos = st["bpos"][pv]
             ri, ci = np.nonzero(bpos >= 0)
             tb[ri, bpos[ri, ci]] = np.inf
