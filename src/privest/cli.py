@@ -67,7 +67,7 @@ def _print_profile(console: Any, guarantee: Any, epsilons: Sequence[float]) -> N
     console.print(table)
 
 
-def _mechanism_from_args(args: argparse.Namespace, bounds: Any, columns: Any):
+def _mechanism_from_args(args: argparse.Namespace, bounds: Any):
     from privest.release.zil import ZILMechanism
 
     if args.lam is not None:
@@ -75,7 +75,7 @@ def _mechanism_from_args(args: argparse.Namespace, bounds: Any, columns: Any):
             raise ValidationError("give either --lam/--delta or --epsilon/--target-delta/--delta")
         if args.delta is None:
             raise ValidationError("--delta (the zero proportion) is required with --lam")
-        return ZILMechanism(args.lam, args.delta, bounds, columns=columns, clip=args.clip)
+        return ZILMechanism(args.lam, args.delta, bounds, clip=args.clip)
     if args.epsilon is None or args.target_delta is None or args.delta is None:
         raise ValidationError(
             "give --lam and --delta, or --epsilon, --target-delta and --delta to calibrate lam"
@@ -86,7 +86,6 @@ def _mechanism_from_args(args: argparse.Namespace, bounds: Any, columns: Any):
         args.delta,
         bounds,
         level=args.level,
-        columns=columns,
         clip=args.clip,
     )
 
@@ -133,7 +132,7 @@ def cmd_release(args: argparse.Namespace, console: Any) -> None:
             bounds = {c: bounds for c in noised}
         elif columns and list(columns) != list(bounds):
             raise ValidationError("--columns and the names in --bounds disagree; give them once")
-        mech = _mechanism_from_args(args, bounds, None)
+        mech = _mechanism_from_args(args, bounds)
     rng = make_rng(args.seed)
     rel = mech.release(df, rng=rng, ids=ids)
     rel.save(args.output, append=args.append)
@@ -157,7 +156,7 @@ def cmd_privacy(args: argparse.Namespace, console: Any) -> None:
         spec = parse_bounds(args.bounds)
         pairs = list(spec.values()) if isinstance(spec, dict) else [spec] * args.d
         bounds = check_bounds(pairs, len(pairs))
-        mech = _mechanism_from_args(args, bounds, None)
+        mech = _mechanism_from_args(args, bounds)
         guarantee = mech.guarantee
         console.print(f"lam = {mech.lam:.6g}, zero proportion delta = {mech.delta:g}")
     console.print(guarantee.summary())

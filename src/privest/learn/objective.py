@@ -105,20 +105,21 @@ class CorrectedObjective:
             out.append((x, y))
         return out
 
-    def _noised(self) -> np.ndarray:
-        return self.data.noised
-
-    def rows(self, theta: np.ndarray) -> np.ndarray:
-        """Per-row corrected loss (n,)."""
-        out = np.zeros(self.n)
+    def _combine(self, theta: np.ndarray, plain, laplacian, shape) -> np.ndarray:
+        """sum_t w_t f_t with f = ``plain`` or, for Laplacian terms, ``laplacian``."""
+        out = np.zeros(shape)
         for t in self.terms:
             f = (
-                self.loss.laplacian(t.x, t.y, theta, self._noised())
+                laplacian(t.x, t.y, theta, self.data.noised)
                 if t.laplacian
-                else self.loss.value(t.x, t.y, theta)
+                else plain(t.x, t.y, theta)
             )
             out += t.weight * f
         return out
+
+    def rows(self, theta: np.ndarray) -> np.ndarray:
+        """Per-row corrected loss (n,)."""
+        return self._combine(theta, self.loss.value, self.loss.laplacian, self.n)
 
     def value(self, theta: np.ndarray) -> float:
         """Mean corrected loss."""
@@ -126,15 +127,7 @@ class CorrectedObjective:
 
     def scores(self, theta: np.ndarray) -> np.ndarray:
         """Per-row gradients psi_i (n, p) of the corrected loss (Thm 5.3)."""
-        out = np.zeros((self.n, self.p))
-        for t in self.terms:
-            g = (
-                self.loss.laplacian_grad(t.x, t.y, theta, self._noised())
-                if t.laplacian
-                else self.loss.grad(t.x, t.y, theta)
-            )
-            out += t.weight * g
-        return out
+        return self._combine(theta, self.loss.grad, self.loss.laplacian_grad, (self.n, self.p))
 
     def grad(self, theta: np.ndarray) -> np.ndarray:
         """Mean gradient (p,)."""
@@ -145,7 +138,9 @@ class CorrectedObjective:
         total, grad = 0.0, np.zeros(self.p)
         for t in self.terms:
             if t.laplacian:
-                v, g = self.loss.laplacian_value_grad_sum(t.x, t.y, theta, self._noised(), t.weight)
+                v, g = self.loss.laplacian_value_grad_sum(
+                    t.x, t.y, theta, self.data.noised, t.weight
+                )
             else:
                 v, g = self.loss.value_grad_sum(t.x, t.y, theta, t.weight)
             total += v
@@ -158,7 +153,7 @@ class CorrectedObjective:
         for t in self.terms:
             w = np.full(self.n, t.weight)
             h = (
-                self.loss.laplacian_hess_sum(t.x, t.y, theta, self._noised(), w)
+                self.loss.laplacian_hess_sum(t.x, t.y, theta, self.data.noised, w)
                 if t.laplacian
                 else self.loss.hess_sum(t.x, t.y, theta, w)
             )
