@@ -662,7 +662,7 @@ def run_table3(
             res = _merge(parts, "res")
             for tag, lam, label in T3_PRIVACY:
                 setting = f"{tag} lam={lam:g} {label}, {slabel}"
-                fb = float(np.mean(np.concatenate([p["fallback"][tag] for p in parts])))
+                fb = int(np.sum(np.concatenate([p["fallback"][tag] for p in parts])))
                 paper = T3_PAPER.get((tag, n))
                 for m in T3_METHODS:
                     err, it = res[("*", m)] if m == "ORA" else res[(tag, m)]
@@ -680,7 +680,7 @@ def run_table3(
                         f"{np.mean(it):.1f} DC steps on average"
                         if m == "DR"
                         else "",
-                        f"{fb:.1%} via the interior-point DC" if m == "DR" and fb else "",
+                        f"{fb}/{len(err)} via the interior-point DC" if m == "DR" and fb else "",
                         f"{on_box}/{len(err)} fits on the box [-{T3_BOX:g},{T3_BOX:g}]^7"
                         if on_box
                         else "",
