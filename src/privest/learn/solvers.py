@@ -48,6 +48,14 @@ class Solution:
     starts: int = 1
 
 
+def _keep_best(sols: list[Solution], describe) -> Solution:
+    """The lowest objective over the starts; warn (with ``describe(best)``) if it stopped early."""
+    best = min(sols, key=lambda sol: sol.objective)
+    if not best.converged:
+        warnings.warn(describe(best), ConvergenceWarning, stacklevel=4)
+    return best
+
+
 def _at_bound(theta: np.ndarray, box: np.ndarray) -> np.ndarray:
     tol = 1e-7 * np.maximum(1.0, np.abs(box).max(axis=1))
     return (np.abs(theta - box[:, 0]) <= tol) | (np.abs(theta - box[:, 1]) <= tol)
@@ -256,7 +264,7 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
     d_neg = [(loss.design(t.x), t.y, t.weight) for t in neg]
     ridge = float(getattr(loss, "alpha", 0.0)) * sum(t.weight for t in obj.terms)
     a = pos[0].weight / obj.n
-    best: Solution | None = None
+    sols: list[Solution] = []
     for start in starts:
         theta = _smoothed_presolve(obj, box, start, ridge) if neg else start.copy()
         value = obj.value(theta)
@@ -280,16 +288,11 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
         sol = Solution(
             theta, value, converged, n_iter, "DC algorithm with HiGHS LPs", starts=len(starts)
         )
-        if best is None or sol.objective < best.objective:
-            best = sol
-    assert best is not None
-    if not best.converged:
-        warnings.warn(
-            f"DC algorithm stopped after {best.n_iter} iterations without meeting its tolerance",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return best
+        sols.append(sol)
+    return _keep_best(
+        sols,
+        lambda b: f"DC algorithm stopped after {b.n_iter} iterations without meeting its tolerance",
+    )
 
 
 # ----------------------------------------------------------------------------- Newton
@@ -333,7 +336,7 @@ def _newton_from(
 
 
 def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
-    best = None
+    sols: list[Solution] = []
     for start in starts:
         sol = _newton_from(obj, box, start)
         if not sol.converged:  # stalled on the box or non-convexity: let L-BFGS-B finish
@@ -342,21 +345,15 @@ def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
                 sol = _solve_lbfgsb(obj, box, [sol.theta])
             sol.solver = "Newton, then L-BFGS-B"
         sol.starts = len(starts)
-        if best is None or sol.objective < best.objective:
-            best = sol
-    assert best is not None
-    if not best.converged:
-        warnings.warn(
-            f"solver did not converge: {best.message} (objective {best.objective:.6g})",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return best
+        sols.append(sol)
+    return _keep_best(
+        sols, lambda b: f"solver did not converge: {b.message} (objective {b.objective:.6g})"
+    )
 
 
 # --------------------------------------------------------------------------- L-BFGS-B
 def _solve_lbfgsb(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
-    best = None
+    sols: list[Solution] = []
     for start in starts:
         res = optimize.minimize(
             obj.value_and_grad,
@@ -375,14 +372,11 @@ def _solve_lbfgsb(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
             str(res.message),
             starts=len(starts),
         )
-        if best is None or sol.objective < best.objective:
-            best = sol
-    assert best is not None
-    if not best.converged:
-        warnings.warn(
-            f"L-BFGS-B did not converge: {best.message} (objective {best.objective:.6g}"
-            f", {best.n_iter} iterations)",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    return best
+        sols.append(sol)
+    return _keep_best(
+        sols,
+        lambda b: (
+            f"L-BFGS-B did not converge: {b.message} (objective {b.objective:.6g}, "
+            f"{b.n_iter} iterations)"
+        ),
+    )
