@@ -398,7 +398,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="seeded randomness (default: secure, as for a real release)",
     )
     p.set_defaults(func=cmd_demo)
+    _add_command_modules(sub)
     return parser
+
+
+def _add_command_modules(sub: Any) -> None:
+    """Subcommands that live in :mod:`privest.commands` (one module each, ``add_parser(sub)``)."""
+    import importlib
+    import pkgutil
+
+    import privest.commands as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}").add_parser(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ rounding) from the paper. Experiments also return matplotlib figures.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,7 +121,13 @@ def register(
 
 
 def _load_all() -> None:
-    from privest.experiments import zil_figure1, zil_tables  # noqa: F401
+    """Import every module of :mod:`privest.experiments`; each registers its experiments."""
+    import pkgutil
+
+    import privest.experiments as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def names() -> list[str]:
