@@ -1,0 +1,1 @@
+"""Sections of ``privest demo``, one module per method (see :mod:`privest.demo`)."""
