@@ -699,22 +699,22 @@ def dc_median_dr(
     return th, fval, outer
 
 
-def _gather_cols(xt: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Columns ``xt[r, :, rows[r, k]]`` -> (R, p, K)."""
-    return np.take_along_axis(xt, rows[:, None, :], axis=2)
-
-
 def _basis_system(
-    basis: np.ndarray, xt: np.ndarray, y: np.ndarray, yps: np.ndarray
+    basis: np.ndarray, xt: np.ndarray, y: np.ndarray, yps: np.ndarray, sel: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``D_B`` (k, p, p) and responses ``y_B`` of the basis (data rows < n, box rows)."""
+    """Rows ``D_B`` (k, p, p) and responses ``y_B`` of the basis (data rows < n, box rows).
+
+    ``sel`` picks the replicates of ``xt`` and ``y`` the k bases belong to (default: all);
+    only the basis entries are gathered, never a copy of the selected designs.
+    """
     n, p = xt.shape[2], xt.shape[1]
+    sel = np.arange(len(basis)) if sel is None else sel
     dat = basis < n
-    cols = _gather_cols(xt, np.where(dat, basis, 0))
+    rows = np.where(dat, basis, 0)
+    cols = xt[sel[:, None, None], np.arange(p)[None, :, None], rows[:, None, :]]
     pc = np.where(dat, 0, (basis - n) % p)
     dbt = np.where(dat[:, None, :], cols, np.eye(p)[:, pc].transpose(1, 0, 2))
-    yb = np.where(dat, np.take_along_axis(y, np.where(dat, basis, 0), axis=1), 0.0)
-    yb = np.where(dat, yb, yps[np.where(dat, 0, basis - n)])
+    yb = np.where(dat, y[sel[:, None], rows], yps[np.where(dat, 0, basis - n)])
     return dbt.transpose(0, 2, 1), yb
 
 
@@ -877,7 +877,7 @@ def dc_simplex_dr(
         st["bpos"][sel] = np.where(match.any(axis=1), np.argmax(match, axis=1), -1)
 
     def refresh_basis(sel: np.ndarray) -> None:
-        db, yb = _basis_system(st["basis"][sel], st["xt1"][sel], st["y"][sel], yps)
+        db, yb = _basis_system(st["basis"][sel], st["xt1"], st["y"], yps, sel)
         binv, bad = _inv(db)
         st["binv"][sel] = binv
         st["th"][sel[~bad]] = np.einsum("rij,rj->ri", binv[~bad], yb[~bad])
