@@ -206,8 +206,15 @@ class Design:
     def with_box(self, box: bool = True) -> Design:
         return Design(self.xt, box, self._prods)
 
-    def lin(self, b: np.ndarray) -> np.ndarray:
-        u = _lin(self.xt, b)
+    def lin(self, b: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """``D b`` for every replicate, or for replicates ``idx`` only (``b`` then has one
+        row per entry of ``idx``; one matrix-vector product each, no copy of the designs)."""
+        if idx is None:
+            u = _lin(self.xt, b)
+        else:
+            u = np.empty((len(idx), self.n_obs))
+            for k, i in enumerate(idx):
+                np.matmul(b[k], self.xt[i], out=u[k])
         return np.concatenate([u, b, b], axis=1) if self.box else u
 
     def xtv(self, v: np.ndarray) -> np.ndarray:
@@ -402,28 +409,24 @@ class LogisticProblem:
         return 0.0
 
     def value(self, b: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
-        if idx is not None and 2 * len(idx) > self.n_reps:  # cheaper than copying the rows
-            full = np.zeros((self.n_reps, b.shape[1]))
-            full[idx] = b
-            return self.value(full)[idx]
         y = _take(self.y, idx)
-        d1, d2 = _take(self.d1, idx), _take(self.d2, idx)
+        d1, d2 = self.d1, self.d2
         if self.kind == "plain":
-            u = d1.lin(b)
+            u = d1.lin(b, idx)
             return (_softplus(u) - y * u).mean(axis=1)
         if self.kind == "dr":
-            u1, u2 = d1.lin(b), d2.lin(b)
+            u1, u2 = d1.lin(b, idx), d2.lin(b, idx)
             a = 1.0 / self.delta
             return (a * (_softplus(u1) - y * u1) + (1.0 - a) * (_softplus(u2) - y * u2)).mean(
                 axis=1
             )
-        u2 = d2.lin(b)
+        u2 = d2.lin(b, idx)
         sp2, s2, sn2 = _sigmoid_parts(u2)
         lap = (b * b).sum(axis=1) * (s2 * sn2).mean(axis=1)
         if self.kind == "sl":
             base = (sp2 - y * u2).mean(axis=1)
         else:
-            u1 = d1.lin(b)
+            u1 = d1.lin(b, idx)
             base = (_softplus(u1) - y * u1).mean(axis=1)
         return base - self._coef() * lap
 
@@ -493,12 +496,7 @@ class SCLProblem:
         return SCLProblem(self.d2[idx], self.y[idx], self.lam, self.h, self.tau)
 
     def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
-        if idx is not None and 2 * len(idx) > self.n_reps:  # cheaper than copying the rows
-            full = np.zeros((self.n_reps, theta.shape[1]))
-            full[idx] = theta
-            return self.value(full)[idx]
-        d2, y = _take(self.d2, idx), _take(self.y, idx)
-        z = (y - d2.lin(theta)) / self.h
+        z = (_take(self.y, idx) - self.d2.lin(theta, idx)) / self.h
         pdf = np.exp(-0.5 * z * z) / _SQRT_2PI
         q = (theta[:, 1:] ** 2).sum(axis=1)
         rho = self.h * (z * (self.tau - special.ndtr(-z)) + pdf)
@@ -719,59 +717,46 @@ def _basis_system(
 
 
 def _ratio_test(
-    tb: np.ndarray, jd: np.ndarray, tps: np.ndarray, jps: np.ndarray, need: np.ndarray, scan: int
+    tb: np.ndarray, jd: np.ndarray, tps: np.ndarray, jps: np.ndarray, need: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """Exact line search along simplex edges, one per row of the inputs.
 
     Breakpoints ``tb`` (m, K) with slope jumps ``jd`` and box-row breakpoints ``tps`` (m, 2p)
-    with jumps ``jps``; the slope starts at ``-need`` < 0. Returns the entering row (index
-    < K: a row of ``tb``; K + j: box row j; -1: slope never turns), the step, and the rows
-    crossed on the way (pairs of arrays: which line search, which row).
+    with jumps ``jps``; the slope starts at ``-need`` < 0 and the search stops at the first
+    breakpoint where the cumulated jumps reach ``need`` (a weighted median). The nearest 32
+    breakpoints are sorted first; the rare search that goes further sorts them all. Returns
+    the entering row (index < K: a row of ``tb``; K + j: box row j; -1: slope never turns),
+    the step, and the rows crossed on the way (pairs of arrays: which search, which row).
     """
-    m, kk = tb.shape
-    need = need.copy()
+    m = tb.shape[0]
     enter = np.full(m, -1)
     tstar = np.zeros(m)
     crossed: list[tuple[np.ndarray, np.ndarray]] = []
-    todo = np.arange(m)
-    tb = tb.copy()
-    tps = tps.copy()
-    for _ in range(scan):  # most line searches stop within a breakpoint or two
-        i_d = np.argmin(tb[todo], axis=1)
-        i_p = np.argmin(tps[todo], axis=1)
-        t_d = tb[todo, i_d]
-        t_p = tps[todo, i_p]
-        use_p = t_p < t_d
-        t_min = np.where(use_p, t_p, t_d)
-        jmp = np.where(use_p, jps[todo, i_p], jd[todo, i_d])
-        row = np.where(use_p, kk + i_p, i_d)
-        fin = np.isfinite(t_min)
-        reached = fin & (jmp >= need[todo])
-        enter[todo[reached]] = row[reached]
-        tstar[todo[reached]] = t_min[reached]
-        go = fin & ~reached
-        nxt = todo[go]
-        need[nxt] -= jmp[go]
-        crossed.append((nxt, row[go]))
-        tb[nxt[~use_p[go]], i_d[go][~use_p[go]]] = np.inf
-        tps[nxt[use_p[go]], i_p[go][use_p[go]]] = np.inf
-        todo = nxt
-        if todo.size == 0:
-            return enter, tstar, crossed
-    full_t = np.concatenate([tb[todo], tps[todo]], axis=1)
-    full_j = np.concatenate([jd[todo], jps[todo]], axis=1)
-    order = np.argsort(full_t, axis=1)
-    cum = np.cumsum(np.take_along_axis(full_j, order, 1), axis=1)
-    hit = cum >= need[todo, None]
-    pos = np.argmax(hit, axis=1)
-    tr = np.arange(todo.size)
-    t_hit = full_t[tr, order[tr, pos]]
-    found = hit[tr, pos] & np.isfinite(t_hit)
-    for jj in np.flatnonzero(found):
-        i = todo[jj]
-        crossed.append((np.full(pos[jj], i), order[jj, : pos[jj]]))
-        enter[i] = order[jj, pos[jj]]
-        tstar[i] = t_hit[jj]
+    full_t = np.concatenate([tb, tps], axis=1)
+    full_j = np.concatenate([jd, jps], axis=1)
+    width = full_t.shape[1]
+    head = min(width, 32)
+    rest = np.arange(m)
+    while rest.size:
+        ft, fj = full_t[rest], full_j[rest]
+        if head < width:
+            part = np.argpartition(ft, head - 1, axis=1)[:, :head]
+            order = np.take_along_axis(part, np.argsort(np.take_along_axis(ft, part, 1), 1), 1)
+        else:
+            order = np.argsort(ft, axis=1)
+        cum = np.cumsum(np.take_along_axis(fj, order, 1), axis=1)
+        hit = cum >= need[rest, None]
+        pos = np.argmax(hit, axis=1)
+        tr = np.arange(rest.size)
+        t_hit = ft[tr, order[tr, pos]]
+        resolved = hit[tr, pos] | (head == width)
+        found = resolved & hit[tr, pos] & np.isfinite(t_hit)
+        jj, kj = np.nonzero(found[:, None] & (np.arange(head)[None, :] < pos[:, None]))
+        crossed.append((rest[jj], order[jj, kj]))
+        enter[rest[found]] = order[found, pos[found]]
+        tstar[rest[found]] = t_hit[found]
+        rest = rest[~resolved]
+        head = width
     return enter, tstar, crossed
 
 
@@ -784,7 +769,6 @@ def dc_simplex_dr(
     bound: float,
     max_rounds: int = 100_000,
     cand: int | None = None,
-    scan: int = 2,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The DC algorithm of :func:`dc_median_dr`, with each convex step solved by warm simplex.
 
@@ -800,9 +784,9 @@ def dc_simplex_dr(
 
     Pivots look only at a candidate set C of the ``cand`` rows with the smallest
     |r_i| / ||d_i|| (default n/10): a row outside C has |r_i| / ||d_i|| >= tau, and a
-    residual moves by at most ||d_i|| ||theta - theta_C|| after C was built, so no row
-    outside C can be crossed while ``||step|| * t`` stays below ``tau`` minus the distance
-    travelled; otherwise C is rebuilt (and if a fresh C is not enough, the pivot is done on
+    residual moves by at most ||d_i|| ||theta - theta_C|| from theta_C, where C was built,
+    so no row outside C can be crossed while the edge stays in the ball
+    ``||theta - theta_C|| < tau``; otherwise C is rebuilt (and if a fresh C is not enough, the pivot is done on
     all rows). Sign sums are updated incrementally and recomputed at every rebuild.
     ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of :func:`l1_ipm`).
 
@@ -847,7 +831,8 @@ def dc_simplex_dr(
         ("dnc", (kc,)),
     ):
         st[key] = np.zeros((r_all, *shape), dtype=int if key == "cidx" else float)
-    st["tau"], st["budget"] = np.zeros(r_all), np.zeros(r_all)
+    st["tau"], st["fresh"] = np.zeros(r_all), np.zeros(r_all, dtype=bool)
+    st["thc"] = np.zeros((r_all, p))
     st["gsum"], st["bpos"] = np.zeros((r_all, p)), np.zeros((r_all, p), dtype=int)
 
     def rebuild(sel: np.ndarray) -> None:
@@ -872,7 +857,8 @@ def dc_simplex_dr(
         sf = np.sign(rf)
         st["sc"][sel] = np.take_along_axis(sf, idx, 1)
         st["gsum"][sel] = _xtv(xs, sf)
-        st["budget"][sel] = 0.0
+        st["thc"][sel] = st["th"][sel]
+        st["fresh"][sel] = True
         match = idx[:, :, None] == b[:, None, :]  # (m, kc, p): where each basis row sits in C
         st["bpos"][sel] = np.where(match.any(axis=1), np.argmax(match, axis=1), -1)
 
@@ -907,7 +893,7 @@ def dc_simplex_dr(
         ri, ci = np.nonzero(b >= n)
         tps[ri, b[ri, ci] - n] = np.inf
         jps = 2.0 * st["wps"][sel] * np.abs(gps)
-        enter, _, _ = _ratio_test(tb, 2.0 * np.abs(g), tps, jps, need, 0)
+        enter, _, _ = _ratio_test(tb, 2.0 * np.abs(g), tps, jps, need)
         fail = enter < 0
         ok[st["ids"][sel[fail]]] = False
         live[st["ids"][sel[fail]]] = False
@@ -970,12 +956,18 @@ def dc_simplex_dr(
             ri, ci = np.nonzero(bp >= n)
             tps[ri, bp[ri, ci] - n] = np.inf
             enter, tstar, crossed = _ratio_test(
-                tb, 2.0 * np.abs(gc), tps, 2.0 * wps[pv] * np.abs(gps), vmax[pv], scan
+                tb, 2.0 * np.abs(gc), tps, 2.0 * wps[pv] * np.abs(gps), vmax[pv]
             )
-            with np.errstate(divide="ignore"):
-                limit = (st["tau"][pv] - st["budget"][pv]) / vn
-            valid = (enter >= 0) & (tstar < limit)
-            stale = ~valid & (st["budget"][pv] > 0.0)
+            # largest t with ||theta + t v - theta_C|| < tau: the edge stays in the ball
+            # where no row outside C can change sign
+            a = th[pv] - st["thc"][pv]
+            av, aa, tau = (a * v).sum(axis=1), (a * a).sum(axis=1), st["tau"][pv]
+            with np.errstate(invalid="ignore", over="ignore"):
+                limit = (-av + np.sqrt(np.maximum(av * av - vn * vn * (aa - tau * tau), 0.0))) / (
+                    vn * vn
+                )
+            valid = (enter >= 0) & ((tstar < limit) | np.isinf(tau))
+            stale = ~valid & ~st["fresh"][pv]
             if stale.any():  # the candidate set may miss a crossing: rebuild it
                 rebuild(pv[stale])
             short = np.flatnonzero(~valid & ~stale)
@@ -994,7 +986,7 @@ def dc_simplex_dr(
                 w_i = pv[vj]
                 gc[vj] *= tstar[vj, None]
                 st["rc"][w_i] = rc[vj] - gc[vj]
-                st["budget"][w_i] += tstar[vj] * vn[vj]
+                st["fresh"][w_i] = False
                 e = enter[vj]
                 ed = e < kc
                 we, pe = w_i[ed], e[ed]
