@@ -786,8 +786,9 @@ def dc_simplex_dr(
     |r_i| / ||d_i|| (default n/10): a row outside C has |r_i| / ||d_i|| >= tau, and a
     residual moves by at most ||d_i|| ||theta - theta_C|| from theta_C, where C was built,
     so no row outside C can be crossed while the edge stays in the ball
-    ``||theta - theta_C|| < tau``; otherwise C is rebuilt (and if a fresh C is not enough, the pivot is done on
-    all rows). Sign sums are updated incrementally and recomputed at every rebuild.
+    ``||theta - theta_C|| < tau``; otherwise C is rebuilt (and if a fresh C is not enough,
+    the pivot is done on all rows). Sign sums are updated incrementally and recomputed at
+    every rebuild.
     ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of :func:`l1_ipm`).
 
     Returns ``(theta, F(theta), DC steps, ok)``; ``ok`` is False where the basis could not
@@ -937,18 +938,20 @@ def dc_simplex_dr(
             sq = np.sign(q[pv, js])
             v = -sq[:, None] * st["binv"][pv, :, js]  # D_B v = -sign(q_j) e_j
             vn = np.sqrt((v * v).sum(axis=1))
-            xtc = st["xtc"][pv]
+            every = pv.size == k  # then views, not copies, of the working rows
+            xtc = st["xtc"] if every else st["xtc"][pv]
             gc = _lin(xtc, v)
-            rc = st["rc"][pv]
+            agc = np.abs(gc)
+            rc = st["rc"] if every else st["rc"][pv]
+            dnc = st["dnc"] if every else st["dnc"][pv]
             gps = np.concatenate([v, v], axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
-                tb = rc / gc  # breakpoints ahead: t > 0 (0/0 = nan and -inf are dropped)
-                tb[~(tb > 0)] = np.inf
+                # breakpoints ahead, t > 0 (0/0 = nan and -inf dropped); rows (almost)
+                # parallel to the edge are never crossed (and would make B singular)
+                tb = rc / gc
+                tb = np.where((tb > 0) & (agc > 1e-11 * vn[:, None] * dnc), tb, np.inf)
                 tps = r_ps[pv] / gps
-                tps[~(tps > 0)] = np.inf
-            # rows (almost) parallel to the edge are never crossed (and would make B singular)
-            tb[np.abs(gc) <= 1e-11 * vn[:, None] * st["dnc"][pv]] = np.inf
-            tps[np.abs(gps) <= 1e-11 * vn[:, None]] = np.inf
+                tps[~(tps > 0) | (np.abs(gps) <= 1e-11 * vn[:, None])] = np.inf
             bpos = st["bpos"][pv]
             ri, ci = np.nonzero(bpos >= 0)
             tb[ri, bpos[ri, ci]] = np.inf
@@ -956,7 +959,7 @@ def dc_simplex_dr(
             ri, ci = np.nonzero(bp >= n)
             tps[ri, bp[ri, ci] - n] = np.inf
             enter, tstar, crossed = _ratio_test(
-                tb, 2.0 * np.abs(gc), tps, 2.0 * wps[pv] * np.abs(gps), vmax[pv]
+                tb, 2.0 * agc, tps, 2.0 * wps[pv] * np.abs(gps), vmax[pv]
             )
             # largest t with ||theta + t v - theta_C|| < tau: the edge stays in the ball
             # where no row outside C can change sign
