@@ -20,6 +20,16 @@ from privest.learn import (
     DRMEstimator,
     DRQuantileRegressor,
 )
+from privest.mechanisms import PiecewiseLaplace
+from privest.models import (
+    PrivateStatistic,
+    private_count,
+    private_mean,
+    private_median,
+    private_quantile,
+    private_sum,
+    private_variance,
+)
 from privest.release import ZILMechanism, ZILRelease, load_release
 from privest.rng import make_rng, rng_kind
 
@@ -35,7 +45,9 @@ __all__ = [
     "DRQuantileRegressor",
     "DuplicateRecordError",
     "Guarantee",
+    "PiecewiseLaplace",
     "PrivacyParameterError",
+    "PrivateStatistic",
     "PrivestError",
     "StoreError",
     "UnreachableTargetError",
@@ -47,5 +59,11 @@ __all__ = [
     "__version__",
     "load_release",
     "make_rng",
+    "private_count",
+    "private_mean",
+    "private_median",
+    "private_quantile",
+    "private_sum",
+    "private_variance",
     "rng_kind",
 ]

@@ -2,3 +2,32 @@
 
 Papers 001 (efficient Propose-Test-Release) and 002 (piecewise Laplace mechanism).
 """
+
+from privest.mechanisms.approximate import (
+    ApproximateLpPLM,
+    ApproximatePiecewiseLaplace,
+    RadiusBounds,
+)
+from privest.mechanisms.base import Mechanism
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
+from privest.mechanisms.laplace import LaplaceMechanism
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.profiles import ReachProfile, check_reach_property, profile_for
+from privest.mechanisms.ptr_median import PTRMedian
+from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+
+__all__ = [
+    "ApproximateLpPLM",
+    "ApproximatePiecewiseLaplace",
+    "GridInverseSensitivity",
+    "InverseSensitivity",
+    "LaplaceMechanism",
+    "Mechanism",
+    "PTRMedian",
+    "PiecewiseLaplace",
+    "RadiusBounds",
+    "ReachProfile",
+    "SmoothSensitivity",
+    "check_reach_property",
+    "profile_for",
+]

@@ -1,0 +1,113 @@
+"""``privest demo`` section: private statistics of the embedded data (paper 002).
+
+Median, 0.9-quantile, mean and variance of one feature of the breast cancer data by each
+mechanism (piecewise Laplace, inverse sensitivity, smooth sensitivity, Laplace), beside
+the true values, at eps = 1 with the public bounds [0, 1] of the rescaled features; then
+each mechanism's exact expected error on these data and one figure: the PLM density of
+the median beside INV's.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import numpy as np
+
+from privest.models.statistics import MECHANISMS, build_mechanism, private_statistic
+
+__all__ = ["demo_section"]
+
+EPSILON = 1.0
+FEATURE = "mean radius"
+STATS = ("median", "quantile:0.9", "mean", "variance")
+
+
+def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -> dict:
+    """Print the tables, save ``private-statistics.png`` in ``output``; return the numbers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rich.table import Table
+
+    from privest.datasets import load_demo_data
+
+    data = load_demo_data()
+    x = data.X[FEATURE].to_numpy()
+    bounds = (0.0, 1.0)
+    console.rule("[bold]central DP statistics: the piecewise Laplace mechanism (paper 002)")
+    console.print(
+        f"{FEATURE!r} of {x.size} patients, rescaled to the public bounds [0, 1]; "
+        f"every release is pure {EPSILON:g}-DP (swap neighbours, n public)."
+    )
+    truth = {
+        "median": float(np.median(x)),
+        "quantile:0.9": float(np.sort(x)[int(np.ceil(0.9 * x.size)) - 1]),
+        "mean": float(x.mean()),
+        "variance": float(x.var()),
+    }
+    mechs = [m for m in MECHANISMS if m != "auto"]
+    table = Table(title=f"private statistics at eps = {EPSILON:g} (one release each)")
+    table.add_column("statistic")
+    table.add_column("true value", justify="right")
+    for m in mechs:
+        table.add_column(m.replace("_", " "), justify="right")
+    released: dict[str, dict[str, float]] = {}
+    expected: dict[str, dict[str, float]] = {}
+    for stat in STATS:
+        row, exp_row = [], []
+        released[stat], expected[stat] = {}, {}
+        for m in mechs:
+            if m == "smooth_sensitivity" and stat in ("mean", "variance"):
+                row.append("n/a")
+                exp_row.append("n/a")
+                continue
+            v = private_statistic(x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m, rng=rng)
+            _, mech = build_mechanism(x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m)
+            err = mech.error_mean_abs()
+            released[stat][m], expected[stat][m] = float(v), float(err)
+            row.append(f"{v:.4f}")
+            exp_row.append(f"{err:.2g}")
+        table.add_row(stat, f"{truth[stat]:.4f}", *row)
+    console.print(table)
+    err_table = Table(
+        title="exact expected absolute error E|release - truth| on these data "
+        "(Laplace and smooth sensitivity before clipping into the range)"
+    )
+    err_table.add_column("statistic")
+    for m in mechs:
+        err_table.add_column(m.replace("_", " "), justify="right")
+    for stat in STATS:
+        err_table.add_row(
+            stat, *[f"{expected[stat][m]:.2g}" if m in expected[stat] else "n/a" for m in mechs]
+        )
+    console.print(err_table)
+    console.print(
+        "PLM adapts to the data's gaps: for the median and quantiles its error is far below "
+        "Laplace's (global sensitivity = the whole range). For the mean its pieces are nearly "
+        "as long as the global sensitivity and it can have up to twice Laplace's error "
+        "(spec 2.5), which is why 'auto' uses Laplace for means, sums and counts."
+    )
+    _, plm = build_mechanism(
+        x, "median", epsilon=EPSILON, bounds=bounds, mechanism="piecewise_laplace"
+    )
+    _, inv = build_mechanism(
+        x, "median", epsilon=EPSILON, bounds=bounds, mechanism="inverse_sensitivity"
+    )
+    lo, hi = truth["median"] - 0.05, truth["median"] + 0.05
+    ys = np.linspace(lo, hi, 2001)
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot(ys, plm.pdf(ys), label="piecewise Laplace")
+    ax.plot(ys, inv.pdf(ys), ls="--", label="inverse sensitivity")
+    ax.axvline(truth["median"], color="0.5", lw=0.8, label="true median")
+    ax.set_xlabel(f"released median of {FEATURE} (rescaled)")
+    ax.set_ylabel("density")
+    ax.set_title(f"output densities of the private median, eps = {EPSILON:g}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = output / "private-statistics.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    console.print(f"figure: {path}")
+    return {"truth": truth, "released": released, "expected_error": expected, "figure": path}

@@ -1,0 +1,563 @@
+"""Reach profiles: the upper and lower reaches U_l, D_l of a statistic (paper 002, Sec. 3.1).
+
+``U_l(x) = sup{f(x') : d(x, x') <= l}`` and ``D_l(x) = inf{...}`` under swap neighbours
+(fixed n; spec section 0). They define the pieces of the piecewise Laplace and inverse
+sensitivity mechanisms. Every privacy proof rests on Cor. 3.1 alone:
+``U_l(x) <= U_{l+1}(x')`` and ``D_l(x) >= D_{l+1}(x')`` for neighbours x, x'.
+
+Builders (spec section 5), each O(n log n) from sorted data and prefix sums unless noted:
+order statistics / quantiles / median (5.1), mean of bounded data (5.2), sum and count
+(5.3), population variance (5.4, O(n * levels)), and :func:`from_callables` (5.5).
+
+Floating point (spec 5.2, 9.11): order-statistic reaches are data values themselves, so
+neighbours agree exactly. Mean, sum and variance reaches are computed directly from
+extended-precision prefix sums (never as f(x) plus cumulative increments), clipped to the
+range of f, made monotone, and pinned to the range ends at l = n.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from privest.errors import BoundsError, ValidationError
+from privest.validation import as_float_vector, check_bounds
+
+__all__ = [
+    "ReachProfile",
+    "check_reach_property",
+    "count_profile",
+    "from_callables",
+    "mean_profile",
+    "median_profile",
+    "order_statistic_profile",
+    "parse_statistic",
+    "prepare_data",
+    "profile_for",
+    "quantile_profile",
+    "quantile_rank",
+    "sum_profile",
+    "variance_profile",
+]
+
+
+@dataclass(frozen=True)
+class ReachProfile:
+    """Reaches ``upper[l] = U_l`` and ``lower[l] = D_l`` for l = 0..L of one data set.
+
+    ``lo`` and ``hi`` are the public range of the statistic (inf f and sup f over all data
+    sets); the last reaches must equal them, so that the output support is data-independent.
+    ``global_sensitivity`` is GS of the statistic (for the Laplace baseline and GS tails).
+    """
+
+    center: float
+    upper: np.ndarray
+    lower: np.ndarray
+    lo: float
+    hi: float
+    global_sensitivity: float
+    statistic: str = "custom"
+    n: int = 0
+    n_clipped: int = 0
+    #: set by the builders of this module, whose reaches are valid by construction
+    trusted: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        up = np.asarray(self.upper, dtype=float)
+        dn = np.asarray(self.lower, dtype=float)
+        object.__setattr__(self, "upper", up)
+        object.__setattr__(self, "lower", dn)
+        if not self.trusted:
+            self.validate()
+
+    def validate(self) -> None:
+        """Check finiteness, U_0 = D_0 = f(x), monotonicity and that the range ends are reached."""
+        up, dn = self.upper, self.lower
+        if up.ndim != 1 or dn.ndim != 1 or up.size < 2 or dn.size < 2:
+            raise ValidationError("reaches: need 1-D arrays U_0..U_L and D_0..D_L with L >= 1")
+        if not (np.all(np.isfinite(up)) and np.all(np.isfinite(dn))):
+            raise ValidationError(
+                "reaches: infinite or NaN reach; the range of the statistic must be bounded "
+                "(spec 2.2: otherwise the normaliser is infinite)"
+            )
+        if not (up[0] == dn[0] == self.center):
+            raise ValidationError(
+                f"reaches: U_0 = {up[0]!r} and D_0 = {dn[0]!r} must both equal f(x) = "
+                f"{self.center!r}"
+            )
+        if np.any(np.diff(up) < 0) or np.any(np.diff(dn) > 0):
+            raise ValidationError("reaches: U_l must be nondecreasing and D_l nonincreasing in l")
+        if not (self.lo <= dn[-1] and up[-1] <= self.hi):
+            raise ValidationError(
+                f"reaches: [{dn[-1]}, {up[-1]}] leaves the statistic's range [{self.lo}, {self.hi}]"
+            )
+        if up[-1] != self.hi or dn[-1] != self.lo:
+            raise ValidationError(
+                f"reaches: the last reaches [{dn[-1]}, {up[-1]}] must equal the range "
+                f"[{self.lo}, {self.hi}] (use truncate() to add a tail)"
+            )
+
+    @property
+    def levels(self) -> int:
+        """L, the largest l stored."""
+        return max(self.upper.size, self.lower.size) - 1
+
+    def pieces(self) -> dict[str, np.ndarray]:
+        """Positive-length pieces: ``level``, ``side`` (+1 upper, -1 lower), ``start``, ``length``.
+
+        Upper piece l is (U_{l-1}, U_l] with start U_{l-1}; lower piece l is [D_l, D_{l-1})
+        with start D_{l-1} (spec 1.2). Zero-length pieces carry no mass and are dropped.
+        """
+        du, dd = np.diff(self.upper), -np.diff(self.lower)
+        lu, ld = np.arange(1, du.size + 1), np.arange(1, dd.size + 1)
+        keep_u, keep_d = du > 0, dd > 0
+        return {
+            "level": np.concatenate([lu[keep_u], ld[keep_d]]),
+            "side": np.concatenate([np.ones(keep_u.sum()), -np.ones(keep_d.sum())]),
+            "start": np.concatenate([self.upper[:-1][keep_u], self.lower[:-1][keep_d]]),
+            "end": np.concatenate([self.upper[1:][keep_u], self.lower[1:][keep_d]]),
+            "length": np.concatenate([du[keep_u], dd[keep_d]]),
+        }
+
+    def log_weights(self, epsilon: float) -> np.ndarray:
+        """log(exp(-eps*l/2) * length) of each piece of :meth:`pieces` (spec 2.3 step 1)."""
+        p = self.pieces()
+        return -0.5 * epsilon * p["level"] + np.log(p["length"])
+
+    def path_length(self, y: Any) -> np.ndarray:
+        """ell(y; x) = min{l : D_l <= y <= U_l} (``inf`` outside [lo, hi])."""
+        y = np.asarray(y, dtype=float)
+        lu = np.searchsorted(self.upper, y, side="left")
+        ld = np.searchsorted(-self.lower, -y, side="left")
+        ell = np.where(y >= self.center, lu, ld).astype(float)
+        return np.where((y < self.lo) | (y > self.hi), np.inf, ell)
+
+    def truncated(self, k: int, tail: str = "range_end") -> ReachProfile:
+        """Keep U_l, D_l for l < k and add a tail (spec 2.7; keeps Cor. 3.1 under swap).
+
+        ``tail="range_end"``: U_l = hi and D_l = lo for l >= k (one long last piece per side).
+        ``tail="gs"``: U_l = min(hi, U_{k-1} + (l-k+1) GS), D mirrored.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValidationError(f"k: {k!r} must be an integer >= 1")
+        if tail not in ("range_end", "gs"):
+            raise ValidationError(f"tail: {tail!r} is not 'range_end' or 'gs'")
+        up = _pad(self.upper, k)[:k]
+        dn = _pad(self.lower, k)[:k]
+        if tail == "range_end":
+            up, dn = np.append(up, self.hi), np.append(dn, self.lo)
+        else:
+            gs = self.global_sensitivity
+            steps_u = max(1, math.ceil((self.hi - up[-1]) / gs))
+            steps_d = max(1, math.ceil((dn[-1] - self.lo) / gs))
+            up = np.append(up, np.minimum(self.hi, up[-1] + gs * np.arange(1, steps_u + 1)))
+            dn = np.append(dn, np.maximum(self.lo, dn[-1] - gs * np.arange(1, steps_d + 1)))
+            up[-1], dn[-1] = self.hi, self.lo
+        return replace(self, upper=up, lower=dn)
+
+    def shifted(self, c: float, scale: float = 1.0) -> ReachProfile:
+        """The profile of ``scale * f + c`` (scale > 0); used to test equivariance."""
+        return replace(
+            self,
+            center=scale * self.center + c,
+            upper=scale * self.upper + c,
+            lower=scale * self.lower + c,
+            lo=scale * self.lo + c,
+            hi=scale * self.hi + c,
+            global_sensitivity=scale * self.global_sensitivity,
+        )
+
+
+def _pad(arr: np.ndarray, length: int) -> np.ndarray:
+    """``arr`` extended with its last value to at least ``length`` entries."""
+    if arr.size >= length:
+        return arr
+    return np.concatenate([arr, np.full(length - arr.size, arr[-1])])
+
+
+def check_reach_property(p: ReachProfile, q: ReachProfile) -> float:
+    """Largest violation of Cor. 3.1 between the profiles of two neighbours (0 if it holds).
+
+    Checks ``U_l(x) <= U_{l+1}(x')`` and ``D_l(x) >= D_{l+1}(x')`` both ways, for every l.
+    """
+    length = max(p.levels, q.levels) + 2
+    pu, pd, qu, qd = (_pad(a, length) for a in (p.upper, p.lower, q.upper, q.lower))
+    gaps = [pu[:-1] - qu[1:], qd[1:] - pd[:-1], qu[:-1] - pu[1:], pd[1:] - qd[:-1]]
+    return float(max(0.0, max(g.max() for g in gaps)))
+
+
+# -- data preparation ---------------------------------------------------------------------
+def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tuple:
+    """Validated 1-D data and public bounds ``(x, a, b, n_clipped)``.
+
+    Data outside the bounds are an error unless ``clip=True``; then they are clipped and
+    their number is returned (and reported by the callers).
+    """
+    arr = as_float_vector(x, name)
+    ((a, b),) = check_bounds(bounds, 1)
+    outside = int(np.count_nonzero((arr < a) | (arr > b)))
+    if outside and not clip:
+        raise BoundsError(
+            f"{name}: {outside} of {arr.size} values lie outside the public bounds "
+            f"[{a:g}, {b:g}]; pass clip=True to clip them (the count is reported)"
+        )
+    if outside:
+        arr = np.clip(arr, a, b)
+    return arr, float(a), float(b), outside
+
+
+def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: int = 0) -> tuple:
+    """``(aug, a, b, n_clipped)``: aug = [a, sorted x, b] (spec 5.1's x_(0) .. x_(n+1)).
+
+    Same checks as :func:`prepare_data`, made on the sorted data in O(log n). With
+    ``pad = p``, ``aug`` is a view into a buffer (``aug.base``) with p more slots on each
+    side, filled with a and b (room for in-place work without new memory).
+    """
+    arr = as_float_vector(x, name)
+    ((a, b),) = check_bounds(bounds, 1)
+    a, b = float(a), float(b)
+    n = arr.size
+    buf = np.empty(n + 2 + 2 * pad)
+    buf[: pad + 1], buf[n + 1 + pad :] = a, b
+    aug = buf[pad : n + 2 + pad] if pad else buf
+    aug[1:-1] = arr
+    aug[1:-1].sort()
+    below = int(np.searchsorted(aug[1:-1], a, side="left"))
+    above = n - int(np.searchsorted(aug[1:-1], b, side="right"))
+    outside = below + above
+    if outside and not clip:
+        raise BoundsError(
+            f"{name}: {outside} of {n} values lie outside the public bounds "
+            f"[{a:g}, {b:g}]; pass clip=True to clip them (the count is reported)"
+        )
+    if outside:
+        np.clip(aug, a, b, out=aug)
+    return aug, a, b, outside
+
+
+def quantile_rank(q: float, n: int) -> int:
+    """1-based rank m = clip(ceil(q*n), 1, n) of the q-quantile (spec 5.1 convention)."""
+    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 <= q <= 1:
+        raise ValidationError(f"q: {q!r} must be a number in [0, 1]")
+    return int(min(max(math.ceil(q * n), 1), n))
+
+
+# -- builders (spec section 5) ------------------------------------------------------------
+def _augmented(xs: np.ndarray, a: float, b: float) -> np.ndarray:
+    """x_(0) = a, x_(1..n), x_(n+1) = b (sorted)."""
+    out = np.empty(xs.size + 2)
+    out[0], out[-1] = a, b
+    out[1:-1] = xs
+    return out
+
+
+def order_statistic_profile(
+    x: Any, rank: int, bounds: Any, *, clip: bool = False, presorted: bool = False
+) -> ReachProfile:
+    """f(x) = x_(m) (1-based rank m): U_l = x_(min(m+l, n+1)), D_l = x_(max(m-l, 0)) (spec 5.1)."""
+    if presorted:
+        arr, a, b, clipped = prepare_data(x, bounds, clip)
+        aug = _augmented(arr, a, b)
+    else:
+        aug, a, b, clipped = sorted_data(x, bounds, clip)
+    n = aug.size - 2
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= n:
+        raise ValidationError(f"rank: {rank!r} must be an integer in [1, {n}]")
+    # U_l = x_(min(m+l, n+1)) and D_l = x_(max(m-l, 0)): views of the augmented sample,
+    # each running until it reaches its range end (later levels repeat it: no pieces).
+    up, dn = aug[rank:], aug[rank::-1]
+    return ReachProfile(
+        float(aug[rank]), up, dn, a, b, b - a, f"order statistic {rank}/{n}", n, clipped, True
+    )
+
+
+def quantile_profile(x: Any, q: float, bounds: Any, *, clip: bool = False) -> ReachProfile:
+    """The q-quantile as the order statistic of rank clip(ceil(q n), 1, n) (spec 5.1)."""
+    arr = as_float_vector(x)
+    prof = order_statistic_profile(arr, quantile_rank(q, arr.size), bounds, clip=clip)
+    return replace(prof, statistic=f"quantile {q:g}")
+
+
+def median_profile(
+    x: Any, bounds: Any, *, clip: bool = False, even: str = "average"
+) -> ReachProfile:
+    """Median: x_((n+1)/2) for odd n; for even n the average of the two middle values
+    (``even="average"``, as numpy) or the lower one (``even="low"``) (spec 5.1)."""
+    if even not in ("average", "low"):
+        raise ValidationError(f"even: {even!r} is not 'average' or 'low'")
+    aug, a, b, clipped = sorted_data(x, bounds, clip, pad=1)
+    n = aug.size - 2
+    if n % 2 == 1 or even == "low":
+        m = (n + 1) // 2
+        return ReachProfile(
+            float(aug[m]), aug[m:], aug[m::-1], a, b, b - a, "median", n, clipped, True
+        )
+    m = n // 2
+    up, dn = _even_median_reaches(aug, m)
+    return ReachProfile(float(up[0]), up, dn, a, b, b - a, "median", n, clipped, True)
+
+
+def _even_median_reaches(aug: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """U_l = (x_(m+l) + x_(m+l+1))/2 and D_l = (x_(m-l) + x_(m+1-l))/2, indices clipped to
+    [0, n+1] (spec 5.1), for l = 0 .. n+1-m and 0 .. m+1.
+
+    Computed in place, chunk by chunk through a small buffer, in the padded buffer
+    ``aug.base`` of :func:`sorted_data` (``pad=1``; the sorted data are overwritten):
+    fresh memory is what costs time at n = 10^6.
+    """
+    n = aug.size - 2
+    buf = aug.base  # buf[i + 1] = aug[i]; buf[0] = a, buf[n + 3] = b
+    if buf is None or buf.size != n + 4:
+        raise ValueError("aug must come from sorted_data(..., pad=1)")
+    chunk = 1 << 15
+    # upper: U_l goes to buf[m+l+2] and reads buf[m+l+1], buf[m+l+2]; fill from the top
+    saved = buf[m + 2]
+    hi = n + 4
+    while hi > m + 2:
+        lo = max(m + 2, hi - chunk)
+        tmp = buf[lo - 1 : hi].copy()
+        np.add(tmp[:-1], tmp[1:], out=buf[lo:hi])
+        buf[lo:hi] *= 0.5
+        hi = lo
+    # lower: D_l goes to buf[m+1-l] and reads buf[m+1-l], buf[m+2-l]; fill from the bottom
+    lo = 0
+    while lo < m + 2:
+        hi = min(m + 2, lo + chunk)
+        tmp = buf[lo : hi + 1].copy()
+        if hi == m + 2:
+            tmp[-1] = saved  # buf[m+2] already holds U_0
+        np.add(tmp[:-1], tmp[1:], out=buf[lo:hi])
+        buf[lo:hi] *= 0.5
+        lo = hi
+    return buf[m + 2 :], buf[m + 1 :: -1]
+
+
+def _prefix_sums(xs: np.ndarray) -> np.ndarray:
+    """S_0 = 0, S_k = x_(1) + ... + x_(k), accumulated in extended precision."""
+    s = np.zeros(xs.size + 1, dtype=np.longdouble)
+    np.cumsum(xs.astype(np.longdouble), out=s[1:])
+    return s
+
+
+def _finish(up: np.ndarray, dn: np.ndarray, lo: float, hi: float) -> tuple:
+    """Clip to [lo, hi], enforce monotonicity, pin the ends (spec 5.2 numerics)."""
+    up = np.maximum.accumulate(np.clip(up, lo, hi))
+    dn = np.minimum.accumulate(np.clip(dn, lo, hi))
+    up[-1], dn[-1] = hi, lo
+    return up, dn
+
+
+def sum_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
+    """Sum: U_l = (S_n - S_l) + l b, D_l = S_{n-l} + l a; range [n a, n b], GS = b - a (5.3)."""
+    arr, a, b, clipped = prepare_data(x, bounds, clip)
+    n = arr.size
+    s = _prefix_sums(np.sort(arr))
+    lv = np.arange(n + 1)
+    up = ((s[n] - s[lv]) + lv * np.longdouble(b)).astype(float)
+    dn = (s[n - lv] + lv * np.longdouble(a)).astype(float)
+    lo, hi = n * a, n * b
+    up, dn = _finish(up, dn, lo, hi)
+    center = float(s[n])
+    up[0] = dn[0] = min(max(center, lo), hi)
+    return ReachProfile(float(up[0]), up, dn, lo, hi, b - a, "sum", n, clipped)
+
+
+def mean_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
+    """Mean: U_l = ((S_n - S_l) + l b)/n, D_l = (S_{n-l} + l a)/n; GS = (b - a)/n (spec 5.2)."""
+    arr, a, b, clipped = prepare_data(x, bounds, clip)
+    n = arr.size
+    s = _prefix_sums(np.sort(arr))
+    lv = np.arange(n + 1)
+    up = (((s[n] - s[lv]) + lv * np.longdouble(b)) / n).astype(float)
+    dn = ((s[n - lv] + lv * np.longdouble(a)) / n).astype(float)
+    up, dn = _finish(up, dn, a, b)
+    up[0] = dn[0] = min(max(float(s[n] / n), a), b)
+    up, dn = np.maximum.accumulate(up), np.minimum.accumulate(dn)
+    return ReachProfile(float(up[0]), up, dn, a, b, (b - a) / n, "mean", n, clipped)
+
+
+def count_profile(indicators: Any) -> ReachProfile:
+    """Count of records in a set: U_l = min(k+l, n), D_l = max(k-l, 0) (spec 5.3).
+
+    ``indicators`` holds one 0/1 (or boolean) entry per record. Under swap neighbours n
+    is public. PLM is then Lap(2/eps) truncated to [0, n] (spec 2.5).
+    """
+    arr = as_float_vector(np.asarray(indicators, dtype=float), "indicators")
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")
+    n, k = arr.size, int(arr.sum())
+    lv = np.arange(n + 1)
+    up = np.minimum(k + lv, n).astype(float)
+    dn = np.maximum(k - lv, 0).astype(float)
+    return ReachProfile(float(k), up, dn, 0.0, float(n), 1.0, "count", n, 0)
+
+
+def variance_sup(n: int, a: float, b: float) -> float:
+    """sup of the population variance of n values in [a, b]: (b-a)^2 j(n-j)/n^2, j = n // 2."""
+    j = n // 2
+    return (b - a) ** 2 * j * (n - j) / n**2
+
+
+def variance_global_sensitivity(n: int, a: float, b: float) -> float:
+    """GS of the population variance under swap: (b - a)^2 (n - 1) / n^2."""
+    return (b - a) ** 2 * (n - 1) / n**2
+
+
+def variance_profile(
+    x: Any, bounds: Any, *, clip: bool = False, max_level: int | None = None
+) -> ReachProfile:
+    """Population variance (1/n) (spec 5.4). O(n) per level.
+
+    U_l: remove a contiguous block of l sorted values and put j changed points at a and
+    l - j at b (the best j is found from the concave quadratic in j). D_l: keep the n - l
+    consecutive sorted values with the least sum of squared deviations, put the changed
+    points at their mean. With ``max_level = k`` only l < k are computed and the
+    range-end tail of spec 2.7 is added (U_l = sup f, D_l = 0 for l >= k).
+    """
+    arr, a, b, clipped = prepare_data(x, bounds, clip)
+    n = arr.size
+    if n < 2:
+        raise ValidationError("x: the variance needs at least 2 records (n is public)")
+    shift = 0.5 * (a + b)
+    # variance is shift-invariant; centring limits cancellation, extended precision keeps
+    # neighbours' reaches consistent to the last bit in most cases (spec 5.2 numerics)
+    ld = np.longdouble
+    xs = np.sort(arr).astype(ld) - ld(shift)
+    a0, b0 = ld(a) - ld(shift), ld(b) - ld(shift)
+    s = np.concatenate([np.zeros(1, dtype=ld), np.cumsum(xs)])
+    t = np.concatenate([np.zeros(1, dtype=ld), np.cumsum(xs * xs)])
+    hi = variance_sup(n, a, b)
+    last = n if max_level is None else min(n, int(max_level) - 1)
+    if max_level is not None and int(max_level) < 1:
+        raise ValidationError(f"max_level: {max_level!r} must be >= 1")
+    center = max(0.0, float((t[n] - s[n] ** 2 / n) / n))
+    up = np.empty(last + 1)
+    dn = np.empty(last + 1)
+    up[0] = dn[0] = center
+    for lvl in range(1, last + 1):
+        i = np.arange(n - lvl + 1)
+        ks = s[n] - (s[i + lvl] - s[i])
+        kt = t[n] - (t[i + lvl] - t[i])
+        jstar = (n * (a0 + b0) / 2 - ks - lvl * b0) / (a0 - b0)
+        best = np.full(i.size, -np.inf)
+        for cand in (
+            np.zeros_like(jstar),
+            np.full_like(jstar, lvl),
+            np.floor(jstar),
+            np.ceil(jstar),
+        ):
+            j = np.clip(cand, 0, lvl)
+            tot = ks + j * a0 + (lvl - j) * b0
+            best = np.maximum(best, kt + j * a0**2 + (lvl - j) * b0**2 - tot**2 / n)
+        up[lvl] = float(best.max() / n)
+        w = n - lvl
+        if w <= 1:
+            dn[lvl] = 0.0
+        else:
+            i = np.arange(lvl + 1)
+            ws, wt = s[i + w] - s[i], t[i + w] - t[i]
+            dn[lvl] = max(0.0, float((wt - ws**2 / w).min() / n))
+    up = np.maximum.accumulate(np.clip(up, center, hi))
+    dn = np.minimum.accumulate(np.clip(dn, 0.0, center))
+    gs = variance_global_sensitivity(n, a, b)
+    if last == n:
+        up[-1], dn[-1] = hi, 0.0
+    else:
+        up, dn = np.append(up, hi), np.append(dn, 0.0)
+    return ReachProfile(center, up, dn, 0.0, hi, gs, "variance", n, clipped)
+
+
+def from_callables(
+    x: Any,
+    f: Callable[[Any], float],
+    upper: Callable[[Any, int], float],
+    lower: Callable[[Any, int], float],
+    *,
+    lo: float,
+    hi: float,
+    global_sensitivity: float,
+    max_level: int,
+) -> ReachProfile:
+    """A profile from user reaches ``upper(x, l)``, ``lower(x, l)`` for l = 0..max_level (5.5).
+
+    The callables must give the exact reaches (or any U, D satisfying Cor. 3.1, which
+    :func:`check_reach_property` tests on neighbour pairs). ``lo``/``hi`` are the public
+    range of f; if the reaches stop short of it, the range-end tail of spec 2.7 is added.
+    """
+    if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)):
+        raise ValidationError(f"max_level: {max_level!r} must be an integer >= 1")
+    if max_level < 1:
+        raise ValidationError(f"max_level: {max_level!r} must be an integer >= 1")
+    up = np.array([float(upper(x, lvl)) for lvl in range(max_level + 1)])
+    dn = np.array([float(lower(x, lvl)) for lvl in range(max_level + 1)])
+    center = float(f(x))
+    if up[-1] != hi or dn[-1] != lo:
+        up, dn = np.append(up, hi), np.append(dn, lo)
+    return ReachProfile(center, up, dn, float(lo), float(hi), float(global_sensitivity))
+
+
+# -- dispatch by name ----------------------------------------------------------------------
+STATISTICS = ("median", "quantile", "mean", "sum", "count", "variance")
+
+
+def parse_statistic(spec: str) -> tuple[str, float | None]:
+    """``"median"``, ``"quantile:0.9"``, ``"mean"``, ... -> (name, q)."""
+    if not isinstance(spec, str):
+        raise ValidationError(f"statistic: {spec!r} is not a string such as 'median'")
+    name, _, arg = spec.partition(":")
+    name = name.strip().lower()
+    if name not in STATISTICS:
+        raise ValidationError(
+            f"statistic: {spec!r} is unknown; accepted: median, quantile:Q, mean, sum, count, "
+            "variance"
+        )
+    if name == "quantile":
+        if not arg:
+            return name, None  # the level comes as q= (callers require it)
+        try:
+            q = float(arg)
+        except ValueError:
+            raise ValidationError(
+                f"statistic: {spec!r} needs the level, e.g. 'quantile:0.9'"
+            ) from None
+        quantile_rank(q, 1)
+        return name, q
+    if arg:
+        raise ValidationError(f"statistic: {spec!r} takes no argument")
+    return name, None
+
+
+def profile_for(
+    x: Any,
+    statistic: str,
+    bounds: Any = None,
+    *,
+    q: float | None = None,
+    clip: bool = False,
+    max_level: int | None = None,
+) -> ReachProfile:
+    """The reach profile of a named statistic (see :data:`STATISTICS`).
+
+    ``bounds`` (public) are required except for ``count``, whose ``x`` holds 0/1 indicators.
+    """
+    name, q_spec = parse_statistic(statistic)
+    q = q_spec if q is None else q
+    if name == "count":
+        return count_profile(x)
+    if bounds is None:
+        raise BoundsError(f"bounds: required for the {name} (public bounds (lo, hi) of the data)")
+    if name == "median":
+        return median_profile(x, bounds, clip=clip)
+    if name == "quantile":
+        if q is None:
+            raise ValidationError("q: the quantile level is required, e.g. q=0.9")
+        return quantile_profile(x, q, bounds, clip=clip)
+    if name == "mean":
+        return mean_profile(x, bounds, clip=clip)
+    if name == "sum":
+        return sum_profile(x, bounds, clip=clip)
+    return variance_profile(x, bounds, clip=clip, max_level=max_level)

@@ -1,0 +1,111 @@
+"""Propose-test-release for the median / quantiles (DL09; spec 1.6), approximate DP.
+
+Propose a public bound B on the local sensitivity. ``gamma(x) = min{k : A_k(x) > B}`` is
+the distance to a data set whose local sensitivity exceeds B (A_k from spec 5.1); it has
+sensitivity 1. With the total budget eps split in halves: refuse (output NaN, the
+explicit "bottom") if ``gamma(x) + Lap(2/eps) <= 2 ln(1/delta)/eps``; else release
+``f(x) + Lap(2 B/eps)``. The whole is (eps, delta)-DP. This is the baseline the paper
+criticises: a single nearby data set with large local sensitivity makes PTR refuse.
+
+The generic PTR / ePTR of paper 001 live in ``mechanisms/ptr.py`` and ``mechanisms/eptr.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privest.accounting.base import ApproxDP, Guarantee
+from privest.mechanisms.base import Mechanism
+from privest.mechanisms.profiles import sorted_data
+from privest.mechanisms.smooth_sensitivity import (
+    local_sensitivity_at_distance,
+    order_statistic_ranks,
+)
+from privest.rng import resolve_rng
+from privest.validation import check_epsilon, check_positive, check_probability
+
+__all__ = ["PTRMedian", "distance_to_instability"]
+
+
+def distance_to_instability(aug: np.ndarray, ranks: list[int], bound: float) -> float:
+    """gamma = min{k : max over ranks of A_k > bound} (``inf`` if no k <= n + 1 exceeds it)."""
+    n = aug.size - 2
+    k, step = 0, 16
+    while k <= n + 1:
+        ks = np.arange(k, min(k + step, n + 2))
+        a = np.max([local_sensitivity_at_distance(aug, r, ks) for r in ranks], axis=0)
+        over = np.nonzero(a > bound)[0]
+        if over.size:
+            return float(ks[over[0]])
+        k = int(ks[-1]) + 1
+        step *= 2
+    return math.inf
+
+
+class PTRMedian(Mechanism):
+    """PTR release of the median or a quantile with proposed sensitivity ``bound`` (public)."""
+
+    def __init__(
+        self,
+        x: Any,
+        statistic: str = "median",
+        *,
+        epsilon: float,
+        delta: float,
+        bounds: Any,
+        bound: float,
+        q: float | None = None,
+        clip: bool = False,
+    ):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_probability(delta, "delta")
+        self.bound = check_positive(bound, "bound")
+        aug, a, b, self.n_clipped = sorted_data(x, bounds, clip)
+        ranks, _ = order_statistic_ranks(statistic, aug.size - 2, q)
+        self.statistic = statistic
+        self.value = float(np.mean(aug[ranks]))
+        self.output_range = (a, b)
+        self.gamma = distance_to_instability(aug, ranks, self.bound)
+        half = self.epsilon / 2
+        self.threshold = math.log(1 / self.delta) / half
+        self.scale = self.bound / half
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return ApproxDP(self.epsilon, self.delta)
+
+    @property
+    def refusal_probability(self) -> float:
+        """P(gamma + Lap(2/eps) <= threshold), exactly (curator's view)."""
+        if math.isinf(self.gamma):
+            return 0.0
+        t = (self.threshold - self.gamma) * self.epsilon / 2
+        return 0.5 * math.exp(t) if t < 0 else 1 - 0.5 * math.exp(-t)
+
+    def logpdf(self, y: ArrayLike) -> np.ndarray:
+        """Log density of the released (non-refused) part; NaN (bottom) has mass
+        :attr:`refusal_probability`."""
+        y = np.asarray(y, dtype=float)
+        keep = 1 - self.refusal_probability
+        with np.errstate(divide="ignore"):
+            base = math.log(keep) if keep > 0 else -math.inf
+        return base - np.abs(y - self.value) / self.scale - math.log(2 * self.scale)
+
+    def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
+        """Releases; NaN marks a refusal."""
+        gen = resolve_rng(rng)
+        noisy_gamma = self.gamma + gen.laplace(0.0, 2 / self.epsilon, size)
+        out = self.value + gen.laplace(0.0, self.scale, size)
+        out = np.where(noisy_gamma <= self.threshold, np.nan, out)
+        return float(out) if size is None else out
+
+    def error_mean_abs(self) -> float:
+        """E|err| given release (the Laplace part)."""
+        return self.scale
+
+    def __repr__(self) -> str:
+        return f"PTRMedian(B={self.bound:g}, gamma={self.gamma:g}, eps={self.epsilon:g})"

@@ -1,0 +1,211 @@
+"""Reach profiles (spec 5): brute-force oracle T8, Cor. 3.1 on neighbours T7, validation."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.laplace import statistic_value
+from privest.mechanisms.profiles import (
+    ReachProfile,
+    check_reach_property,
+    count_profile,
+    from_callables,
+    mean_profile,
+    median_profile,
+    order_statistic_profile,
+    profile_for,
+    quantile_profile,
+    sum_profile,
+    variance_global_sensitivity,
+    variance_profile,
+)
+from privest.mechanisms.smooth_sensitivity import local_sensitivity_at_distance
+
+GRID = np.round(np.arange(6) * 0.2, 10)  # the universe {0, 0.2, ..., 1}
+
+
+def _within(x: np.ndarray, level: int):
+    """Every data set at swap distance <= level from x over the grid universe."""
+    n = x.size
+    for pos in itertools.combinations(range(n), level):
+        for vals in itertools.product(GRID, repeat=level):
+            y = x.copy()
+            y[list(pos)] = vals
+            yield y
+
+
+def _brute_reaches(x: np.ndarray, f, levels: int):
+    up, dn = [], []
+    for lvl in range(levels + 1):
+        vals = [f(y) for y in _within(x, lvl)]
+        up.append(max(vals))
+        dn.append(min(vals))
+    return np.array(up), np.array(dn)
+
+
+def _pad(a: np.ndarray, size: int) -> np.ndarray:
+    return np.concatenate([a, np.full(max(0, size - a.size), a[-1])])[:size]
+
+
+STATS = {
+    "median": (lambda y: float(np.median(y)), lambda x: median_profile(x, (0, 1))),
+    "quantile:0.75": (
+        lambda y: float(np.sort(y)[int(np.ceil(0.75 * y.size)) - 1]),
+        lambda x: quantile_profile(x, 0.75, (0, 1)),
+    ),
+    "mean": (lambda y: float(np.mean(y)), lambda x: mean_profile(x, (0, 1))),
+    "sum": (lambda y: float(np.sum(y)), lambda x: sum_profile(x, (0, 1))),
+    "variance-max": (lambda y: float(np.var(y)), lambda x: variance_profile(x, (0, 1))),
+}
+
+
+@pytest.mark.parametrize("name", list(STATS))
+@pytest.mark.parametrize("n", [3, 4])
+def test_reaches_match_brute_force_enumeration(name, n):
+    """T8: U_l and D_l equal the max and min of f over all data sets within distance l."""
+    f, build = STATS[name]
+    rng = np.random.default_rng(n)
+    for _ in range(3):
+        x = rng.choice(GRID, size=n)
+        prof = build(x)
+        up, dn = _brute_reaches(x, f, n)
+        assert np.allclose(_pad(prof.upper, n + 1), up, atol=1e-12), (x, prof.upper, up)
+        if name != "variance-max":  # the variance minimum is off-grid: next test
+            assert np.allclose(_pad(prof.lower, n + 1), dn, atol=1e-12), (x, prof.lower, dn)
+
+
+def test_variance_lower_reach_matches_exhaustive_subsets():
+    """Min variance after changing l records: keep any n-l records, move the rest to their mean."""
+    rng = np.random.default_rng(7)
+    for n in (3, 5, 7):
+        x = rng.random(n)
+        prof = variance_profile(x, (0, 1))
+        for lvl in range(n + 1):
+            best = np.inf
+            for keep in itertools.combinations(range(n), n - lvl):
+                kept = x[list(keep)]
+                ss = float(((kept - kept.mean()) ** 2).sum()) if kept.size else 0.0
+                best = min(best, ss / n)
+            assert _pad(prof.lower, n + 1)[lvl] == pytest.approx(best, abs=1e-12)
+
+
+def test_count_profile_is_clipped_steps():
+    prof = count_profile(np.array([1, 0, 1, 1, 0]))
+    assert prof.center == 3
+    assert list(prof.upper) == [3, 4, 5, 5, 5, 5]
+    assert list(prof.lower) == [3, 2, 1, 0, 0, 0]
+
+
+def test_local_sensitivity_at_distance_matches_brute_force():
+    """A_k of the median (spec 5.1, NRS07) against enumeration over the grid universe."""
+
+    def ls(y):
+        m = float(np.median(y))
+        return max(abs(m - float(np.median(z))) for z in _within(y, 1))
+
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        x = np.sort(rng.choice(GRID, size=3))
+        aug = np.concatenate([[0.0], x, [1.0]])
+        for k in range(3):
+            brute = max(ls(y) for y in _within(x, k))
+            assert local_sensitivity_at_distance(aug, 2, [k])[0] == pytest.approx(brute)
+
+
+def test_variance_global_sensitivity_is_attained_and_not_exceeded():
+    for n in (2, 3, 4):
+        worst = 0.0
+        for x in itertools.product(GRID, repeat=n):
+            x = np.array(x)
+            worst = max(worst, max(abs(np.var(x) - np.var(y)) for y in _within(x, 1)))
+        assert worst == pytest.approx(variance_global_sensitivity(n, 0.0, 1.0))
+
+
+def _neighbours(x: np.ndarray, a: float, b: float, rng: np.random.Generator):
+    """Swap one record for a, b, a tie value and a random value."""
+    for new in (a, b, x[rng.integers(x.size)], rng.uniform(a, b)):
+        y = x.copy()
+        y[rng.integers(x.size)] = new
+        yield y
+
+
+@pytest.mark.parametrize("statistic", ["median", "quantile:0.2", "mean", "sum", "variance"])
+def test_reach_property_holds_on_neighbours(statistic):
+    """T7: Cor. 3.1, U_l(x) <= U_{l+1}(x') and D_l(x) >= D_{l+1}(x'), exactly in floats."""
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        n = int(rng.integers(2, 12))
+        x = rng.uniform(-3, 5, n)
+        if trial % 3 == 0:
+            x = np.round(x)  # ties
+        p = profile_for(x, statistic, (-3, 5))
+        for y in _neighbours(x, -3.0, 5.0, rng):
+            assert check_reach_property(p, profile_for(y, statistic, (-3, 5))) == 0.0
+
+
+def test_check_reach_property_detects_a_broken_profile():
+    x = np.array([0.1, 0.5, 0.9])
+    good = median_profile(x, (0, 1))
+    bad = ReachProfile(0.6, [0.6, 0.95, 1.0], [0.6, 0.59, 0.0], 0.0, 1.0, 1.0)
+    assert check_reach_property(good, bad) > 0
+
+
+def test_median_conventions():
+    x = np.array([4.0, 1.0, 3.0, 2.0])
+    assert median_profile(x, (0, 5)).center == 2.5
+    assert median_profile(x, (0, 5), even="low").center == 2.0
+    assert order_statistic_profile(x, 4, (0, 5)).center == 4.0
+    assert quantile_profile(x, 0.9, (0, 5)).center == 4.0
+    assert quantile_profile(x, 0.0, (0, 5)).center == 1.0
+    for stat in ("median", "quantile:0.3", "mean", "sum", "variance"):
+        value = statistic_value(x, stat, (0, 5))[0]
+        assert profile_for(x, stat, (0, 5)).center == pytest.approx(value, abs=1e-12)
+
+
+def test_truncated_profiles_reach_the_range():
+    x = np.random.default_rng(0).random(50)
+    p = mean_profile(x, (0, 1))
+    t = p.truncated(5)
+    assert t.upper.size == 6 and t.upper[-1] == 1.0 and t.lower[-1] == 0.0
+    g = p.truncated(5, tail="gs")
+    assert np.allclose(np.diff(g.upper[5:-1]), p.global_sensitivity)
+    assert check_reach_property(t, mean_profile(np.append(x[1:], 1.0), (0, 1)).truncated(5)) == 0
+
+
+def test_from_callables_and_validation():
+    x = np.array([0.2, 0.4, 0.6])
+    p = from_callables(
+        x,
+        np.median,
+        lambda d, lvl: float(np.sort(np.append(d, [1.0, 1.0, 1.0]))[1 + lvl]),
+        lambda d, lvl: float(np.sort(np.append(d, [0.0, 0.0, 0.0]))[4 - lvl]),
+        lo=0.0,
+        hi=1.0,
+        global_sensitivity=1.0,
+        max_level=1,
+    )
+    assert p.upper[-1] == 1.0 and p.center == 0.4
+    with pytest.raises(ValidationError, match="nondecreasing"):
+        ReachProfile(0.5, [0.5, 0.4, 1.0], [0.5, 0.0], 0.0, 1.0, 1.0)
+    with pytest.raises(ValidationError, match="must equal the range"):
+        ReachProfile(0.5, [0.5, 0.9], [0.5, 0.0], 0.0, 1.0, 1.0)
+    with pytest.raises(ValidationError, match="bounded"):
+        ReachProfile(0.5, [0.5, np.inf], [0.5, 0.0], 0.0, np.inf, 1.0)
+
+
+def test_out_of_bounds_data_is_an_error_unless_clipped():
+    x = np.array([-1.0, 0.5, 2.0, 0.7])
+    with pytest.raises(BoundsError, match="2 of 4 values lie outside"):
+        median_profile(x, (0, 1))
+    p = median_profile(x, (0, 1), clip=True)
+    assert p.n_clipped == 2 and p.upper[-1] == 1.0
+    with pytest.raises(BoundsError):
+        mean_profile(x, (1, 0))
+    with pytest.raises(ValidationError, match="NaN"):
+        median_profile(np.array([0.1, np.nan]), (0, 1))
+    with pytest.raises(ValidationError, match="unknown"):
+        profile_for(x, "mode", (0, 1))

@@ -1,0 +1,131 @@
+"""User functions private_median / quantile / mean / sum / count / variance."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privest.accounting.base import ApproxDP
+from privest.errors import BoundsError, PrivacyParameterError, ValidationError
+from privest.mechanisms.laplace import LaplaceMechanism
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.models.statistics import (
+    PrivateStatistic,
+    auto_mechanism,
+    private_count,
+    private_mean,
+    private_median,
+    private_quantile,
+    private_statistic,
+    private_sum,
+    private_variance,
+)
+
+X = np.random.default_rng(0).uniform(20, 80, 2001)
+B = (0, 100)
+MECHS = ["auto", "piecewise_laplace", "inverse_sensitivity", "smooth_sensitivity", "laplace"]
+
+
+@pytest.mark.parametrize("mechanism", MECHS)
+def test_median_every_mechanism_returns_a_float_in_range(mechanism):
+    v = private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=1)
+    assert isinstance(v, float) and B[0] <= v <= B[1]
+
+
+def test_values_are_close_at_large_epsilon_and_reproducible():
+    tol = 1.0
+    assert abs(private_median(X, epsilon=5, bounds=B, rng=1) - np.median(X)) < tol
+    assert abs(private_quantile(X, 0.9, epsilon=5, bounds=B, rng=1) - np.quantile(X, 0.9)) < tol
+    assert abs(private_mean(X, epsilon=5, bounds=B, rng=1) - X.mean()) < tol
+    assert abs(private_sum(X, epsilon=5, bounds=B, rng=1) - X.sum()) < 200
+    assert abs(private_variance(X, epsilon=5, bounds=B, rng=1) - X.var()) < 30
+    assert abs(private_count(X > 50, epsilon=5, rng=1) - (X > 50).sum()) < 10
+    assert private_median(X, epsilon=1, bounds=B, rng=7) == private_median(
+        X, epsilon=1, bounds=B, rng=7
+    )
+
+
+def test_release_error_matches_the_mechanism_error_functional():
+    """Mean |private_median - median| over seeds agrees with E|err| within 4 MC SE."""
+    mech = PiecewiseLaplace.for_statistic(X, "median", epsilon=0.5, bounds=B)
+    errs = np.array(
+        [abs(private_median(X, epsilon=0.5, bounds=B, rng=s) - np.median(X)) for s in range(400)]
+    )
+    assert abs(errs.mean() - mech.error_mean_abs()) < 4 * errs.std() / math.sqrt(errs.size)
+
+
+def test_result_object_reports_guarantee_and_clipping():
+    x = np.r_[X, [-5.0, 150.0]]
+    with pytest.raises(BoundsError, match="outside the public bounds"):
+        private_median(x, epsilon=1, bounds=B)
+    r = private_median(x, epsilon=1, bounds=B, clip=True, return_result=True, rng=2)
+    assert isinstance(r, PrivateStatistic)
+    assert r.n_clipped == 2 and r.n == x.size and r.mechanism == "piecewise_laplace"
+    assert isinstance(r.guarantee, ApproxDP) and r.guarantee.eps == 1 and r.guarantee.dlt == 0
+    assert r.randomness == "seeded" and float(r) == r.value
+    assert "clipped: 2" in r.summary()
+    secure = private_mean(X, epsilon=1, bounds=B, return_result=True)
+    assert secure.randomness == "secure" and secure.mechanism == "laplace"
+
+
+def test_auto_rule_uses_public_inputs_only():
+    assert auto_mechanism("median") == "piecewise_laplace"
+    assert auto_mechanism("quantile:0.3") == "piecewise_laplace"
+    assert auto_mechanism("variance") == "piecewise_laplace"
+    assert auto_mechanism("mean") == auto_mechanism("sum") == auto_mechanism("count") == "laplace"
+    # the rule is right on the worst case: for a count PLM is Lap(2/eps), twice Laplace's error
+    ind = np.r_[np.ones(500), np.zeros(500)]
+    plm = PiecewiseLaplace.for_statistic(ind, "count", epsilon=1.0)
+    lap = LaplaceMechanism.for_statistic(ind, "count", epsilon=1.0)
+    assert plm.error_mean_abs() == pytest.approx(2 * lap.error_mean_abs(), rel=1e-6)
+
+
+def test_laplace_release_is_clamped_into_the_range():
+    r = private_median(
+        np.array([1.0, 2.0, 3.0]),
+        epsilon=0.01,
+        bounds=(0, 10),
+        mechanism="laplace",
+        return_result=True,
+        rng=3,
+    )
+    assert 0 <= r.value <= 10
+
+
+def test_validation_errors():
+    with pytest.raises(BoundsError):
+        private_median(X, epsilon=1, bounds=(5, 1))
+    with pytest.raises(TypeError):
+        private_median(X, epsilon=1)  # bounds are required
+    with pytest.raises(PrivacyParameterError):
+        private_median(X, epsilon=0, bounds=B)
+    with pytest.raises(PrivacyParameterError):
+        private_mean(X, epsilon=math.inf, bounds=B)
+    with pytest.raises(ValidationError, match="mechanism"):
+        private_median(X, epsilon=1, bounds=B, mechanism="gaussian")
+    with pytest.raises(ValidationError, match="median and quantiles only"):
+        private_mean(X, epsilon=1, bounds=B, mechanism="smooth_sensitivity")
+    with pytest.raises(ValidationError, match="q"):
+        private_quantile(X, 1.5, epsilon=1, bounds=B)
+    with pytest.raises(ValidationError, match="0/1"):
+        private_count(X, epsilon=1)
+    with pytest.raises(ValidationError, match="NaN"):
+        private_median(np.r_[X, np.nan], epsilon=1, bounds=B)
+
+
+def test_count_with_predicate_and_statistic_by_name():
+    a = private_count(X, where=lambda v: v > 50, epsilon=2, rng=4)
+    b = private_count(X > 50, epsilon=2, rng=4)
+    assert a == b
+    v = private_statistic(X, "quantile:0.25", epsilon=2, bounds=B, rng=5)
+    assert abs(v - np.quantile(X, 0.25)) < 2
+
+
+def test_variance_large_n_uses_truncated_profile():
+    x = np.random.default_rng(1).uniform(0, 1, 5000)
+    r = private_variance(x, epsilon=1.0, bounds=(0, 1), return_result=True, rng=6)
+    prof = r.mechanism_object.profile
+    assert prof.levels < 100 and prof.upper[-1] == prof.hi
+    assert abs(r.value - x.var()) < 0.01
