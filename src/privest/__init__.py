@@ -20,8 +20,11 @@ from privest.learn import (
     DRMEstimator,
     DRQuantileRegressor,
 )
-from privest.mechanisms import PiecewiseLaplace
+from privest.mechanisms import EPTR, ClassicPTR, EPTRRelease, GaussianMechanism, PiecewiseLaplace
 from privest.models import (
+    EPTRBayesClassifier,
+    EPTRKernelRegressor,
+    EPTRLinearRegression,
     PrivateStatistic,
     private_count,
     private_mean,
@@ -36,7 +39,9 @@ from privest.rng import make_rng, rng_kind
 __version__ = "0.1.0"
 
 __all__ = [
+    "EPTR",
     "ApproxDP",
+    "ClassicPTR",
     "BoundsError",
     "DRHingeClassifier",
     "DRLinearRegression",
@@ -44,6 +49,11 @@ __all__ = [
     "DRMEstimator",
     "DRQuantileRegressor",
     "DuplicateRecordError",
+    "EPTRBayesClassifier",
+    "EPTRKernelRegressor",
+    "EPTRLinearRegression",
+    "EPTRRelease",
+    "GaussianMechanism",
     "Guarantee",
     "PiecewiseLaplace",
     "PrivacyParameterError",

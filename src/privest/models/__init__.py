@@ -1,5 +1,12 @@
-"""Central-DP estimators built on :mod:`privest.mechanisms` (papers 001 and 002)."""
+"""Central-DP estimators built on :mod:`privest.mechanisms` (papers 001 and 002).
 
+The paper-001 baselines (``dpnb``, ``dpjl``, ...) live in
+:mod:`privest.models.eptr_baselines`; they are kept for comparisons, not recommended.
+"""
+
+from privest.models.eptr_bayes import EPTRBayesClassifier
+from privest.models.eptr_nw import EPTRKernelRegressor
+from privest.models.eptr_ols import EPTRLinearRegression
 from privest.models.statistics import (
     PrivateStatistic,
     private_count,
@@ -12,6 +19,9 @@ from privest.models.statistics import (
 )
 
 __all__ = [
+    "EPTRBayesClassifier",
+    "EPTRKernelRegressor",
+    "EPTRLinearRegression",
     "PrivateStatistic",
     "private_count",
     "private_mean",

@@ -1,0 +1,107 @@
+"""Shared pieces of the ePTR reproductions (paper 001): result collection, progress, plots.
+
+Not an experiment itself; the registered ones are ``eptr-bayes``, ``eptr-ols``, ``eptr-wine``
+and ``eptr-nw``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from privest.experiments.registry import Row
+
+__all__ = ["Collector", "plot_panel", "progress_iter"]
+
+
+class Collector:
+    """Per-replicate values keyed by (setting, n, method, parameter); summarised as mean and SE."""
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, float, str, str], list[float]] = defaultdict(list)
+        self.notes: dict[tuple[str, float, str, str], str] = {}
+
+    def add(self, setting: str, n: float, method: str, parameter: str, value: float) -> None:
+        self._values[(setting, float(n), method, parameter)].append(float(value))
+
+    def mean(self, setting: str, n: float, method: str, parameter: str) -> float:
+        return float(np.mean(self._values[(setting, float(n), method, parameter)]))
+
+    def se(self, setting: str, n: float, method: str, parameter: str) -> float:
+        v = np.asarray(self._values[(setting, float(n), method, parameter)])
+        return float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+
+    def rows(self, note: str = "") -> list[Row]:
+        out = []
+        for key, vals in self._values.items():
+            v = np.asarray(vals)
+            se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+            out.append(
+                Row(
+                    key[0],
+                    key[1],
+                    key[2],
+                    key[3],
+                    float(v.mean()),
+                    mc_se=se,
+                    note=self.notes.get(key, note),
+                )
+            )
+        return out
+
+
+def progress_iter(items: Iterable[Any], total: int, description: str, progress: bool) -> Iterator:
+    """Iterate with a rich progress bar on stderr when ``progress`` is true."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not progress,
+    )
+    with bar:
+        job = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(job)
+
+
+def plot_panel(
+    ax: Any,
+    col: Collector,
+    settings: list[tuple[str, float, float]],
+    methods: list[str],
+    parameter: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = True,
+) -> None:
+    """One panel: mean +- 1.96 SE of ``parameter`` per method over (setting, n, x) triples."""
+    for method in methods:
+        xs, ms, ss = [], [], []
+        for setting, n, x in settings:
+            key = (setting, float(n), method, parameter)
+            if key not in col._values:
+                continue
+            xs.append(x)
+            ms.append(col.mean(setting, n, method, parameter))
+            ss.append(col.se(setting, n, method, parameter))
+        if not xs:
+            continue
+        ms, ss = np.asarray(ms), np.nan_to_num(np.asarray(ss))
+        ax.plot(xs, ms, marker="o", ms=3, label=method)
+        ax.fill_between(xs, np.maximum(ms - 1.96 * ss, 1e-12), ms + 1.96 * ss, alpha=0.2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)

@@ -1,0 +1,233 @@
+"""ePTR Gaussian Bayes classifier (paper 001, Section 3, Algorithm 3).
+
+Model: P(y = k) = mu_k, x | y = k ~ N(m_k, I_p). Bayes rule (eq. 10) with the linear score
+ln mu_k + x^T m_k - ||m_k||^2 / 2.
+
+1. x_i <- Pi_{R_x}(x_i);
+2. N_k, mu_hat_k = N_k / n, m_hat_k = class means (0 for an empty class; gamma = 0 then);
+3. theta_hat = (mu_hat, m_hat_1, ..., m_hat_K) in R^{K(p+1)};
+4. gamma = (min_k N_k - c0 n - 1)_+  (eq. 13);
+5. alpha = (2/n) sqrt(2 R_x^2 / c0^2 + 2);
+6. ePTR; every coordinate gets N(0, sigma^2), sigma = 2 alpha c_delta / eps;
+7. post-processing: mu_k <- max(mu_k, c0) / sum_j max(mu_j, c0), m_k <- Pi_{R_x}(m_k).
+
+Safety (eq. 12): one replacement moves a class mean by at most 2 R_x / (N_k - 1) and mu_hat by
+1/n in two coordinates, so on {gamma > 0} the change is at most (1/n) sqrt(2 + 8 R_x^2/c0^2) <=
+alpha. Bottom (unspecified in the paper): ``"random"`` draws mu ~ Dirichlet(1_K) (floored at c0,
+renormalised) and m_k ~ N(0, R_x^2 I) projected to the R_x ball, as in the authors' code;
+``"fixed"`` uses mu = 1/K and m_k = 0 (every point then goes to the first class).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privest.accounting.base import ApproxDP
+from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.eptr import (
+    check_eptr_parameters,
+    eptr_noise_scale,
+    eptr_step,
+    project_rows,
+    ptr_threshold,
+    release_probability,
+)
+from privest.rng import resolve_rng
+from privest.validation import as_float_matrix, check_positive
+
+__all__ = ["EPTRBayesClassifier", "bayes_alpha", "bayes_statistics", "linear_bayes_scores"]
+
+
+def bayes_alpha(n: int, x_radius: float, c0: float) -> float:
+    """alpha = (2/n) sqrt(2 R_x^2 / c0^2 + 2); 0.113138 at n=5000, c0=0.04, R_x=8."""
+    return 2.0 / n * math.sqrt(2.0 * x_radius**2 / c0**2 + 2.0)
+
+
+def bayes_statistics(
+    X: np.ndarray, labels: np.ndarray, n_classes: int, x_radius: float, c0: float
+) -> dict[str, Any]:
+    """Steps 1-4 of Algorithm 3 (NON-PRIVATE): counts, mu_hat, means, theta_hat, gamma.
+
+    ``labels`` are class indices in ``range(n_classes)``.
+    """
+    n, p = X.shape
+    scale, outside = project_rows(X, x_radius)
+    counts = np.bincount(labels, minlength=n_classes).astype(float)
+    sums = np.zeros((n_classes, p))
+    np.add.at(sums, labels, X * scale[:, None])
+    means = sums / np.maximum(counts, 1.0)[:, None]
+    mu = counts / n
+    gamma = max(float(counts.min()) - c0 * n - 1.0, 0.0)
+    return {
+        "counts": counts,
+        "class_prior": mu,
+        "means": means,
+        "estimate": np.concatenate([mu, means.ravel()]),
+        "gamma": gamma,
+        "n_projected": int(outside.sum()),
+    }
+
+
+def linear_bayes_scores(X: np.ndarray, prior: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """ln mu_k + x^T m_k - ||m_k||^2 / 2 for every row and class (eq. 10)."""
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(prior)
+    return X @ means.T + (log_prior - 0.5 * np.einsum("kj,kj->k", means, means))
+
+
+class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
+    """(epsilon, delta)-DP Gaussian Bayes classifier by efficient PTR (Algorithm 3, paper 001).
+
+    Parameters
+    ----------
+    epsilon, delta : privacy target (delta in (0, 1); theory wants delta < n^-3).
+    classes : the public list of the K labels. Required: the label set is never read off
+        the data.
+    x_radius : R_x, public radius; feature rows outside the ball are projected onto it.
+    c0 : public level in (0, 1/K); release needs every class larger than c0 n + 1.
+    bottom : ``"random"`` (default, authors' code) or ``"fixed"`` (module docstring): the
+        data-independent classifier used when nothing is released. ``predict`` then uses it;
+        check ``released_``.
+    project : True (Algorithm 3) projects and reports the count in ``n_projected_``; False
+        raises :class:`BoundsError` for rows outside the ball.
+    random_state : None (secure randomness), an int seed or a Generator.
+
+    Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``, ``alpha_``,
+    ``noise_scale_``, ``threshold_``, ``guarantee_``; ``n_projected_`` is a record count, NOT
+    private (for the curator only).
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 0.01,
+        classes: Any = None,
+        x_radius: float = 1.0,
+        c0: float = 0.05,
+        bottom: str = "random",
+        project: bool = True,
+        random_state: Any = None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.classes = classes
+        self.x_radius = x_radius
+        self.c0 = c0
+        self.bottom = bottom
+        self.project = project
+        self.random_state = random_state
+
+    @property
+    def guarantee(self) -> ApproxDP:
+        """(epsilon, delta)-DP (Theorem 3.1)."""
+        return ApproxDP(self.epsilon, self.delta)
+
+    def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        check_eptr_parameters(self.epsilon, self.delta)
+        check_positive(self.x_radius, "x_radius")
+        if self.classes is None:
+            raise ValidationError(
+                "classes: the public list of labels is required (it is never read off the data)"
+            )
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
+            raise ValidationError(f"classes: {self.classes!r} must list at least 2 distinct labels")
+        k = classes.size
+        c0 = check_positive(self.c0, "c0")
+        if c0 >= 1.0 / k:
+            raise ValidationError(
+                f"c0: {c0} is out of range; accepted: (0, 1/K) = (0, {1 / k:.4g})"
+            )
+        if self.bottom not in ("random", "fixed"):
+            raise ValidationError(f"bottom: {self.bottom!r}; accepted: 'random' or 'fixed'")
+        X = as_float_matrix(X, "X")
+        y = np.asarray(y).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise ValidationError(f"y: has {y.shape[0]} labels for {X.shape[0]} rows of X")
+        order = np.argsort(classes)
+        pos = np.searchsorted(classes[order], y)
+        pos = np.clip(pos, 0, k - 1)
+        labels = order[pos]
+        bad = classes[labels] != y
+        if bad.any():
+            raise ValidationError(
+                f"y: label {y[np.argmax(bad)]!r} is not in classes {classes.tolist()}"
+            )
+        if not self.project and np.any(np.einsum("ij,ij->i", X, X) > self.x_radius**2):
+            raise BoundsError(
+                f"X: rows lie outside x_radius={self.x_radius}; pass project=True to project them"
+            )
+        return X, labels, classes
+
+    def _bottom(self, k: int, p: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        if self.bottom == "fixed":
+            return np.full(k, 1.0 / k), np.zeros((k, p))
+        mu = np.maximum(rng.dirichlet(np.ones(k)), self.c0)
+        means = self.x_radius * rng.standard_normal((k, p))
+        scale, _ = project_rows(means, self.x_radius)
+        return mu / mu.sum(), means * scale[:, None]
+
+    def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
+        """Run Algorithm 3 once; ``released_`` says whether the test passed."""
+        X, labels, classes = self._check(X, y)
+        n, p = X.shape
+        k = classes.size
+        rng = resolve_rng(self.random_state)
+        stats = bayes_statistics(X, labels, k, self.x_radius, self.c0)
+        self.alpha_ = bayes_alpha(n, self.x_radius, self.c0)
+        self.noise_scale_ = eptr_noise_scale(self.alpha_, self.epsilon, self.delta)
+        self.threshold_ = ptr_threshold(self.epsilon, self.delta)
+        released, value = eptr_step(
+            stats["estimate"], stats["gamma"], self.alpha_, self.epsilon, self.delta, rng
+        )
+        if released:
+            mu = np.maximum(value[:k], self.c0)
+            mu /= mu.sum()
+            means = value[k:].reshape(k, p)
+            scale, _ = project_rows(means, self.x_radius)
+            means = means * scale[:, None]
+        else:
+            mu, means = self._bottom(k, p, rng)
+        self.released_ = released
+        self.classes_ = classes
+        self.class_prior_ = mu
+        self.means_ = means
+        self.n_features_in_ = p
+        self.n_projected_ = stats["n_projected"]
+        self.guarantee_ = self.guarantee
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Linear Bayes scores ln mu_k + x^T m_k - ||m_k||^2/2 (test rows are not projected)."""
+        check_is_fitted(self, "means_")
+        X = as_float_matrix(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        return linear_bayes_scores(X, self.class_prior_, self.means_)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class of highest score (with the bottom classifier when nothing was released)."""
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def explain(self, X: Any, y: Any) -> dict[str, Any]:
+        """NON-PRIVATE audit of Algorithm 3 on (X, y). NEVER publish the result.
+
+        Class counts, gamma, release probability and the unnoised estimate leak the data.
+        """
+        X, labels, classes = self._check(X, y)
+        stats = bayes_statistics(X, labels, classes.size, self.x_radius, self.c0)
+        alpha = bayes_alpha(X.shape[0], self.x_radius, self.c0)
+        return {
+            **stats,
+            "M": ptr_threshold(self.epsilon, self.delta),
+            "release_probability": float(
+                release_probability(stats["gamma"], self.epsilon, self.delta)
+            ),
+            "alpha": alpha,
+            "noise_scale": eptr_noise_scale(alpha, self.epsilon, self.delta),
+        }

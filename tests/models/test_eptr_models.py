@@ -1,0 +1,278 @@
+"""ePTR-Bayes, -OLS and -NW estimators: validation, release rates, invariances, Theorem 2.3.
+
+Spec eptr.md 10.7-10.10 and 10.13. Binomial z-tests at |z| < 4; Monte Carlo inequalities with
+a 3-SE margin; fixed seeds.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from privest.errors import BoundsError, PrivacyParameterError, ValidationError
+from privest.mechanisms.eptr import eptr_noise_scale, ptr_threshold, release_probability
+from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_alpha
+from privest.models.eptr_nw import EPTRKernelRegressor, nw_alpha
+from privest.models.eptr_ols import EPTRLinearRegression, ols_alpha
+from privest.rng import make_rng
+
+
+def _ols_data(rng, n=8000, p=5):
+    theta = 1 / np.arange(1, p + 1)
+    theta /= np.linalg.norm(theta)
+    X = rng.standard_normal((n, p))
+    return X, X @ theta + rng.standard_normal(n), theta
+
+
+def _bayes_data(rng, n=5000, mu=(0.75, 0.15, 0.10), p=10):
+    y = rng.choice(3, size=n, p=mu)
+    X = rng.standard_normal((n, p))
+    X[np.arange(n), y] += 3.0
+    return X, y
+
+
+def _nw_data(rng, n=2000):
+    x = rng.random(n)
+    return x, np.sin(2 * np.pi * x) + 0.5 * np.cos(4 * np.pi * x) + 0.2 * rng.standard_normal(n)
+
+
+def test_worked_alphas_and_noise_scales():
+    assert bayes_alpha(5000, 8.0, 0.04) == pytest.approx(0.113138, abs=1e-6)
+    assert eptr_noise_scale(bayes_alpha(5000, 8.0, 0.04), 1.0, 0.01) == pytest.approx(
+        0.70316, abs=1e-5
+    )
+    assert ols_alpha(8000, 4.0, 1.0, 0.4) == pytest.approx(0.02)
+    assert eptr_noise_scale(0.02, 1.0, 0.01) == pytest.approx(0.12430, abs=1e-5)
+    h = 0.2 * 2000 ** (-1 / 5)
+    assert h == pytest.approx(0.043734, abs=1e-6)
+    assert nw_alpha(2000, 1, h, 1.0, 0.4) == pytest.approx(0.04561, abs=1e-5)
+    assert eptr_noise_scale(nw_alpha(2000, 1, h, 1.0, 0.4), 1.0, 2000.0**-3) == pytest.approx(
+        0.6190, abs=1e-4
+    )
+
+
+def test_ols_fit_on_typical_data_matches_the_spec_sanity_values():
+    rng = np.random.default_rng(1)
+    X, y, theta = _ols_data(rng)
+    model = EPTRLinearRegression(1.5, 0.01, 4.0, 1.0, 0.4, random_state=2)
+    info = model.explain(X, y)
+    assert info["lambda_min"] / 8000 == pytest.approx(0.96, abs=0.03)
+    assert info["gamma"] == pytest.approx(139, rel=0.05)
+    assert 0 < info["n_projected_x"] < 0.02 * 8000
+    assert model.fit(X, y) is model and model.released_
+    assert np.sum((model.coef_ - theta) ** 2) < 0.2
+    assert model.predict(X[:3]).shape == (3,)
+
+
+@pytest.mark.parametrize("eps", [1.0, 2.0, 4.0])
+def test_typical_data_release_rates(eps):
+    """E1, E5 with eps >= 1 and E9 with eps >= 1.5 release with probability >= 0.99."""
+    rng = np.random.default_rng(int(eps * 10))
+    q_ols, q_bayes, q_nw = [], [], []
+    for _ in range(10):
+        X, y, _ = _ols_data(rng)
+        q_ols.append(
+            EPTRLinearRegression(eps, 0.01, 4.0, 1.0, 0.4).explain(X, y)["release_probability"]
+        )
+        Xb, yb = _bayes_data(rng)
+        q_bayes.append(
+            EPTRBayesClassifier(eps, 0.01, [0, 1, 2], 8.0, 0.04).explain(Xb, yb)[
+                "release_probability"
+            ]
+        )
+        x, yn = _nw_data(rng)
+        nw = EPTRKernelRegressor([[0.5]], max(eps, 1.5), 2000.0**-3, c0=0.4)
+        q_nw.append(float(nw.explain(x, yn)["release_probability"][0]))
+    assert min(np.mean(q_ols), np.mean(q_bayes), np.mean(q_nw)) >= 0.99
+
+
+def _release_frequency(fit_once, trials, gen):
+    return sum(fit_once(gen) for _ in range(trials))
+
+
+@pytest.mark.parametrize("kind", ["bayes", "ols", "nw"])
+def test_atypical_data_releases_with_probability_q0(kind):
+    """Class of size 1 / lambda_min = 0 / no points near x_0: frequency ~ q(0) (binomial)."""
+    rng = np.random.default_rng(3)
+    eps, delta, trials = 1.0, 0.01, 3000
+    if kind == "bayes":
+        X, y = _bayes_data(rng, n=300, mu=(0.6, 0.4, 0.0))
+        y[0] = 2
+        model = EPTRBayesClassifier(eps, delta, [0, 1, 2], 4.0, 0.05)
+    elif kind == "ols":
+        X = np.zeros((300, 3))
+        X[0] = [1.0, 2.0, 0.5]
+        y = np.zeros(300)
+        model = EPTRLinearRegression(eps, delta, 4.0, 1.0, 0.1)
+    else:
+        X = rng.uniform(0.8, 1.0, 300)
+        y = rng.uniform(-1, 1, 300)
+        model = EPTRKernelRegressor([[0.2]], eps, delta, bandwidth=0.05, c0=0.3)
+    q0 = float(release_probability(0.0, eps, delta))
+    gen = make_rng(4)
+
+    def once(g):
+        return bool(np.all(model.set_params(random_state=g).fit(X, y).released_))
+
+    hits = _release_frequency(once, trials, gen)
+    assert abs(hits - trials * q0) / math.sqrt(trials * q0 * (1 - q0)) < 4, hits
+
+
+def test_predict_and_attributes_when_nothing_is_released():
+    X = np.zeros((50, 2))
+    X[0] = [1.0, 1.0]
+    y = np.ones(50)
+    m = EPTRLinearRegression(1.0, 0.01, 2.0, 1.0, 0.1, bottom=[0.5, -0.5], random_state=1)
+    gen = make_rng(2)
+    m.set_params(random_state=gen).fit(X, y)
+    assert not m.released_
+    np.testing.assert_array_equal(m.coef_, [0.5, -0.5])
+    np.testing.assert_allclose(m.predict([[1.0, 1.0]]), [0.0])
+    # Bayes: fixed bottom predicts the first class everywhere
+    Xb = np.random.default_rng(0).standard_normal((30, 2))
+    yb = np.array([0] * 29 + [1])
+    b = EPTRBayesClassifier(1.0, 0.01, [0, 1], 2.0, 0.2, bottom="fixed", random_state=3)
+    b.fit(Xb, yb)
+    assert not b.released_ and np.all(b.predict(Xb) == 0)
+    np.testing.assert_allclose(b.class_prior_, [0.5, 0.5])
+    br = EPTRBayesClassifier(1.0, 0.01, ["a", "b"], 2.0, 0.2, random_state=3)
+    br.fit(Xb, np.where(yb == 0, "a", "b"))
+    assert not br.released_ and set(br.predict(Xb)) <= {"a", "b"}
+    assert np.all(np.linalg.norm(br.means_, axis=1) <= 2.0 + 1e-12)
+    assert np.all(br.class_prior_ >= 0.2 / (1 + 2 * 0.2) - 1e-12)  # floored at c0, renormalised
+    # NW: a public number as bottom
+    nw = EPTRKernelRegressor([[0.1], [0.9]], 1.0, 0.01, bandwidth=0.05, c0=0.3, bottom=0.0)
+    nw.set_params(random_state=5).fit(np.full(40, 0.5), np.ones(40))
+    assert not nw.released_.any() and np.all(nw.estimates_ == 0.0)
+    assert nw.predict([[0.9], [0.1]]).shape == (2,)
+    with pytest.raises(ValidationError, match="query points"):
+        nw.predict([[0.5]])
+
+
+def test_invariances_permutation_seed_and_projection():
+    rng = np.random.default_rng(6)
+    X, y, _ = _ols_data(rng, n=2000, p=3)
+    X[:20] *= 10  # some rows outside R_x = 4
+    perm = rng.permutation(2000)
+    m = EPTRLinearRegression(2.0, 0.01, 4.0, 1.0, 0.4)
+    a, b = m.explain(X, y), m.explain(X[perm], y[perm])
+    assert a["gamma"] == pytest.approx(b["gamma"], rel=1e-10)
+    np.testing.assert_allclose(a["estimate"], b["estimate"], rtol=1e-9)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    Xp = X * np.minimum(1, 4.0 / norms) * (1 - 1e-12)
+    c = m.explain(Xp, np.clip(y, -4, 4))
+    assert a["gamma"] == pytest.approx(c["gamma"], rel=1e-10)
+    np.testing.assert_allclose(a["estimate"], c["estimate"], rtol=1e-9)
+    assert a["n_projected_x"] >= 20 and c["n_projected_x"] == 0
+    f1 = clone(m).set_params(random_state=7).fit(X, y).coef_
+    f2 = clone(m).set_params(random_state=7).fit(X[perm], y[perm]).coef_
+    np.testing.assert_allclose(f1, f2, rtol=1e-9)
+    # alpha depends only on (n, p, R, c0)
+    m.fit(X, y)
+    assert m.alpha_ == ols_alpha(2000, 4.0, 1.0, 0.4)
+    Xb, yb = _bayes_data(rng, n=1000)
+    bay = EPTRBayesClassifier(2.0, 0.01, [0, 1, 2], 8.0, 0.04)
+    e1, e2 = bay.explain(Xb, yb), bay.explain(Xb[::-1], yb[::-1])
+    np.testing.assert_allclose(e1["estimate"], e2["estimate"], rtol=1e-12)
+    assert e1["gamma"] == e2["gamma"]
+    x, yn = _nw_data(rng, 500)
+    nw = EPTRKernelRegressor([[0.5]], 2.0, 0.01, c0=0.3)
+    np.testing.assert_allclose(
+        nw.explain(x, yn)["estimate"], nw.explain(x[::-1], yn[::-1])["estimate"], rtol=1e-12
+    )
+
+
+def test_project_false_raises_for_out_of_range_records():
+    X = np.array([[5.0, 0.0], [0.1, 0.2]])
+    with pytest.raises(BoundsError, match="project=True"):
+        EPTRLinearRegression(1.0, 0.01, 1.0, 1.0, 0.1, project=False).fit(X, [0.0, 0.0])
+    with pytest.raises(BoundsError):
+        EPTRBayesClassifier(1.0, 0.01, [0, 1], 1.0, 0.1, project=False).fit(X, [0, 1])
+    with pytest.raises(BoundsError):
+        EPTRKernelRegressor([[0.5]], 1.0, 0.01, c0=0.1, project=False).fit([1.5, 0.2], [0, 0])
+
+
+@pytest.mark.parametrize(
+    ("model", "exc"),
+    [
+        (EPTRLinearRegression(epsilon=0.0), PrivacyParameterError),
+        (EPTRLinearRegression(delta=1.0), PrivacyParameterError),
+        (EPTRLinearRegression(epsilon=30.0), PrivacyParameterError),
+        (EPTRLinearRegression(x_radius=-1.0), ValidationError),
+        (EPTRLinearRegression(theta_radius=0.0), ValidationError),
+        (EPTRLinearRegression(c0=0.0), ValidationError),
+        (EPTRLinearRegression(alpha_safety_factor=0.5), ValidationError),
+        (EPTRLinearRegression(bottom=[1.0, 2.0, 3.0]), ValidationError),
+        (EPTRBayesClassifier(classes=None), ValidationError),
+        (EPTRBayesClassifier(classes=[0, 1], c0=0.5), ValidationError),
+        (EPTRBayesClassifier(classes=[0, 1], bottom="zero"), ValidationError),
+        (EPTRBayesClassifier(classes=[0, 2]), ValidationError),  # label 1 not in classes
+        (EPTRKernelRegressor(query_points=None), ValidationError),
+        (EPTRKernelRegressor(query_points=[[0.5]], budget_mode="x"), ValidationError),
+        (EPTRKernelRegressor(query_points=[[0.5]], bandwidth=0.0), ValidationError),
+        (EPTRKernelRegressor(query_points=[[0.5, 0.5]]), ValidationError),
+        (EPTRKernelRegressor(query_points=[[0.5]], bottom="zero"), ValidationError),
+        (EPTRKernelRegressor(query_points=[[0.5]], bottom=float("nan")), ValidationError),
+    ],
+)
+def test_validation_errors(model, exc):
+    X = np.array([[0.1, 0.2], [0.3, 0.1], [0.2, 0.2]])
+    y = np.array([0, 1, 1]) if isinstance(model, EPTRBayesClassifier) else np.array([0.1, 0, 0])
+    if isinstance(model, EPTRKernelRegressor):
+        X = X[:, :1]
+    with pytest.raises(exc):
+        model.fit(X, y)
+
+
+def test_nan_and_shape_errors():
+    with pytest.raises(ValidationError, match="NaN"):
+        EPTRLinearRegression().fit([[np.nan, 1.0]], [1.0])
+    with pytest.raises(ValidationError, match="values for"):
+        EPTRLinearRegression().fit([[0.0, 1.0]], [1.0, 2.0])
+    m = EPTRLinearRegression(random_state=1).fit([[0.1, 0.2], [0.2, 0.1]], [0.0, 0.1])
+    with pytest.raises(ValidationError, match="columns"):
+        m.predict([[1.0, 2.0, 3.0]])
+
+
+def test_sklearn_conventions_and_guarantees():
+    m = EPTRLinearRegression(epsilon=2.0, delta=1e-6, c0=0.3)
+    assert m.get_params()["c0"] == 0.3 and clone(m).get_params() == m.get_params()
+    assert m.set_params(c0=0.2) is m and m.c0 == 0.2
+    assert m.guarantee.eps == 2.0 and m.guarantee.dlt == 1e-6
+    nw = EPTRKernelRegressor([[0.1], [0.5], [0.9]], epsilon=1.0, delta=0.01)
+    assert nw.guarantee.eps == 1.0  # split: (eps, delta) in total
+    nw.set_params(budget_mode="per_query")
+    assert nw.guarantee.eps == 3.0 and nw.guarantee.dlt == pytest.approx(0.03)
+    x, y = _nw_data(np.random.default_rng(1), 3000)
+    split = EPTRKernelRegressor([[0.1], [0.5], [0.9]], epsilon=3.0, delta=0.03, c0=0.3)
+    split.set_params(random_state=1).fit(x, y)
+    assert split.threshold_ == pytest.approx(ptr_threshold(1.0, 0.01))
+    assert split.guarantee_.eps == 3.0
+
+
+def test_theorem_2_3_risk_decomposition_by_monte_carlo():
+    """E||theta_tilde - theta||^2 <= E||theta_hat - theta||^2 + p sigma^2
+    + C_bot (P(gamma < 2M) + delta), with a 3-SE margin, at a borderline release rate."""
+    rng = np.random.default_rng(8)
+    gen = make_rng(9)
+    p, n, eps, delta = 3, 400, 2.0, 0.01
+    theta = np.array([0.6, -0.4, 0.2])
+    model = EPTRLinearRegression(eps, delta, 3.0, 1.0, 0.336)  # median gamma ~ 2M
+    m_thr = ptr_threshold(eps, delta)
+    err_t, err_h, below = [], [], []
+    for _ in range(600):
+        X = rng.standard_normal((n, p))
+        y = X @ theta + rng.standard_normal(n)
+        info = model.explain(X, y)
+        fit = model.set_params(random_state=gen).fit(X, y)
+        err_t.append(np.sum((fit.coef_ - theta) ** 2))
+        err_h.append(np.sum((info["estimate"] - theta) ** 2))
+        below.append(info["gamma"] < 2 * m_thr)
+    rate = np.mean(below)
+    assert 0.02 < rate < 0.98  # the bound's bottom term is exercised
+    c_bot = np.sum(theta**2)
+    sigma = eptr_noise_scale(ols_alpha(n, 3.0, 1.0, 0.336), eps, delta)
+    bound = np.mean(err_h) + p * sigma**2 + c_bot * (rate + delta)
+    se = np.std(np.asarray(err_t) - np.asarray(err_h)) / math.sqrt(len(err_t))
+    assert np.mean(err_t) <= bound + 3 * se

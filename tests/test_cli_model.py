@@ -1,0 +1,180 @@
+"""``privest model eptr-ols|eptr-bayes|eptr-nw``: output, guarantee, errors (exit status 2)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privest.cli import main
+
+
+@pytest.fixture
+def csv(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 2))
+    y = X @ [0.5, -0.2] + rng.standard_normal(3000)
+    lab = np.where(X[:, 0] + 0.3 * rng.standard_normal(3000) > 0, "yes", "no")
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y, "label": lab}).to_csv(path, index=False)
+    return str(path)
+
+
+def test_ols_prints_estimate_and_guarantee(csv, capsys):
+    rc = main(
+        [
+            "model",
+            "eptr-ols",
+            csv,
+            "--target",
+            "y",
+            "--features",
+            "a,b",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--x-radius",
+            "4",
+            "--theta-radius",
+            "1",
+            "--c0",
+            "0.3",
+            "--seed",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "eptr-ols: released" in out and "(1, 1e-06)-DP" in out
+    assert "a" in out and "not private" in out
+
+
+def test_same_seed_same_output(csv, capsys):
+    args = [
+        "model",
+        "eptr-ols",
+        csv,
+        "--target",
+        "y",
+        "--features",
+        "a,b",
+        "--epsilon",
+        "2",
+        "--delta",
+        "0.01",
+        "--x-radius",
+        "4",
+        "--theta-radius",
+        "1",
+        "--c0",
+        "0.3",
+        "--seed",
+        "5",
+    ]
+    main(args)
+    first = capsys.readouterr().out
+    main(args)
+    assert capsys.readouterr().out == first
+
+
+def test_bayes_and_not_released_message(csv, capsys):
+    rc = main(
+        [
+            "model",
+            "eptr-bayes",
+            csv,
+            "--target",
+            "label",
+            "--features",
+            "a,b",
+            "--classes",
+            "no,yes",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--x-radius",
+            "4",
+            "--c0",
+            "0.1",
+            "--seed",
+            "2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "eptr-bayes: released" in out and "yes" in out
+    # c0 close to the smallest class share: the safety test fails and nothing is released
+    rc = main(
+        [
+            "model",
+            "eptr-bayes",
+            csv,
+            "--target",
+            "label",
+            "--features",
+            "a,b",
+            "--classes",
+            "no,yes",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--x-radius",
+            "4",
+            "--c0",
+            "0.49",
+            "--seed",
+            "2",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "Nothing was released" in out and "bottom" in out
+
+
+def test_nw_query_points(csv, capsys):
+    rc = main(
+        [
+            "model",
+            "eptr-nw",
+            csv,
+            "--target",
+            "y",
+            "--features",
+            "a",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-6",
+            "--domain=-3:3",
+            "--query=-0.5,0.5",
+            "--bandwidth",
+            "0.3",
+            "--response-radius",
+            "3",
+            "--c0",
+            "0.05",
+            "--seed",
+            "3",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "-0.5" in out and "guarantee: (2, 1e-06)-DP" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "msg"),
+    [
+        (["--x-radius", "4"], "needs the public parameters"),
+        (["--x-radius", "4", "--theta-radius", "1", "--c0", "0.3", "--target", "zz"], "--target"),
+        (
+            ["--x-radius", "4", "--theta-radius", "1", "--c0", "0.3", "--features", "q"],
+            "--features",
+        ),
+        (["--x-radius", "-4", "--theta-radius", "1", "--c0", "0.3"], "x_radius"),
+    ],
+)
+def test_errors_exit_2_with_one_line(csv, capsys, extra, msg):
+    base = ["model", "eptr-ols", csv, "--epsilon", "1", "--delta", "0.01"]
+    if "--target" not in extra:
+        base += ["--target", "y"]
+    rc = main(base + extra)
+    err = capsys.readouterr().err
+    assert rc == 2 and msg in err and err.count("\n") == 1
