@@ -1,8 +1,6 @@
 """Loaders of the paper-001 real data sets: wine (shared copy), credit and California (synthetic
 files with the documented columns, since the real ones need a download)."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,12 +9,9 @@ from privest.datasets.california import california_features, load_california_hou
 from privest.datasets.credit import CREDIT_LABEL, credit_features, load_credit_default
 from privest.datasets.wine import WINE_FEATURES, load_wine_quality
 
-WINE_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "wine-quality"
 
-
-@pytest.mark.skipif(not WINE_DIR.is_dir(), reason=f"wine quality CSVs not at {WINE_DIR}")
-def test_wine_loader_matches_the_documented_data():
-    df = load_wine_quality(WINE_DIR)
+def test_wine_loader_matches_the_documented_data(wine_dir):
+    df = load_wine_quality(wine_dir)
     assert df.shape[0] == 6497 and (df["type"] == "red").sum() == 1599
     assert set(WINE_FEATURES) <= set(df.columns)
     assert df["quality"].mean() == pytest.approx(5.818, abs=1e-3)

@@ -4,15 +4,10 @@ Each comparison is between method means over the same replicates; where methods 
 check uses the grid points the spec names.
 """
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from privest.experiments import eptr_bayes, eptr_nw, eptr_ols, eptr_wine
-
-WINE_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "wine-quality"
 
 
 def _pivot(result, parameter):
@@ -56,10 +51,8 @@ def test_e9_eptr_beats_wpe_for_eps_at_least_one():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not WINE_DIR.is_dir(), reason=f"wine quality CSVs not at {WINE_DIR}")
-def test_e7_release_rate_increases_with_eps(monkeypatch):
-    monkeypatch.setenv("PRIVEST_WINE_DIR", str(WINE_DIR))
-    assert os.environ["PRIVEST_WINE_DIR"] == str(WINE_DIR)
+def test_e7_release_rate_increases_with_eps(monkeypatch, wine_dir):
+    monkeypatch.setenv("PRIVEST_WINE_DIR", str(wine_dir))
     res = eptr_wine.run(reps=8, rng=np.random.default_rng(4), progress=False)
     rr = _pivot(res, "release_rate")["ePTR"]
     at80 = rr[[i for i in rr.index if "train=0.8" in i[0]]]
