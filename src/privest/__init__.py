@@ -19,6 +19,8 @@ from privest.learn import (
     DRLogisticRegression,
     DRMEstimator,
     DRQuantileRegressor,
+    IWPSGDClassifier,
+    IWPSGDRegressor,
 )
 from privest.mechanisms import EPTR, ClassicPTR, EPTRRelease, GaussianMechanism, PiecewiseLaplace
 from privest.models import (
@@ -33,7 +35,14 @@ from privest.models import (
     private_sum,
     private_variance,
 )
-from privest.release import ZILMechanism, ZILRelease, load_release
+from privest.release import (
+    PrivateExamples,
+    ZILMechanism,
+    ZILRelease,
+    load_release,
+    release_examples,
+    release_regression_examples,
+)
 from privest.rng import make_rng, rng_kind
 
 __version__ = "0.1.0"
@@ -54,9 +63,12 @@ __all__ = [
     "EPTRLinearRegression",
     "EPTRRelease",
     "GaussianMechanism",
+    "IWPSGDClassifier",
+    "IWPSGDRegressor",
     "Guarantee",
     "PiecewiseLaplace",
     "PrivacyParameterError",
+    "PrivateExamples",
     "PrivateStatistic",
     "PrivestError",
     "StoreError",
@@ -75,5 +87,7 @@ __all__ = [
     "private_quantile",
     "private_sum",
     "private_variance",
+    "release_examples",
+    "release_regression_examples",
     "rng_kind",
 ]

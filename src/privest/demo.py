@@ -16,7 +16,7 @@ from typing import Any
 from privest.rng import make_rng
 
 #: Sections in the order they run (modules of :mod:`privest.demos`).
-SECTIONS = ("zil", "statistics", "eptr")
+SECTIONS = ("zil", "statistics", "eptr", "iwp")
 
 
 def run_demo(output: Path, seed: int | None = None, console: Any = None) -> dict[str, Any]:

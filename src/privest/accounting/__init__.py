@@ -1,6 +1,15 @@
-"""Privacy accounting: guarantees as objects (paper 000, Sections 2-3)."""
+"""Privacy accounting: guarantees as objects (paper 000, Sections 2-3); Gaussian calibration
+and the local guarantee of paper 004's release."""
 
 from privest.accounting.base import ApproxDP, Guarantee, approx_dp_tradeoff
+from privest.accounting.gaussian import (
+    GaussianRRGuarantee,
+    LocalDP,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_sigma,
+)
 from privest.accounting.zil import (
     ZILGuarantee,
     ZILTradeoff,
@@ -18,16 +27,22 @@ from privest.accounting.zil import (
 
 __all__ = [
     "ApproxDP",
+    "GaussianRRGuarantee",
     "Guarantee",
+    "LocalDP",
     "ZILGuarantee",
     "ZILTradeoff",
+    "analytic_gaussian_sigma",
     "approx_dp_tradeoff",
     "beta_c",
     "beta_c_delta",
     "calibrate_c",
     "calibrate_lam",
+    "classic_gaussian_sigma",
     "delta_c",
     "delta_tilde",
+    "gaussian_delta",
+    "gaussian_sigma",
     "laplace_delta",
     "laplace_tradeoff",
     "laplace_tradeoff_delta",

@@ -1,4 +1,5 @@
-"""Corrected-loss learning on ZIL releases (paper 000, Sections 4-6)."""
+"""Learning from local releases: corrected-loss M-estimation on ZIL releases (paper 000,
+Sections 4-6) and IWP-SGD on released examples (paper 004)."""
 
 from privest.learn.estimators import (
     BoundaryWarning,
@@ -9,6 +10,7 @@ from privest.learn.estimators import (
     DRQuantileRegressor,
     FitSummary,
 )
+from privest.learn.iwp_sgd import IWPSGDClassifier, IWPSGDRegressor
 from privest.learn.losses import (
     LOSS_NAMES,
     CallableLoss,
@@ -27,6 +29,7 @@ from privest.learn.losses import (
     indicator_squared,
     relu_squared,
 )
+from privest.learn.weierstrass import MarginLoss, choose_order, truncation_bias
 
 __all__ = [
     "BoundaryWarning",
@@ -36,6 +39,8 @@ __all__ = [
     "DRMEstimator",
     "DRQuantileRegressor",
     "FitSummary",
+    "IWPSGDClassifier",
+    "IWPSGDRegressor",
     "LOSS_NAMES",
     "CallableLoss",
     "HingeLoss",
@@ -43,13 +48,16 @@ __all__ = [
     "LogisticLoss",
     "Loss",
     "LossNotSmoothError",
+    "MarginLoss",
     "QuantileRegressionLoss",
     "ReLUNetLoss",
     "ScalarQuantileLoss",
     "SquaredLoss",
     "TransformedSquaredLoss",
     "abs_sin_squared",
+    "choose_order",
     "get_loss",
     "indicator_squared",
     "relu_squared",
+    "truncation_bias",
 ]

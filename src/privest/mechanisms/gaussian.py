@@ -17,61 +17,15 @@
 
 from __future__ import annotations
 
-import math
-from typing import Literal
-
 import numpy as np
-from scipy import optimize
-from scipy.special import log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP
-from privest.errors import PrivacyParameterError, ValidationError
+from privest.accounting.gaussian import Convention, c_delta, gaussian_delta, gaussian_sigma
+from privest.errors import PrivacyParameterError
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
 __all__ = ["GaussianMechanism", "c_delta", "gaussian_delta", "gaussian_sigma"]
-
-Convention = Literal["dwork_roth", "paper_eq3", "analytic"]
-
-
-def c_delta(delta: float) -> float:
-    """c_delta = sqrt(2 ln(1.25/delta)) (spec 0); 3.107511 at delta = 0.01."""
-    delta = check_probability(delta, "delta")
-    return math.sqrt(2.0 * math.log(1.25 / delta))
-
-
-def gaussian_sigma(
-    sensitivity: float, epsilon: float, delta: float, convention: Convention = "dwork_roth"
-) -> float:
-    """Noise sd of the Gaussian mechanism for L2 ``sensitivity`` at (epsilon, delta)."""
-    sens = check_positive(sensitivity, "sensitivity")
-    eps = check_epsilon(epsilon)
-    if convention == "dwork_roth":
-        return sens * c_delta(delta) / eps
-    if convention == "analytic":
-        dlt = check_probability(delta, "delta")
-        f = lambda log_s: gaussian_delta(eps, sens, math.exp(log_s)) - dlt  # noqa: E731
-        lo, hi = math.log(sens) - 10.0, math.log(sens * c_delta(dlt) / eps) + 5.0
-        return math.exp(optimize.brentq(f, lo, hi, xtol=1e-12)) * (1 + 1e-9)
-    if convention == "paper_eq3":
-        return 2.0 / eps * math.sqrt(math.log(1.25 / check_probability(delta, "delta"))) * sens
-    raise ValidationError(
-        f"convention: {convention!r} is not accepted; use 'dwork_roth', 'paper_eq3' or 'analytic'"
-    )
-
-
-def gaussian_delta(epsilon: float, distance: float, sigma: float) -> float:
-    """Exact delta(eps) of N(mu, s^2 I) vs N(mu', s^2 I) with ||mu - mu'|| = distance.
-
-    Balle and Wang (2018) Thm 8; ``epsilon`` may be any real number (negative values are
-    used by the ePTR pair audit). Returns max(0, 1 - e^eps) when ``distance == 0``.
-    """
-    if distance <= 0:
-        return max(0.0, -math.expm1(epsilon))
-    a = distance / (2.0 * sigma)
-    b = epsilon * sigma / distance
-    second = math.exp(epsilon + float(log_ndtr(-a - b))) if epsilon < 700 else 0.0
-    return max(0.0, float(ndtr(a - b)) - second)
 
 
 class GaussianMechanism:

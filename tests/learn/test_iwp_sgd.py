@@ -1,0 +1,202 @@
+"""IWP-SGD estimators and the convergence properties of paper 004 (Thm 5.5; spec 8.13-8.14)."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from privest.errors import ValidationError
+from privest.learn.iwp_sgd import IWPSGDClassifier, IWPSGDRegressor, sgd_replicated
+from privest.release.examples import release_examples, release_regression_examples
+
+
+def _classification(n=20_000, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(X @ np.linspace(1, -0.5, p) + 0.3 * rng.standard_normal(n) > 0, 1, 0)
+    return X, y
+
+
+def test_sklearn_conventions_and_method_types():
+    X, y = _classification()
+    rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=1)
+    est = IWPSGDClassifier(loss="logistic", batch_size=32, learning_rate=0.05, alpha=0.1)
+    assert est.get_params()["loss"] == "logistic"
+    assert clone(est).set_params(order=2).order == 2
+    assert est.fit(rel) is est
+    assert est.coef_.shape == (3,) and est.trajectory_.shape[1] == 3
+    assert est.trajectory_batches_[-1] == est.n_batches_ == 20_000 // 32
+    assert set(np.unique(est.predict(X))) <= {0, 1}
+    assert est.guarantee_.eps == 6
+    with pytest.raises(ValidationError, match="oracle"):
+        IWPSGDClassifier().fit(X, y)
+    with pytest.raises(ValidationError, match="clean data"):
+        IWPSGDClassifier(method="oracle").fit(rel)
+    with pytest.raises(NotImplementedError):
+        IWPSGDClassifier(loss="hinge").fit(rel)
+
+
+def test_iwp_beats_naive_and_tracks_the_oracle_on_a_release():
+    X, y = _classification(200_000, seed=1)
+    rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=2)
+    kw = dict(loss="exponential", batch_size=32, learning_rate=1e-3, alpha=1.0, progress=False)
+    iwp = IWPSGDClassifier(**kw).fit(rel)
+    naive = IWPSGDClassifier(method="naive", **kw).fit(rel)
+    oracle = IWPSGDClassifier(method="oracle", **kw).fit(X, y, bounds=(-1, 1))
+    d_iwp = np.linalg.norm(iwp.coef_ - oracle.coef_)
+    d_naive = np.linalg.norm(naive.coef_ - oracle.coef_)
+    assert d_iwp < d_naive
+    assert iwp.score(X, y) > naive.score(X, y)
+
+
+def test_more_passes_and_averaging_options():
+    X, y = _classification(5000)
+    rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=3)
+    one = IWPSGDClassifier(batch_size=50, learning_rate=1e-2, progress=False).fit(rel)
+    two = IWPSGDClassifier(batch_size=50, learning_rate=1e-2, n_passes=2, progress=False).fit(rel)
+    assert two.n_batches_ == 2 * one.n_batches_
+    avg = IWPSGDClassifier(batch_size=50, learning_rate=1e-2, averaging="polyak").fit(rel)
+    assert not np.allclose(avg.coef_, one.coef_)
+    with pytest.raises(ValidationError, match="averaging"):
+        IWPSGDClassifier(averaging="median").fit(rel)
+
+
+def test_projection_keeps_theta_in_the_ball():
+    X, y = _classification(5000)
+    rel = release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), rng=4)
+    est = IWPSGDClassifier(
+        loss="squared", batch_size=1, learning_rate=0.05, projection_radius=0.5, progress=False
+    ).fit(rel)
+    assert np.all(np.linalg.norm(est.trajectory_, axis=1) <= 0.5 + 1e-12)
+
+
+def test_regressor_on_a_regression_release():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(100_000, 2))
+    t = np.clip(50 + 20 * X @ np.array([1.0, -0.5]) + rng.normal(0, 5, 100_000), 0, 100)
+    rel = release_regression_examples(
+        X,
+        t,
+        epsilon_x=4,
+        epsilon_y=4,
+        delta_x=5e-6,
+        delta_y=5e-6,
+        target_bounds=(0, 100),
+        bounds=(-1, 1),
+        rng=6,
+    )
+    kw = dict(batch_size=16, learning_rate=2e-3, alpha=0.1, progress=False, averaging="tail")
+    iwp = IWPSGDRegressor(**kw).fit(rel)
+    naive = IWPSGDRegressor(method="naive", **kw).fit(rel)
+    oracle = IWPSGDRegressor(method="oracle", **kw).fit(
+        X, t, bounds=(-1, 1), target_bounds=(0, 100)
+    )
+    assert np.linalg.norm(iwp.coef_ - oracle.coef_) < np.linalg.norm(naive.coef_ - oracle.coef_)
+    assert iwp.predict(X).shape == (100_000,)
+
+
+def test_public_intercept_is_learned_without_correction():
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(300_000, 2))
+    y = np.where(X @ np.array([1.0, -1.0]) + 0.6 + 0.3 * rng.standard_normal(300_000) > 0, 1, -1)
+    rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=9)
+    kw = dict(loss="squared", batch_size=64, learning_rate=2e-3, alpha=0.1, progress=False,
+              fit_intercept=True, averaging="tail")  # fmt: skip
+    iwp = IWPSGDClassifier(**kw).fit(rel)
+    naive = IWPSGDClassifier(method="naive", **kw).fit(rel)
+    oracle = IWPSGDClassifier(method="oracle", **kw).fit(X, y, bounds=(-1, 1))
+    full = lambda e: np.r_[e.coef_, e.intercept_]  # noqa: E731
+    assert oracle.intercept_ > 0.2
+    assert np.linalg.norm(full(iwp) - full(oracle)) < np.linalg.norm(full(naive) - full(oracle))
+    assert np.linalg.norm(full(iwp) - full(oracle)) < 0.25 * np.linalg.norm(full(oracle))
+
+
+# ---------------------------------------------------------------- Thm 5.5, spec 8.13 / 8.14
+LAM, EPS_X, EPS_Y = 1.0, 4.0, 2.0
+BETA = np.array([1.0, -0.5])
+
+
+def _stream(reps, n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(reps * n, 2))
+    y = np.where(X @ BETA + 0.3 * rng.standard_normal(reps * n) > 0, 1.0, -1.0)
+    rel = release_examples(
+        X, y, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=1e-5, radius=math.sqrt(2), rng=seed + 1
+    )
+    return rel.X.reshape(reps, n, 2), rel.y.reshape(reps, n), rel
+
+
+@pytest.fixture(scope="module")
+def exy():
+    rng = np.random.default_rng(99)
+    X = rng.uniform(-1, 1, size=(4_000_000, 2))
+    y = np.where(X @ BETA + 0.3 * rng.standard_normal(4_000_000) > 0, 1.0, -1.0)
+    return (X * y[:, None]).mean(axis=0)
+
+
+@pytest.mark.slow
+def test_convergence_rate_slope_and_naive_plateau(exy):
+    mu = 1 / 3 + LAM
+    theta_star = exy / mu
+    reps = 24
+    errs = {"iwp": [], "naive": []}
+    ns = (1000, 4000, 16000, 64000)
+    for i, n in enumerate(ns):
+        Xn, yn, rel = _stream(reps, n, seed=10 * i)
+        for method in errs:
+            path = sgd_replicated(
+                Xn,
+                yn,
+                method=method,
+                loss="squared",
+                sigma2=rel.sigma2,
+                epsilon_y=EPS_Y,
+                batch_size=1,
+                learning_rate=math.log(n) / (mu * n),
+                alpha=LAM,
+                projection_radius=5.0,
+                record_every=n,
+            )
+            errs[method].append(np.sum((path.last - theta_star) ** 2, axis=1))
+    mean_iwp = np.array([e.mean() for e in errs["iwp"]])
+    mean_naive = np.array([e.mean() for e in errs["naive"]])
+    slope_iwp = np.polyfit(np.log(ns), np.log(mean_iwp), 1)[0]
+    slope_naive = np.polyfit(np.log(ns), np.log(mean_naive), 1)[0]
+    assert -1.5 <= slope_iwp <= -0.6, (slope_iwp, mean_iwp)
+    assert -0.2 <= slope_naive <= 0.2, (slope_naive, mean_naive)
+    # The naive plateau is the Thm 4.2 closed form ||theta~* - theta*||^2 (spec 3).
+    S = 1 / (1 + math.exp(-EPS_Y))
+    tilde = (2 * S - 1) * exy / (1 / 3 + rel.sigma2 + LAM)
+    plateau = np.sum((tilde - theta_star) ** 2)
+    e = errs["naive"][-1]
+    assert abs(e.mean() - plateau) <= 5 * e.std() / math.sqrt(reps) + 0.05 * plateau
+
+
+@pytest.mark.slow
+def test_endpoints_naive_converges_to_the_biased_minimiser_iwp_to_theta_star(exy):
+    """spec 8.14: averaged endpoints within 5 SE of theta~* (naive) and theta* (IWP)."""
+    mu = 1 / 3 + LAM
+    theta_star = exy / mu
+    reps, n = 40, 50_000
+    Xn, yn, rel = _stream(reps, n, seed=7)
+    S = 1 / (1 + math.exp(-EPS_Y))
+    tilde = (2 * S - 1) * exy / (1 / 3 + rel.sigma2 + LAM)
+    for method, target in (("iwp", theta_star), ("naive", tilde)):
+        path = sgd_replicated(
+            Xn,
+            yn,
+            method=method,
+            loss="squared",
+            sigma2=rel.sigma2,
+            epsilon_y=EPS_Y,
+            batch_size=10,
+            learning_rate=5e-3,
+            alpha=LAM,
+            projection_radius=5.0,
+            averaging="tail",
+        )
+        end = path.average
+        se = end.std(axis=0) / math.sqrt(reps)
+        assert np.all(np.abs(end.mean(axis=0) - target) <= 5 * se + 1e-3), (method, end.mean(0))
+    assert np.linalg.norm(tilde - theta_star) > 0.2  # the two targets are far apart

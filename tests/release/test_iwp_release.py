@@ -1,0 +1,223 @@
+"""The IWP release (paper 004, Sec. 3): noise laws, bounds, storage and privacy."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from privest.accounting.gaussian import GaussianRRGuarantee, LocalDP
+from privest.audit.auditor import audit
+from privest.errors import BoundsError, StoreError
+from privest.mechanisms.gaussian import gaussian_delta
+from privest.release.examples import (
+    PrivateExamples,
+    _release_with_sigma,
+    release_examples,
+    release_regression_examples,
+)
+
+
+def _delta(eps, sigma, sensitivity):
+    """Exact Gaussian profile (Balle-Wang Thm 8) at noise sigma and L2 sensitivity."""
+    return gaussian_delta(eps, sensitivity, sigma)
+
+
+def _data(n=200_000, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, p))
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    return X, y
+
+
+def test_feature_noise_is_gaussian_with_the_calibrated_scale():
+    X, y = _data()
+    rel = release_examples(X, y, epsilon_x=1.0, epsilon_y=1.0, delta=1e-5, bounds=(-1, 1), rng=1)
+    assert rel.sigma2 == pytest.approx(8 * math.log(1.25e5) * 3 / 1.0)  # R^2 = p
+    z = ((rel.X - X) / rel.sigma).ravel()
+    assert abs(z.std() - 1) < 0.01
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+
+
+def test_label_flip_rate_is_randomized_response():
+    X, y = _data()
+    for eps_y in (0.5, 2.0):
+        rel = release_examples(
+            X, y, epsilon_x=1.0, epsilon_y=eps_y, delta=1e-5, bounds=(-1, 1), rng=2
+        )
+        keep = np.mean(rel.y == y)
+        S = special.expit(eps_y)
+        assert rel.keep_probability == pytest.approx(S)
+        assert abs(keep - S) <= 5 * math.sqrt(S * (1 - S) / y.size)
+        assert S / (1 - S) == pytest.approx(math.exp(eps_y))
+        assert stats.binomtest(int(np.sum(rel.y == y)), y.size, S).pvalue > 1e-4
+
+
+def test_infinite_epsilons_mean_no_noise():
+    X, y = _data(1000)
+    rel = release_examples(X, y, epsilon_x=math.inf, epsilon_y=math.inf, delta=0.0, radius=2)
+    assert rel.sigma2 == 0 and np.array_equal(rel.X, X) and np.array_equal(rel.y, y)
+    assert rel.flip_probability == 0
+
+
+def test_guarantee_composes_feature_and_label_parts():
+    X, y = _data(1000)
+    rel = release_examples(X, y, epsilon_x=1.5, epsilon_y=0.5, delta=1e-6, radius=2, rng=3)
+    assert isinstance(rel.guarantee, LocalDP)
+    assert rel.guarantee.eps == 2.0 and rel.guarantee.dlt == 1e-6
+
+
+def test_out_of_bounds_is_an_error_unless_projection_is_requested():
+    X, y = _data(1000)
+    X[:7] *= 3.0
+    with pytest.raises(BoundsError, match="project=True"):
+        release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, radius=math.sqrt(3))
+    rel = release_examples(
+        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), project=True, rng=1
+    )
+    assert rel.n_projected == np.sum(np.any(np.abs(X) > 1, axis=1))
+    rel = release_examples(
+        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, radius=1.0, project=True, rng=1
+    )
+    assert rel.n_projected == np.sum(np.linalg.norm(X, axis=1) > 1)
+
+
+def test_box_is_mapped_to_the_unit_cube():
+    X = np.array([[0.0, 10.0], [4.0, 30.0]])
+    rel = release_examples(
+        X, [0, 1], epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=[(0, 4), (10, 30)], rng=1
+    )
+    assert np.allclose(rel.transform(X), [[-1, -1], [1, 1]])
+    assert rel.radius == pytest.approx(math.sqrt(2))
+
+
+def test_save_load_roundtrip_and_tamper_detection(tmp_path):
+    X, y = _data(500)
+    rel = release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), rng=5)
+    rel.save(tmp_path / "r")
+    back = PrivateExamples.load(tmp_path / "r")
+    assert np.array_equal(back.X, rel.X) and np.array_equal(back.y, rel.y)
+    assert back.sigma2 == rel.sigma2 and back.guarantee.label == rel.guarantee.label
+    assert np.array_equal(back.bounds, rel.bounds)
+    with pytest.raises(StoreError, match="exists"):
+        rel.save(tmp_path / "r")
+    data = tmp_path / "r" / "data.npz"
+    raw = bytearray(data.read_bytes())
+    raw[-100] ^= 0xFF
+    data.write_bytes(bytes(raw))
+    with pytest.raises(StoreError, match="checksum"):
+        PrivateExamples.load(tmp_path / "r")
+
+
+def test_regression_release_noise_and_guarantee():
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(100_000, 2))
+    t = rng.uniform(0, 100, size=100_000)
+    rel = release_regression_examples(
+        X,
+        t,
+        epsilon_x=1,
+        epsilon_y=1,
+        delta_x=5e-6,
+        delta_y=5e-6,
+        target_bounds=(0, 100),
+        bounds=(-1, 1),
+        rng=7,
+    )
+    assert rel.sigma2_y == pytest.approx(8 * math.log(1.25 / 5e-6))
+    z = (rel.y - rel.transform_target(t)) / math.sqrt(rel.sigma2_y)
+    assert abs(z.std() - 1) < 0.01
+    assert rel.guarantee.eps == 2 and rel.guarantee.dlt == pytest.approx(1e-5)
+    # Each Gaussian part meets its own (eps, delta) exactly (Balle-Wang profile), so the
+    # composition is (eps_x + eps_y, delta_x + delta_y)-LDP; a third of the noise fails.
+    assert _delta(1.0, math.sqrt(rel.sigma2_y), 2.0) <= 5e-6
+    assert _delta(1.0, math.sqrt(rel.sigma2), 2 * rel.radius) <= 5e-6
+    assert _delta(1.0, math.sqrt(rel.sigma2_y) / 3, 2.0) > 5e-6
+
+
+# ----------------------------------------------------------------------------- privacy
+CASES = [
+    (1.0, 1.0, 1e-5, "classic"),
+    (0.5, 2.0, 1e-6, "classic"),
+    (4.0, 1.0, 1e-5, "analytic"),
+    (2.5, 2.5, 1e-5, "analytic"),
+]
+
+
+@pytest.mark.parametrize("eps_x,eps_y,delta,calibration", CASES)
+def test_exact_profile_of_the_release_meets_its_guarantee(eps_x, eps_y, delta, calibration):
+    """Hockey-stick divergence (Balle-Wang Thm 8 composed with RR) at the calibrated sigma."""
+    X, y = _data(10, p=4)
+    rel = release_examples(
+        X,
+        y,
+        epsilon_x=eps_x,
+        epsilon_y=eps_y,
+        delta=delta,
+        radius=2.0,
+        calibration=calibration,
+        rng=1,
+    )
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, eps_y)
+    assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
+    # Negative control: a third of the noise breaks the claim.
+    weak = GaussianRRGuarantee(rel.sigma / 3, 2 * rel.radius, eps_y)
+    assert weak.delta(rel.guarantee.eps) > rel.guarantee.dlt
+
+
+def _audit_samplers(eps_x, eps_y, delta, sigma_factor=1.0):
+    R, p = 1.0, 2
+    x = np.array([R, 0.0])
+    xp = -x
+    sigma = (
+        release_examples(
+            x[None], [1], epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, radius=R, rng=0
+        ).sigma
+        * sigma_factor
+    )
+
+    def sampler(point, label):
+        def sample(n, rng):
+            Z = np.tile(point, (n, 1))
+            lab = np.full(n, float(label))
+            if sigma_factor == 1.0:  # the real release path
+                rel = release_examples(
+                    Z, lab, epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, radius=R, rng=rng
+                )
+            else:  # the same noise step at a deliberately wrong sigma
+                rel = _release_with_sigma(
+                    Z,
+                    lab,
+                    sigma,
+                    eps_y,
+                    rng,
+                    R,
+                    None,
+                    0,
+                    np.array([-1, 1]),
+                    eps_x,
+                    delta,
+                    "classic",
+                )
+            return np.column_stack([rel.X, rel.y])
+
+        return sample
+
+    def llr(out):  # exact log q/p of M(x') vs M(x), x' = -x, y' = -y
+        gauss = (out[:, :p] @ (xp - x) - (xp @ xp - x @ x) / 2) / sigma**2
+        return gauss - out[:, p] * eps_y
+
+    return sampler(x, 1), sampler(xp, -1), llr
+
+
+def test_empirical_audit_of_the_release_on_a_worst_case_pair():
+    eps_x, eps_y, delta = 0.5, 0.5, 0.05
+    claimed = LocalDP(eps_x + eps_y, delta)
+    sp, sq, llr = _audit_samplers(eps_x, eps_y, delta)
+    res = audit(sp, sq, claimed, n=200_000, llr=llr, rng=11)
+    assert not res.contradicts, res.summary()
+    # Negative control: a quarter of the calibrated noise is caught by the same audit.
+    sp, sq, llr = _audit_samplers(eps_x, eps_y, delta, sigma_factor=0.25)
+    res = audit(sp, sq, claimed, n=200_000, llr=llr, rng=12)
+    assert res.contradicts
+    assert res.epsilon_lower_bound(delta) > claimed.eps
