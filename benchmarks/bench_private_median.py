@@ -23,24 +23,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from privest.experiments.plm_dominance import BOUNDS, draw
+from privest.experiments.plm_dominance import DISTRIBUTIONS as DISTS
 from privest.models.statistics import private_median
-
-BOUNDS = (-10.0, 10.0)
-DISTS = ("normal", "lognormal", "uniform", "bimodal", "heavy-tailed")
-
-
-def draw(dist: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    if dist == "normal":
-        x = rng.normal(size=n)
-    elif dist == "lognormal":
-        x = rng.lognormal(size=n)
-    elif dist == "uniform":
-        x = rng.uniform(-5, 5, n)
-    elif dist == "bimodal":
-        x = rng.normal(size=n) * 0.5 + np.where(rng.random(n) < 0.5, -3.0, 3.0)
-    else:
-        x = rng.standard_cauchy(n)
-    return np.clip(x, *BOUNDS)
 
 
 def speed(n: int, repeat: int) -> dict[str, float]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from privest.experiments.eptr_common import Collector, plot_panel, progress_iter
+from privest.experiments.eptr_common import Collector, plot_panel
 from privest.experiments.registry import ExperimentResult, register
 from privest.models.eptr_baselines import dpnb, dpnbss
 from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_statistics, linear_bayes_scores
+from privest.progress import progress_iter
 
 K, P, SEP, RX, DELTA = 3, 10, 3.0, 8.0, 0.01
 MU = (0.75, 0.15, 0.10)
@@ -73,7 +74,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
     import matplotlib.pyplot as plt
 
     col = Collector()
-    for _ in progress_iter(range(reps), reps, "eptr-bayes", progress):
+    for _ in progress_iter(range(reps), "eptr-bayes", progress):
         X, y = simulate(10_000, MU, rng)
         Xt, yt = simulate(N_TEST, MU, rng)
         for eps in E1_EPS:

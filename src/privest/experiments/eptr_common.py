@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from privest.experiments.registry import Row
 
-__all__ = ["Collector", "plot_panel", "progress_iter"]
+__all__ = ["Collector", "plot_panel"]
 
 
 class Collector:
@@ -52,27 +51,6 @@ class Collector:
                 )
             )
         return out
-
-
-def progress_iter(items: Iterable[Any], total: int, description: str, progress: bool) -> Iterator:
-    """Iterate with a rich progress bar on stderr when ``progress`` is true."""
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not progress,
-    )
-    with bar:
-        job = bar.add_task(description, total=total)
-        for item in items:
-            yield item
-            bar.advance(job)
 
 
 def plot_panel(

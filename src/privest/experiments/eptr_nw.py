@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from privest.experiments.eptr_common import Collector, plot_panel, progress_iter
+from privest.experiments.eptr_common import Collector, plot_panel
 from privest.experiments.registry import ExperimentResult, register
 from privest.models.eptr_baselines import gaussian_baseline, wpe
 from privest.models.eptr_nw import EPTRKernelRegressor, nw_statistics
+from privest.progress import progress_iter
 
 X0, RF, NOISE_SD, LEVELS = 0.5, 1.0, 0.2, 8
 E9_EPS = tuple(np.arange(0.5, 5.01, 0.5))
@@ -79,7 +80,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
     import matplotlib.pyplot as plt
 
     col = Collector()
-    for _ in progress_iter(range(reps), reps, "eptr-nw", progress):
+    for _ in progress_iter(range(reps), "eptr-nw", progress):
         x, y = simulate(5000, rng)
         for eps in E9_EPS:
             fits, rel = fit_all(x[:2000], y[:2000], float(eps), 0.4, rng)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from privest.experiments.eptr_common import Collector, plot_panel, progress_iter
+from privest.experiments.eptr_common import Collector, plot_panel
 from privest.experiments.registry import ExperimentResult, register
 from privest.models.eptr_baselines import dpgd, dpjl, functional_mechanism, gaussian_baseline
 from privest.models.eptr_ols import EPTRLinearRegression
+from privest.progress import progress_iter
 
 P = 5
 DELTA = 0.01
@@ -73,7 +74,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
 
     col = Collector()
     m_test = 10_000
-    for _ in progress_iter(range(reps), reps, "eptr-ols", progress):
+    for _ in progress_iter(range(reps), "eptr-ols", progress):
         X, y = simulate(max(E6_N), rng)  # E5 uses the first 8000 rows, E6 the first n
         Xt, yt = simulate(m_test, rng)
         for eps in E5_EPS:

@@ -31,10 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from privest.datasets.wine import WINE_FEATURES, load_wine_quality
-from privest.experiments.eptr_common import Collector, plot_panel, progress_iter
+from privest.experiments.eptr_common import Collector, plot_panel
 from privest.experiments.registry import ExperimentResult, register
 from privest.models.eptr_baselines import dpgd, dpjl, functional_mechanism, gaussian_baseline
 from privest.models.eptr_ols import EPTRLinearRegression
+from privest.progress import progress_iter
 
 DELTA, RX, RTHETA, C0 = 0.01, 2.0, 0.5, 0.062
 LOG2_EPS = tuple(np.arange(0.0, 3.26, 0.25))
@@ -99,7 +100,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
     X = df[WINE_FEATURES].to_numpy(float)
     y = df["quality"].to_numpy(float)
     col = Collector()
-    for _ in progress_iter(range(reps), reps, "eptr-wine", progress):
+    for _ in progress_iter(range(reps), "eptr-wine", progress):
         for frac in (0.8, 0.2):
             Xtr, ytr, Xte, yte = _split(X, y, frac, rng)
             for t in LOG2_EPS:

@@ -25,10 +25,10 @@ from privest.experiments.iwp_common import (
     Curves,
     averaged_model_loss,
     plot_curves,
-    progress_iter,
     run_group,
 )
 from privest.experiments.registry import ExperimentResult, Row, register
+from privest.progress import progress_iter
 from privest.release.examples import project_features
 
 ROWS = {"income": 668_859, "pubcov": 883_984}  # paper's counts (spec E2)
@@ -91,7 +91,7 @@ def run_acs(
         te = (Xte[None], yte[None])
         sigma2 = run_group(curves, Xtr[None], ytr[None], *te, seed=seed, methods=("oracle",), **kw)
         starts = list(range(0, reps, group))
-        for start in progress_iter(starts, progress, f"ACS {task}"):
+        for start in progress_iter(starts, f"ACS {task}", progress):
             g = min(group, reps - start)
             Xg = np.broadcast_to(Xtr, (g, *Xtr.shape))
             yg = np.broadcast_to(ytr, (g, *ytr.shape))

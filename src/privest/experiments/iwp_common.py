@@ -10,7 +10,6 @@ Curves are the clean test risk against the number of batches with two aggregatio
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,12 +136,3 @@ def plot_curves(ax_pair, curves: Curves, avg: dict[str, np.ndarray], title: str,
         ax.set_xlabel("number of batches")
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=8)
-
-
-def progress_iter(items: list, progress: bool, label: str) -> Iterator:
-    """Wrap ``items`` in a rich progress bar when ``progress``."""
-    if not progress:
-        return iter(items)
-    from rich.progress import track
-
-    return iter(track(items, description=label, transient=True))

@@ -21,9 +21,10 @@ import numpy as np
 
 from privest.datasets.acs import acs_features, load_acs
 from privest.datasets.synthetic_iwp import ACS_PUBLIC_BOUNDS, make_acs_like
-from privest.experiments.iwp_common import METHODS, Curves, plot_curves, progress_iter
+from privest.experiments.iwp_common import METHODS, Curves, plot_curves
 from privest.experiments.registry import ExperimentResult, Row, register
 from privest.learn.iwp_sgd import sgd_replicated
+from privest.progress import progress_iter
 from privest.release.examples import release_regression_examples
 
 N_ROWS, LAM, BATCH = 668_859, 10.0, 128
@@ -75,7 +76,7 @@ def run(
         curves = Curves()
         clean = None
         starts = list(range(0, reps, group))
-        for start in progress_iter(starts, progress, f"regression gamma={gamma:g}"):
+        for start in progress_iter(starts, f"regression gamma={gamma:g}", progress):
             g = min(group, reps - start)
             rels = [
                 release_regression_examples(

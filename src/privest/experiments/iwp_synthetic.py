@@ -26,10 +26,10 @@ from privest.experiments.iwp_common import (
     averaged_model_loss,
     clean_risk,
     plot_curves,
-    progress_iter,
     run_group,
 )
 from privest.experiments.registry import ExperimentResult, Row, register
+from privest.progress import progress_iter
 
 SETTINGS = ({"p": 2, "eps": 2.0}, {"p": 10, "eps": 5.0})
 SPEC_ONE_RUN = {
@@ -73,7 +73,7 @@ def run_synthetic(
         pool_X, pool_y = make_iwp_classification(p, 2 * n_train + n_test, base_seed + si)
         X_test, y_test = pool_X[2 * n_train :], pool_y[2 * n_train :]
         starts = list(range(0, reps, g))
-        for start in progress_iter(starts, progress, f"{loss} p={p}"):
+        for start in progress_iter(starts, f"{loss} p={p}", progress):
             size = min(g, reps - start)
             idx = np.stack([rng.choice(2 * n_train, n_train, replace=False) for _ in range(size)])
             Xtr, ytr = pool_X[idx], pool_y[idx]

@@ -29,6 +29,7 @@ from privest.mechanisms.inverse_sensitivity import InverseSensitivity
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles import profile_for
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.progress import progress_bar
 
 BOUNDS = (-10.0, 10.0)
 DISTRIBUTIONS = ("normal", "lognormal", "uniform", "bimodal", "heavy-tailed")
@@ -87,12 +88,10 @@ def _errors(x: np.ndarray, statistic: str, epsilons: tuple[float, ...]) -> dict:
 )
 def run(reps: int, rng: np.random.Generator, progress: bool = True) -> ExperimentResult:
     """``reps`` data sets per (statistic, distribution, n); every eps reuses them."""
-    from rich.progress import Progress
-
     rows: list[Row] = []
     table: dict[tuple, list[float]] = {}
     tasks = [(s, d, n) for s in STATISTICS for d in DISTRIBUTIONS for n in N_GRID]
-    with Progress(disable=not progress, transient=True) as bar:
+    with progress_bar(progress) as bar:
         job = bar.add_task("plm-dominance", total=len(tasks) + len(SPEC_E1))
         for stat, dist, n in tasks:
             for _ in range(reps):

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import special
 
+from privest.progress import progress_bar
+
 __all__ = [
     "Design",
     "LogisticProblem",
@@ -72,18 +74,7 @@ def map_chunks(
     Results come back in task order; each task carries its own spawned generator, so the
     numbers do not depend on ``workers``.
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} chunks"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not progress,
-    )
+    bar = progress_bar(progress)
     results: list[Any] = [None] * len(tasks)
     if workers <= 1 or len(tasks) <= 1:
         with bar:

@@ -101,12 +101,9 @@ def bootstrap_cov(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(cov, draws): covariance of ``refit`` over ``n_boot`` resamples of released records."""
     draws = np.empty((n_boot, obj.p))
-    iterator = range(n_boot)
-    if progress:
-        from rich.progress import track
+    from privest.progress import progress_iter
 
-        iterator = track(iterator, description="bootstrap", transient=True)
-    for b in iterator:
+    for b in progress_iter(range(n_boot), "bootstrap", progress):
         rows = rng.integers(0, obj.n, obj.n)
         draws[b] = refit(obj.restricted(rows))
     return np.cov(draws, rowvar=False).reshape(obj.p, obj.p), draws

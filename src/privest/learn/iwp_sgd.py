@@ -136,9 +136,9 @@ def sgd_replicated(
     yb_all = y[:, : per_pass * batch_size].reshape(R, per_pass, batch_size)
     bar = None
     if progress and total * R * batch_size >= 2_000_000:
-        from rich.progress import Progress
+        from privest.progress import progress_bar
 
-        bar = Progress(transient=True)
+        bar = progress_bar()
         bar.start()
         task_id = bar.add_task(description, total=total)
     try:
