@@ -105,7 +105,7 @@ def test_stat_count_and_errors(csv, capsys):
         ["--stat", "median", "--epsilon", "1", "--bounds", "30:40"],  # data out of bounds
         ["--stat", "mode", "--epsilon", "1", "--bounds", "0:100"],
         ["--stat", "median", "--epsilon", "-1", "--bounds", "0:100"],
-        ["--stat", "count", "--epsilon", "1"],
+        ["--stat", "median", "--epsilon", "1"],
     ]
     for extra in bad:
         assert main(["stat", str(csv), "--column", "age", *extra]) == 2
@@ -152,3 +152,13 @@ def test_stat_clip_reports_count(csv, capsys):
     )
     out = capsys.readouterr().out
     assert "private median" in out
+
+
+def test_semicolon_csv_is_detected(tmp_path, capsys):
+    path = tmp_path / "semi.csv"
+    pd.DataFrame({"a b": np.arange(101.0), "c": 1.0}).to_csv(path, sep=";", index=False)
+    args = ["stat", str(path), "--column", "a b", "--stat", "median", "--epsilon", "1"]
+    assert main([*args, "--bounds", "0:200", "--seed", "1"]) == 0
+    assert "private median of 'a b'" in capsys.readouterr().out
+    assert main([*args, "--bounds", "0:200", "--sep", "|"]) == 2  # an explicit wrong sep
+    assert "not a column" in capsys.readouterr().err

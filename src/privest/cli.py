@@ -39,6 +39,11 @@ def parse_bounds(spec: str) -> tuple[float, float] | dict[str, tuple[float, floa
     return out
 
 
+SEP_HELP = (
+    'CSV field separator (default ","; ";", tab or "|" is detected when "," finds one column)'
+)
+
+
 def _read_csv(path: str, sep: str):
     import pandas as pd
 
@@ -46,7 +51,14 @@ def _read_csv(path: str, sep: str):
     if not p.is_file():
         raise ValidationError(f"input: {path!r} is not a readable file")
     try:
-        return pd.read_csv(p, sep=sep)
+        df = pd.read_csv(p, sep=sep)
+        if df.shape[1] == 1 and sep == ",":  # e.g. the UCI wine files use ';'
+            with p.open(newline="") as f:
+                header = f.readline()
+            other = next((c for c in ";\t|" if c in header), None)
+            if other is not None:
+                df = pd.read_csv(p, sep=other)
+        return df
     except (ValueError, pd.errors.ParserError) as exc:
         raise ValidationError(f"input: cannot parse {path!r} as CSV ({exc})") from None
 
@@ -320,7 +332,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--clip", action="store_true", help="clip out-of-bounds values (counted)")
     p.add_argument("--id-column", help="column of record ids; a released id is refused later")
-    p.add_argument("--sep", default=",", help="CSV field separator (default ,)")
+    p.add_argument(
+        "--sep",
+        default=",",
+        help=SEP_HELP,
+    )
     p.add_argument(
         "--seed",
         type=int,

@@ -155,12 +155,18 @@ def cmd_model(args: argparse.Namespace, console: Any) -> None:
 
 def add_parser(sub: Any) -> None:
     """Add ``privest model``."""
+    from privest.cli import SEP_HELP
+
     p = sub.add_parser("model", help="fit an ePTR model (OLS, Bayes classifier, NW) on a CSV")
     p.add_argument("method", choices=METHODS)
     p.add_argument("input", help="CSV file of raw records")
     p.add_argument("--target", required=True, help="response (or label) column")
     p.add_argument("--features", help="comma-separated feature columns (default: all others)")
-    p.add_argument("--sep", default=",", help="CSV separator (default ',')")
+    p.add_argument(
+        "--sep",
+        default=",",
+        help=SEP_HELP,
+    )
     p.add_argument("--epsilon", type=float, required=True)
     p.add_argument("--delta", type=float, required=True)
     p.add_argument("--x-radius", type=float, help="public feature radius R_x (ols, bayes)")

@@ -95,6 +95,7 @@ def _handler(args: argparse.Namespace, console: Any) -> None:
 
 def add_parser(sub: Any) -> None:
     """Register ``privest stat``."""
+    from privest.cli import SEP_HELP
     from privest.models.statistics import MECHANISMS
 
     p = sub.add_parser("stat", help="one private statistic of a CSV column (pure eps-DP)")
@@ -120,7 +121,11 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also print the mechanism's exact expected error on these data (NOT private)",
     )
-    p.add_argument("--sep", default=",", help="CSV field separator (default ,)")
+    p.add_argument(
+        "--sep",
+        default=",",
+        help=SEP_HELP,
+    )
     p.add_argument(
         "--seed",
         type=int,
