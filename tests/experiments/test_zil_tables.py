@@ -132,17 +132,18 @@ def test_newton_matches_scipy_logistic(kind):
         assert f[r] <= f_ref + 1e-12
 
 
-def test_newton_matches_scipy_scl_and_respects_the_box():
+@pytest.mark.parametrize("quadratic", [False, True])
+def test_newton_matches_scipy_scl_and_respects_the_box(quadratic):
     x, x1, x2, y = _median_data(3, 2000, 0.5, seed=3)
     d2 = _t3_design(x2)
     nai, _ = l1_ipm(_t3_design(x1), y)
     prob = SCLProblem(d2, y, lam=0.5, h=0.8)
-    ours, _, _ = newton_box(prob, nai, -5.0, 5.0)
+    ours, _, _ = newton_box(prob, nai, -5.0, 5.0, quadratic=quadratic)
     for r in range(3):
         ref = _scipy_min(prob.subset(np.array([r])), nai[r], 5.0)
         assert np.max(np.abs(ours[r] - ref)) < 1e-6
     # a binding box: the projected-gradient optimality conditions hold
-    tight, _, _ = newton_box(prob, nai, -0.9, 0.9)
+    tight, _, _ = newton_box(prob, nai, -0.9, 0.9, quadratic=quadratic)
     _, g, _ = prob.derivs(tight)
     at_hi = tight >= 0.9
     at_lo = tight <= -0.9

@@ -251,18 +251,20 @@ def newton_box(
     max_iter: int = 100,
     xtol: float = 1e-10,
     gtol: float = 1e-12,
+    quadratic: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Minimise each replicate's objective over the box ``[lo, hi]^p`` by modified Newton.
 
     Projected Newton (Bertsekas 1982): coordinates on a bound whose gradient points outward
     are held fixed; on the free block, the Hessian is shifted by a multiple of I when it is
     not positive definite (smallest eigenvalue raised to 1e-3 of the largest absolute one);
-    the step is projected on the box and halved until the replicate's own objective
-    decreases (Armijo, c = 1e-4). A replicate stops when its step is below
-    ``xtol (1 + |theta|)``, or is an unshifted Newton step below ``1e4 xtol (1 + |theta|)``
-    (taken without a line search: by quadratic convergence the result is then accurate to
-    about xtol), the predicted decrease is below the objective's rounding, its projected
-    gradient is below ``gtol``, or no decrease is found.
+    the step is projected on the box and halved (``quadratic=True``: shortened to the minimiser
+    of the quadratic through f, the slope and the failed value, by a factor in [0.1, 0.5])
+    until the replicate's own objective decreases (Armijo, c = 1e-4). A replicate stops
+    when its step is below ``xtol (1 + |theta|)``, or is an unshifted Newton step below
+    ``1e4 xtol (1 + |theta|)`` (taken without a line search: by quadratic convergence the
+    result is then accurate to about xtol), the predicted decrease is below the objective's
+    rounding, its projected gradient is below ``gtol``, or no decrease is found.
 
     Returns ``(theta, objective, iterations)``; ``iterations == max_iter`` marks a replicate
     that did not converge.
@@ -313,8 +315,13 @@ def newton_box(
             ok = np.isfinite(fc) & (fc <= f[pend] + 1e-4 * np.minimum(dec, 0.0))
             new[pend[ok]] = cand[ok]
             fnew[pend[ok]] = fc[ok]
+            frac = 0.5
+            if quadratic:  # minimiser of the quadratic through f, the slope and fc
+                curv = fc[~ok] - f[pend[~ok]] - dec[~ok]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    frac = np.clip(np.nan_to_num(-0.5 * dec[~ok] / curv, nan=0.1), 0.1, 0.5)
             pend = pend[~ok]
-            t[pend] *= 0.5
+            t[pend] *= frac
         stuck = np.zeros(len(th), dtype=bool)
         stuck[pend] = True
         new[pend] = th[pend]

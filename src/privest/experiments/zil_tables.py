@@ -606,7 +606,9 @@ def t3_fit(
         bad = np.flatnonzero(~ok)
         dr[bad], _, steps[bad] = dc_median_dr(d1[bad], d2[bad], y[bad], delta, nai[bad], box)
     h = scl_bandwidth(y.shape[1]) if h is None else h
-    scl, _, it_scl = newton_box(SCLProblem(d2, y, lam, h), nai, -box, box)
+    # quadratic backtracking: half the objective evaluations of halving on this non-convex
+    # objective (its local minimum, like any, depends on the solver's path: docs)
+    scl, _, it_scl = newton_box(SCLProblem(d2, y, lam, h), nai, -box, box, quadratic=True)
     return {
         "est": {"NAI": nai, "DR": dr, "sCL": scl},
         "iters": {"NAI": np.zeros(len(y), int), "DR": steps, "sCL": it_scl},
