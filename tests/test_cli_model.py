@@ -44,7 +44,23 @@ def test_ols_prints_estimate_and_guarantee(csv, capsys):
     )
     out = capsys.readouterr().out
     assert rc == 0 and "eptr-ols: released" in out and "(1, 1e-06)-DP" in out
-    assert "a" in out and "not private" in out
+    assert "a" in out and "were projected onto them" in out
+
+
+def test_no_count_of_projected_records_is_printed(tmp_path, capsys):
+    """Spec 3.2: how many records were projected depends on the data; the CLI never prints it."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((2000, 2))
+    X[:37] *= 50.0  # 37 rows outside --x-radius 4
+    y = X @ [0.5, -0.2] + rng.standard_normal(2000)
+    path = tmp_path / "big.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(path, index=False)
+    args = ["model", "eptr-ols", str(path), "--target", "y", "--epsilon", "1", "--delta", "0.01"]
+    rc = main(args + ["--x-radius", "4", "--theta-radius", "1", "--c0", "0.05", "--seed", "3"])
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "projected" in line]
+    assert rc == 0 and lines and not any(c.isdigit() for line in lines for c in line)
+    assert "not private" not in out
 
 
 def test_same_seed_same_output(csv, capsys):

@@ -16,6 +16,7 @@ from privest.mechanisms.eptr import (
     eptr_noise_scale,
     eptr_pair_divergence,
     eptr_step,
+    project_rows,
     ptr_threshold,
     release_probability,
 )
@@ -278,3 +279,101 @@ def test_adapter_checks_estimator_output_and_gamma():
         _adapter(estimator=lambda d: np.array([np.nan, 0])).release(np.ones(3), rng=1)
     with pytest.raises(ValidationError, match="safety_lower_bound"):
         _adapter(safety_lower_bound=lambda d: -1.0).release(np.ones(3), rng=1)
+
+
+@pytest.mark.parametrize(("eps", "multiplier"), [(8.0, 1.0), (20.0, 2.0), (6.0, 0.5)])
+def test_classic_ptr_refuses_a_gaussian_step_that_misses_its_delta(eps, multiplier):
+    """eps = 8 at multiplier 1 claimed (12, 0.015) with a Gaussian exact delta of 0.0178."""
+    sigma = multiplier * c_delta(0.01) / eps  # alpha = 1
+    assert gaussian_delta(eps / multiplier, 1.0, sigma) > 0.01
+    with pytest.raises(PrivacyParameterError, match="exact delta"):
+        ClassicPTR(np.mean, lambda x: 0.0, 1.0, eps, 0.01, noise_multiplier=multiplier)
+
+
+@pytest.mark.parametrize(("eps", "multiplier"), [(1.0, 1.0), (6.0, 1.0), (13.0, 2.0)])
+def test_classic_ptr_accepts_a_gaussian_step_that_meets_its_delta(eps, multiplier):
+    mech = ClassicPTR(np.mean, lambda x: 0.0, 0.3, eps, 0.01, noise_multiplier=multiplier)
+    assert gaussian_delta(eps / multiplier, 0.3, mech.noise_scale) <= 0.01
+    assert mech.guarantee.eps == pytest.approx(eps / 2 + eps / multiplier)
+
+
+def _seed_where(passes: bool, q: float) -> int:
+    """The first seed whose first uniform draw makes the ePTR coin (U < q) come out ``passes``."""
+    return next(s for s in range(10_000) if (make_rng(s).random() < q) == passes)
+
+
+def test_adapter_nan_estimate_at_gamma_zero_outputs_bottom():
+    """All-zero data: gamma = 0 and the estimator is NaN. release must not raise (that would be
+    a data-dependent error); the estimate is not even computed unless the coin says release."""
+    calls = []
+
+    def ratio(d):
+        calls.append(1)
+        return np.array([np.mean(d) / np.std(d)])
+
+    data = np.zeros(50)
+    mech = _adapter(estimator=ratio, safety_lower_bound=lambda d: 0.0, dim=1, bottom=0.0)
+    with np.errstate(invalid="ignore"):
+        rel = mech.release(data, rng=1)
+        assert not rel.released and rel.value is None and np.array_equal(rel.output, [0.0])
+        assert calls == []  # coin first: no release, no estimate
+        q0 = float(release_probability(0.0, 1.0, 0.01))
+        seed = _seed_where(True, q0)  # the coin says release (probability q(0))
+        rel = mech.release(data, rng=seed)
+        assert calls == [1] and not rel.released and np.array_equal(rel.output, [0.0])
+        # gamma > 0 with a non-finite estimate: the SaLBo is invalid, a caller bug
+        bad = _adapter(estimator=ratio, safety_lower_bound=lambda d: 100.0, dim=1)
+        with pytest.raises(ValidationError, match="SaLBo"):
+            bad.release(data, rng=1)
+
+
+def test_adapter_draws_in_the_same_order_as_before():
+    """Coin first, then the noise: a seeded release equals eptr_step on the computed estimate."""
+    data = np.arange(20.0)
+    rel = _adapter().release(data, rng=5)
+    ok, value = eptr_step(np.array([9.5, 9.5]), 100.0, 0.1, 1.0, 0.01, make_rng(5))
+    assert rel.released and ok
+    np.testing.assert_array_equal(rel.value, value)
+
+
+def test_eptr_step_checks_dim_and_evaluates_a_callable_only_on_release():
+    with pytest.raises(ValidationError, match="expected \\(2,\\)"):
+        eptr_step(np.zeros(3), 1e6, 1.0, 1.0, 0.01, make_rng(1), dim=2)
+    calls = []
+
+    def theta():
+        calls.append(1)
+        return np.zeros(2)
+
+    assert eptr_step(theta, 0.0, 1.0, 1.0, 0.01, make_rng(1), dim=2) == (False, None)
+    assert calls == []
+    ok, value = eptr_step(theta, 1e6, 1.0, 1.0, 0.01, make_rng(1), dim=2)
+    assert ok and calls == [1] and value.shape == (2,)
+
+
+@pytest.mark.parametrize("norm", [1e100, 1e155, 1e200, 1e300])
+def test_project_rows_is_overflow_safe(norm):
+    X = np.array([[0.6, 0.8], [0.3, -0.4], [0.6 * norm, -0.8 * norm]])
+    scale, outside = project_rows(X, 2.0)
+    assert outside.tolist() == [False, False, True]
+    np.testing.assert_allclose(X[2] * scale[2], [1.2, -1.6], rtol=1e-14)
+    assert scale[0] == scale[1] == 1.0
+
+
+def test_project_rows_beyond_the_float_range_and_with_underflow():
+    huge = np.array([[1.5e308, 1.5e308], [0.1, 0.0]])  # norm 2.1e308 > the largest float
+    scale, outside = project_rows(huge, 1.0)
+    assert outside.tolist() == [True, False]
+    np.testing.assert_allclose(huge[0] * scale[0], [1 / math.sqrt(2)] * 2, rtol=1e-12)
+    tiny = np.array([[3e-170, 4e-170], [0.0, 0.0]])  # squared norm underflows to 0
+    scale, outside = project_rows(tiny, 1e-175)
+    assert outside.tolist() == [True, False]
+    np.testing.assert_allclose(tiny[0] * scale[0], [0.6e-175, 0.8e-175], rtol=1e-12)
+    assert scale[1] == 1.0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_project_rows_rejects_non_finite_rows(bad):
+    X = np.array([[0.1, 0.2], [bad, 0.0]])
+    with pytest.raises(ValidationError, match="NaN or inf"):
+        project_rows(X, 1.0)

@@ -276,3 +276,96 @@ def test_theorem_2_3_risk_decomposition_by_monte_carlo():
     bound = np.mean(err_h) + p * sigma**2 + c_bot * (rate + delta)
     se = np.std(np.asarray(err_t) - np.asarray(err_h)) / math.sqrt(len(err_t))
     assert np.mean(err_t) <= bound + 3 * se
+
+
+@pytest.mark.parametrize("norm", [1e8, 1e10, 1e160])
+def test_ols_one_huge_row_moves_gamma_by_at_most_one_and_the_estimate_by_alpha(norm):
+    """A neighbour with one row of huge norm: (L) and (S) of Definition 2.1 must still hold.
+
+    S used to be X^T X corrected on the projected rows, which cancels catastrophically for such
+    a row (gamma off by > 1 at 1e8, 0 at 1e10, S NaN at 1e160); it is now built from the
+    projected rows themselves."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 3))
+    y = X @ np.array([0.5, 0.3, -0.2]) + rng.standard_normal(2000)
+    model = EPTRLinearRegression(1.0, 0.01, 1.0, 1.0, 0.1)
+    a = model.explain(X, y)
+    assert a["gamma"] > 1
+    Xn = X.copy()
+    Xn[0] = norm * np.array([0.6, -0.8, 0.0])
+    b = model.explain(Xn, y)
+    assert abs(b["gamma"] - a["gamma"]) <= 1
+    assert np.linalg.norm(b["estimate"] - a["estimate"]) <= a["alpha"]
+    # the huge row counts exactly as its projection onto the R_x sphere
+    Xs = X.copy()
+    Xs[0] = [0.6, -0.8, 0.0]
+    c = model.explain(Xs, y)
+    assert b["gamma"] == pytest.approx(c["gamma"], rel=1e-12)
+    np.testing.assert_allclose(b["estimate"], c["estimate"], rtol=1e-12)
+
+
+def test_ols_projected_gram_blocks_match_the_direct_computation(monkeypatch):
+    """The block-wise S and X^T y equal the direct ones, rows outside R_x in some blocks only."""
+    import privest.models.eptr_ols as ols_mod
+
+    rng = np.random.default_rng(3)
+    X, y, _ = _ols_data(rng, n=1000, p=4)
+    X[::97] *= 5.0
+    scale = np.minimum(1.0, 3.0 / np.linalg.norm(X, axis=1))
+    Xp, yc = X * scale[:, None], np.clip(y, -3, 3)
+    monkeypatch.setattr(ols_mod, "_BLOCK_ELEMENTS", 4 * 64)  # 64 rows per block
+    S, b = ols_mod.projected_moments(X, yc, scale)
+    np.testing.assert_allclose(S, Xp.T @ Xp, rtol=1e-12)
+    np.testing.assert_allclose(b, Xp.T @ yc, rtol=1e-12)
+    info = EPTRLinearRegression(1.0, 0.01, 3.0, 1.0, 0.1).explain(X, y)
+    assert info["lambda_min"] == pytest.approx(np.linalg.eigvalsh(Xp.T @ Xp)[0], rel=1e-10)
+
+
+def test_fitted_models_keep_no_data_dependent_counts():
+    """Spec 3.2: record counts are diagnostics, reported by explain only, never by fit."""
+    rng = np.random.default_rng(4)
+    X, y, _ = _ols_data(rng, n=500, p=2)
+    X[:7] *= 100.0  # outside R_x = 4
+    ols = EPTRLinearRegression(1.0, 0.01, 4.0, 1.0, 0.1, random_state=1)
+    assert ols.explain(X, y)["n_projected_x"] == 7
+    Xb, yb = _bayes_data(rng, n=600)
+    Xb[:5] *= 100.0
+    bay = EPTRBayesClassifier(1.0, 0.01, [0, 1, 2], 8.0, 0.04, random_state=1)
+    assert bay.explain(Xb, yb)["n_projected"] == 5
+    x, yn = _nw_data(rng, 300)
+    x[:3] += 2.0  # outside the domain [0, 1]
+    nw = EPTRKernelRegressor([[0.5]], 1.0, 0.01, response_radius=3.0, c0=0.3, random_state=1)
+    assert nw.explain(x, yn)["n_projected"] == 3
+    for model, data in ((ols, (X, y)), (bay, (Xb, yb)), (nw, (x, yn))):
+        model.fit(*data)
+        counts = [k for k in vars(model) if k.startswith(("n_projected", "n_clipped"))]
+        assert counts == [], counts
+
+
+def test_data_errors_name_the_public_constraint_not_the_private_values():
+    bay = EPTRBayesClassifier(1.0, 0.01, ["a", "b"], 1.0, 0.1)
+    with pytest.raises(ValidationError) as err:
+        bay.fit(np.zeros((3, 1)), ["a", "b", "secret-label-17"])
+    assert "secret-label-17" not in str(err.value) and "['a', 'b']" in str(err.value)
+    nw = EPTRKernelRegressor([[0.5]], 1.0, 0.01, c0=0.1, project=False)
+    x = np.array([0.1, 0.2, 1.5, 1.7, 1.9, 0.3])
+    with pytest.raises(BoundsError) as err:
+        nw.fit(x, np.zeros(6))
+    msg = str(err.value)
+    assert "3" not in msg and "[[0.0, 1.0]]" in msg and "project=True" in msg
+    ols = EPTRLinearRegression(1.0, 0.01, 1.0, 1.0, 0.1, project=False)
+    with pytest.raises(BoundsError, match=r"\|\|x\|\| <= 1.0, \|y\| <= 1.0"):
+        ols.fit([[5.0, 0.0], [0.1, 0.2]], [0.0, 0.0])
+
+
+def test_nw_kernel_is_translation_invariant_far_from_the_origin():
+    """The expanded ||x0 - x||^2 is centred at the public queries: no cancellation at 1e8."""
+    rng = np.random.default_rng(5)
+    x, y = _nw_data(rng, 400)
+    near = EPTRKernelRegressor([[0.5]], 1.0, 0.01, bandwidth=0.05, c0=0.3)
+    far = EPTRKernelRegressor(
+        [[1e8 + 0.5]], 1.0, 0.01, bandwidth=0.05, c0=0.3, domain=(1e8, 1e8 + 1.0)
+    )
+    a, b = near.explain(x, y), far.explain(x + 1e8, y)
+    np.testing.assert_allclose(b["degree"], a["degree"], rtol=1e-4)
+    np.testing.assert_allclose(b["estimate"], a["estimate"], rtol=1e-4, atol=1e-9)

@@ -1,8 +1,9 @@
 """``privest model eptr-ols|eptr-bayes|eptr-nw DATA.csv``: one ePTR release from a CSV (paper 001).
 
 Prints the released estimate, or that nothing was released, and its (eps, delta) guarantee.
-All radii, c0, classes and query points are public inputs: none is read off the data. The noise
-is drawn from secure randomness unless ``--seed`` is given.
+All radii, c0, classes and query points are public inputs: none is read off the data. Nothing
+data-dependent beyond the release is printed (no count of projected records; spec 3.2). The
+noise is drawn from secure randomness unless ``--seed`` is given.
 """
 
 from __future__ import annotations
@@ -147,10 +148,19 @@ def cmd_model(args: argparse.Namespace, console: Any) -> None:
         f"guarantee: {model.guarantee_.label}; noise sd {model.noise_scale_:.4g}, "
         f"alpha {model.alpha_:.4g}, threshold M {model.threshold_:.4g}"
     )
-    console.print(
-        f"records projected onto the public radii: {model.n_projected_} "
-        "(not private: for the data curator, do not publish)"
-    )
+    if not args.no_project:
+        console.print(_PROJECTED[args.method])
+
+
+#: What ``--no-project`` would have refused, stated without a count (a count depends on the data).
+_PROJECTED = {
+    "eptr-ols": "records outside the public radii were projected onto them (||x|| <= "
+    "x_radius, |y| <= x_radius * theta_radius) before fitting",
+    "eptr-bayes": "feature rows outside the public ball ||x|| <= x_radius were projected onto "
+    "it before fitting",
+    "eptr-nw": "records were clipped to the public domain and |y| <= response_radius before "
+    "fitting",
+}
 
 
 def add_parser(sub: Any) -> None:

@@ -39,6 +39,8 @@ __all__ = [
     "Bottom",
     "EPTRRelease",
     "check_eptr_parameters",
+    "eptr_coin",
+    "eptr_noise",
     "eptr_noise_scale",
     "eptr_pair_divergence",
     "eptr_step",
@@ -89,17 +91,46 @@ def check_eptr_parameters(epsilon: float, delta: float) -> tuple[float, float]:
     return eps, dlt
 
 
+# Squared norms in [_SQ_LO, _SQ_HI] are exact to a few ulps when summed directly; outside it the
+# sum may have overflowed (or underflowed), and the norm is recomputed in scaled form.
+_SQ_HI = 1e290
+_SQ_LO = 1e-290
+
+
 def project_rows(X: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Scale factors of the record-wise L2 projection Pi_R(x) = R x / max(||x||, R) (spec 0).
 
     Returns ``(scale, outside)``: ``scale[i] = min(1, R/||x_i||)`` and the boolean mask of the
     rows that were outside the ball. Multiply rows by ``scale`` to project; the radius is public,
-    so neighbouring datasets stay neighbours.
+    so neighbouring datasets stay neighbours. Norms are overflow-safe: rows whose squared norm
+    leaves the float range are rescaled by their largest entry, so a row of norm 1e200 is
+    projected onto the sphere. Raises :class:`ValidationError` if an entry is NaN or inf.
     """
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    sq = np.einsum("ij,ij->i", X, X)
+    odd = ~(sq <= _SQ_HI)  # overflow, inf or NaN
+    if radius * radius < 1e3 * _SQ_LO:  # only then can an underflowed row lie outside the ball
+        odd |= sq < _SQ_LO
+    norms = np.sqrt(sq)
     outside = norms > radius
     scale = np.ones(X.shape[0])
     scale[outside] = radius / norms[outside]
+    if odd.any():
+        rows = X[odd]
+        if not np.all(np.isfinite(rows)):
+            raise ValidationError(
+                "X: contains NaN or inf; every record must be finite to be projected"
+            )
+        big = np.max(np.abs(rows), axis=1)
+        unit = np.zeros_like(big)  # ||x|| / max|x_j|, in [1, sqrt(p)] (0 for a zero row)
+        nz = big > 0
+        unit_rows = rows[nz] / big[nz, None]
+        unit[nz] = np.sqrt(np.einsum("ij,ij->i", unit_rows, unit_rows))
+        with np.errstate(over="ignore"):  # a norm beyond the float range is inf: outside
+            out = unit * big > radius
+        s_odd = np.ones(rows.shape[0])
+        s_odd[out] = (radius / big[out]) / unit[out]
+        outside[odd] = out
+        scale[odd] = s_odd
     return scale, outside
 
 
@@ -119,25 +150,48 @@ def resolve_bottom(bottom: Bottom, dim: int | None) -> Callable[[np.random.Gener
     return lambda rng: point.copy()
 
 
+def eptr_coin(gamma: float, epsilon: float, delta: float, rng: np.random.Generator) -> bool:
+    """Steps 2-3 of Algorithm 2: I ~ Bernoulli(q(gamma)), drawn as U < q with one uniform."""
+    return bool(rng.random() < float(release_probability(gamma, epsilon, delta)))
+
+
+def eptr_noise(
+    theta_hat: Any,
+    alpha: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    dim: int | None = None,
+) -> np.ndarray:
+    """Step 4 of Algorithm 2: theta_hat + sigma zeta, sigma = 2 alpha c_delta / eps.
+
+    ``dim`` is the public output dimension p; when given, theta_hat must have shape (p,).
+    """
+    theta = np.asarray(theta_hat, dtype=float)
+    if dim is not None and theta.shape != (dim,):
+        raise ValidationError(f"theta_hat: has shape {theta.shape}; expected ({dim},)")
+    return theta + eptr_noise_scale(alpha, epsilon, delta) * rng.standard_normal(theta.shape)
+
+
 def eptr_step(
-    theta_hat: np.ndarray,
+    theta_hat: np.ndarray | Callable[[], Any],
     gamma: float,
     alpha: float,
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
+    dim: int | None = None,
 ) -> tuple[bool, np.ndarray | None]:
-    """Steps 2-5 of Algorithm 2 on a computed (theta_hat, gamma): ``(released, value)``.
+    """Steps 2-5 of Algorithm 2 on (theta_hat, gamma): ``(released, value)``.
 
-    ``value`` is ``theta_hat + sigma zeta`` when released, else ``None``. The Bernoulli draw
-    uses the threshold form: release iff U < q, with one uniform draw.
+    The coin is flipped first (:func:`eptr_coin`); ``value`` is ``theta_hat + sigma zeta``
+    when released (:func:`eptr_noise`, shape checked against the public ``dim``), else
+    ``None``. ``theta_hat`` may be a zero-argument callable, then evaluated only on release.
     """
-    q = float(release_probability(gamma, epsilon, delta))
-    if not rng.random() < q:
+    if not eptr_coin(gamma, epsilon, delta, rng):
         return False, None
-    theta = np.asarray(theta_hat, dtype=float)
-    sigma = eptr_noise_scale(alpha, epsilon, delta)
-    return True, theta + sigma * rng.standard_normal(theta.shape)
+    theta = theta_hat() if callable(theta_hat) else theta_hat
+    return True, eptr_noise(theta, alpha, epsilon, delta, rng, dim)
 
 
 def eptr_pair_divergence(
@@ -208,7 +262,13 @@ class EPTR:
     epsilon, delta : the target (eps, delta); delta in (0, 1).
     bottom : the no-release output (Remark 1): ``None`` (default), a fixed public point, or a
         sampler ``f(rng)`` of a fixed distribution. It must not depend on the data.
-    dim : the output dimension p, fixed in advance; the estimate is checked against it.
+    dim : the output dimension p, fixed in advance (Theorem 2.2 needs p public); a released
+        estimate of another shape raises. With ``dim=None`` nothing checks it, so an estimator
+        whose output length varies with the data would reveal that length: pass ``dim``.
+
+    Order of :meth:`release`: gamma(X), then the coin, then theta_hat(X) only if the coin says
+    release. A non-finite theta_hat at gamma(X) = 0 gives the no-release output (see
+    :meth:`release`); at gamma(X) > 0 it means the SaLBo is invalid and raises.
     """
 
     def __init__(
@@ -235,12 +295,16 @@ class EPTR:
         self.noise_scale = eptr_noise_scale(self.alpha, self.epsilon, self.delta)
         self.guarantee = ApproxDP(self.epsilon, self.delta)
 
-    def _estimate(self, data: Any) -> np.ndarray:
+    def _raw_estimate(self, data: Any) -> np.ndarray:
         theta = np.atleast_1d(np.asarray(self.estimator(data), dtype=float))
         if theta.ndim != 1 or (self.dim is not None and theta.size != self.dim):
             raise ValidationError(
                 f"estimator: returned shape {theta.shape}; expected ({self.dim or 'p'},)"
             )
+        return theta
+
+    def _estimate(self, data: Any) -> np.ndarray:
+        theta = self._raw_estimate(data)
         if not np.all(np.isfinite(theta)):
             raise ValidationError("estimator: returned NaN or inf; it must be finite everywhere")
         return theta
@@ -251,14 +315,37 @@ class EPTR:
             raise ValidationError(f"safety_lower_bound: returned {g!r}; must be finite and >= 0")
         return g
 
+    def _no_release(self, gen: np.random.Generator) -> EPTRRelease:
+        return EPTRRelease(False, None, self._bottom(gen), self.guarantee)
+
     def release(self, data: Any, rng: np.random.Generator | int | None = None) -> EPTRRelease:
-        """Run Algorithm 2 once. ``rng=None`` uses secure randomness."""
+        """Run Algorithm 2 once. ``rng=None`` uses secure randomness.
+
+        theta_hat is computed only after the coin says release. If it is then NaN or inf:
+
+        * at gamma(X) = 0 the output is the no-release bottom. This is still (eps, delta)-DP:
+          it only removes the release of probability q(0) on X, and every neighbour X' has
+          gamma(X') <= 1, so q(X') <= q(0) e^{eps/2} <= delta (Algorithm 2's M): the bottom
+          atom satisfies 1 <= e^eps (1 - q(X')) + delta, and a neighbour's release event has
+          probability <= delta.
+        * at gamma(X) > 0 the SaLBo claims theta_hat is alpha-stable at X, which a non-finite
+          value cannot be: the caller's SaLBo or estimator is wrong, so this raises
+          :class:`ValidationError` rather than release.
+        """
         gen = resolve_rng(rng)
-        released, value = eptr_step(
-            self._estimate(data), self._gamma(data), self.alpha, self.epsilon, self.delta, gen
-        )
-        output = value if released else self._bottom(gen)
-        return EPTRRelease(released, value, output, self.guarantee)
+        gamma = self._gamma(data)
+        if not eptr_coin(gamma, self.epsilon, self.delta, gen):
+            return self._no_release(gen)
+        theta = self._raw_estimate(data)
+        if not np.all(np.isfinite(theta)):
+            if gamma == 0.0:
+                return self._no_release(gen)
+            raise ValidationError(
+                "estimator: returned NaN or inf where safety_lower_bound is > 0; an "
+                "alpha-SaLBo must be 0 wherever the estimator is not finite (Definition 2.1)"
+            )
+        value = eptr_noise(theta, self.alpha, self.epsilon, self.delta, gen, self.dim)
+        return EPTRRelease(True, value, value, self.guarantee)
 
     def explain(self, data: Any) -> dict[str, Any]:
         """NON-PRIVATE diagnostics for auditing on test data. NEVER publish the result.

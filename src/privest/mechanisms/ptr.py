@@ -14,6 +14,11 @@ Budget caveat (spec 2): the test spends eps/2 (pure) and the Gaussian step at mu
 spends (eps, delta), so Algorithm 1 as printed is (1.5 eps, 1.5 delta)-DP by basic composition,
 not (eps, delta). ``noise_multiplier=2`` puts the Gaussian step at (eps/2, delta), matching
 ePTR's budget: (eps, 1.5 delta)-DP. ``guarantee`` reports the composed budget honestly.
+
+The classical calibration sigma = alpha c_delta / eps' of the Gaussian step (eps' = eps /
+noise_multiplier) is proven for eps' <= 1 only, so the constructor checks it with the exact
+hockey-stick divergence (Balle and Wang 2018, Thm 8), as ePTR and the Gaussian mechanism do,
+and refuses an (eps, noise_multiplier) whose composed guarantee would not hold.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from privest.accounting.base import ApproxDP
-from privest.errors import ValidationError
+from privest.errors import PrivacyParameterError, ValidationError
 from privest.mechanisms.eptr import Bottom, EPTRRelease, resolve_bottom
-from privest.mechanisms.gaussian import c_delta
+from privest.mechanisms.gaussian import c_delta, gaussian_delta
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -54,6 +59,8 @@ class ClassicPTR:
     ``distance_to_unsafe(data)`` must return D_alpha(X) exactly (an integer >= 0, 0 when X
     itself is unsafe). ``noise_multiplier`` 1 reproduces the paper (1.5 eps in total), 2
     matches the ePTR budget; ``guarantee`` is the composed (eps/2 + eps/multiplier, 1.5 delta).
+    Raises :class:`PrivacyParameterError` when the Gaussian step is not (eps/multiplier,
+    delta)-DP by its exact delta (e.g. eps = 8 at multiplier 1, or eps = 20 at 2; delta = 0.01).
     """
 
     def __init__(
@@ -74,6 +81,15 @@ class ClassicPTR:
         self.noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
         self._bottom = resolve_bottom(bottom, None)
         self.noise_scale = self.noise_multiplier * self.alpha * c_delta(self.delta) / self.epsilon
+        eps_gauss = self.epsilon / self.noise_multiplier
+        exact = gaussian_delta(eps_gauss, self.alpha, self.noise_scale)
+        if exact > self.delta * (1 + 1e-9):
+            raise PrivacyParameterError(
+                f"epsilon: {self.epsilon} is too large for classic PTR with noise_multiplier="
+                f"{self.noise_multiplier} at delta={self.delta}: its Gaussian step at "
+                f"eps/{self.noise_multiplier:g} = {eps_gauss:.4g} has exact delta {exact:.3g} > "
+                f"{self.delta}; use a smaller epsilon or a larger noise_multiplier"
+            )
         total_eps = self.epsilon / 2.0 + self.epsilon / self.noise_multiplier
         self.guarantee = ApproxDP(total_eps, min(1.5 * self.delta, 0.999999))
 

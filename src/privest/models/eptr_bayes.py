@@ -53,7 +53,8 @@ def bayes_statistics(
 ) -> dict[str, Any]:
     """Steps 1-4 of Algorithm 3 (NON-PRIVATE): counts, mu_hat, means, theta_hat, gamma.
 
-    ``labels`` are class indices in ``range(n_classes)``.
+    ``labels`` are class indices in ``range(n_classes)``. Means are built from the projected
+    rows. ``n_projected`` (a record count) is for :meth:`EPTRBayesClassifier.explain` only.
     """
     n, p = X.shape
     scale, outside = project_rows(X, x_radius)
@@ -93,13 +94,13 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     bottom : ``"random"`` (default, authors' code) or ``"fixed"`` (module docstring): the
         data-independent classifier used when nothing is released. ``predict`` then uses it;
         check ``released_``.
-    project : True (Algorithm 3) projects and reports the count in ``n_projected_``; False
-        raises :class:`BoundsError` for rows outside the ball.
+    project : True (Algorithm 3) projects rows onto the R_x ball; False raises
+        :class:`BoundsError` for rows outside it. The number projected is data-dependent:
+        only the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
 
     Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``, ``alpha_``,
-    ``noise_scale_``, ``threshold_``, ``guarantee_``; ``n_projected_`` is a record count, NOT
-    private (for the curator only).
+    ``noise_scale_``, ``threshold_``, ``guarantee_``: all public (spec 3.2).
     """
 
     def __init__(
@@ -156,11 +157,13 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         bad = classes[labels] != y
         if bad.any():
             raise ValidationError(
-                f"y: label {y[np.argmax(bad)]!r} is not in classes {classes.tolist()}"
+                f"y: contains labels outside the public classes {classes.tolist()}; every "
+                "label must be one of them"
             )
-        if not self.project and np.any(np.einsum("ij,ij->i", X, X) > self.x_radius**2):
+        if not self.project and project_rows(X, self.x_radius)[1].any():
             raise BoundsError(
-                f"X: rows lie outside x_radius={self.x_radius}; pass project=True to project them"
+                f"X: some rows lie outside the public ball ||x|| <= {self.x_radius}; pass "
+                "project=True to project them"
             )
         return X, labels, classes
 
@@ -183,7 +186,13 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         self.noise_scale_ = eptr_noise_scale(self.alpha_, self.epsilon, self.delta)
         self.threshold_ = ptr_threshold(self.epsilon, self.delta)
         released, value = eptr_step(
-            stats["estimate"], stats["gamma"], self.alpha_, self.epsilon, self.delta, rng
+            stats["estimate"],
+            stats["gamma"],
+            self.alpha_,
+            self.epsilon,
+            self.delta,
+            rng,
+            dim=k * (p + 1),
         )
         if released:
             mu = np.maximum(value[:k], self.c0)
@@ -198,7 +207,6 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         self.class_prior_ = mu
         self.means_ = means
         self.n_features_in_ = p
-        self.n_projected_ = stats["n_projected"]
         self.guarantee_ = self.guarantee
         return self
 
@@ -217,7 +225,8 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     def explain(self, X: Any, y: Any) -> dict[str, Any]:
         """NON-PRIVATE audit of Algorithm 3 on (X, y). NEVER publish the result.
 
-        Class counts, gamma, release probability and the unnoised estimate leak the data.
+        Class counts, gamma, release probability, the unnoised estimate and ``n_projected``
+        (rows projected onto R_x; ``fit`` keeps no such count) leak the data.
         """
         X, labels, classes = self._check(X, y)
         stats = bayes_statistics(X, labels, classes.size, self.x_radius, self.c0)

@@ -41,8 +41,16 @@ __all__ = ["EPTRKernelRegressor", "gaussian_kernel_matrix", "nw_alpha", "nw_stat
 
 
 def gaussian_kernel_matrix(queries: np.ndarray, X: np.ndarray, bandwidth: float) -> np.ndarray:
-    """K_h(x_0j, x_i) for every query j and record i, shape (m, n)."""
+    """K_h(x_0j, x_i) for every query j and record i, shape (m, n).
+
+    ||x_0 - x||^2 is expanded as ||x_0||^2 - 2 x_0^T x + ||x||^2 after centring both at the
+    mean of the public query points, so the expansion does not cancel when the domain lies
+    far from the origin. Each value is in [0, C_K h^-d], whatever the rounding.
+    """
     d = X.shape[1]
+    centre = queries.mean(axis=0)
+    queries = queries - centre
+    X = X - centre
     sq = (
         np.einsum("ij,ij->i", queries, queries)[:, None]
         - 2.0 * queries @ X.T
@@ -93,8 +101,9 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
     budget_mode : "split" (default) or "per_query" (module docstring).
     bottom : "uniform" (default; Unif[-R_f, R_f], as in the simulations) or a public number
         (e.g. 0, the midpoint). Unreleased queries get it; ``released_`` says which.
-    project : True clips records to the domain and reports ``n_projected_`` (NOT private);
-        False raises :class:`BoundsError` for records outside it.
+    project : True clips records to the domain box and responses to R_f (Algorithm 5, step
+        1); False raises :class:`BoundsError` for records outside them. The number clipped is
+        data-dependent: only the non-private :meth:`explain` reports it (``n_projected``).
     random_state : None (secure randomness), an int seed or a Generator.
 
     Fitted: ``query_points_``, ``estimates_``, ``released_`` (bool per query), ``bandwidth_``,
@@ -168,8 +177,9 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         outside |= np.abs(y) > self.response_radius
         if outside.any() and not self.project:
             raise BoundsError(
-                f"X/y: {int(outside.sum())} records lie outside the domain or |y| <= "
-                f"{self.response_radius}; pass project=True to clip them (Algorithm 5, step 1)"
+                f"X/y: some records lie outside the public domain {box.tolist()} or have "
+                f"|y| > {self.response_radius}; pass project=True to clip them "
+                "(Algorithm 5, step 1)"
             )
         Xc = np.clip(X, box[:, 0], box[:, 1])
         yc = np.clip(y, -self.response_radius, self.response_radius)
@@ -182,7 +192,7 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> EPTRKernelRegressor:
         """Run Algorithm 5 at every query point; ``released_[j]`` says which passed."""
-        queries, X, y, n_out = self._check(X, y)
+        queries, X, y, _ = self._check(X, y)
         n, d = X.shape
         m = queries.shape[0]
         eps_q, delta_q = self._per_query_budget(m)
@@ -207,7 +217,13 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         r = self.response_radius
         for j in range(m):  # m public queries, not records
             ok, value = eptr_step(
-                stats["estimate"][j : j + 1], stats["gamma"][j], self.alpha_, eps_q, delta_q, rng
+                stats["estimate"][j : j + 1],
+                stats["gamma"][j],
+                self.alpha_,
+                eps_q,
+                delta_q,
+                rng,
+                dim=1,
             )
             released[j] = ok
             if ok:
@@ -221,7 +237,6 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         self.released_ = released
         self.bandwidth_ = h
         self.n_features_in_ = d
-        self.n_projected_ = n_out
         self.guarantee_ = self.guarantee
         return self
 
@@ -243,7 +258,11 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         return self.estimates_[np.argmax(match, axis=1)]
 
     def explain(self, X: Any, y: Any) -> dict[str, Any]:
-        """NON-PRIVATE audit of Algorithm 5 (degrees, gamma, estimates). NEVER publish it."""
+        """NON-PRIVATE audit of Algorithm 5. NEVER publish it.
+
+        Degrees, gamma, release probabilities, unnoised estimates and ``n_projected`` (records
+        clipped to the domain or R_f; ``fit`` keeps no such count) leak the data.
+        """
         queries, Xc, yc, n_out = self._check(X, y)
         n, d = Xc.shape
         eps_q, delta_q = self._per_query_budget(queries.shape[0])

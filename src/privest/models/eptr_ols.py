@@ -43,12 +43,40 @@ from privest.mechanisms.eptr import (
 from privest.rng import resolve_rng
 from privest.validation import as_float_matrix, as_float_vector, check_positive
 
-__all__ = ["EPTRLinearRegression", "ols_alpha", "ols_statistics"]
+__all__ = ["EPTRLinearRegression", "ols_alpha", "ols_statistics", "projected_moments"]
 
 
 def ols_alpha(n: int, x_radius: float, theta_radius: float, c0: float) -> float:
     """alpha = 4 R_x^2 R_theta / (c0 n) (Algorithm 4, step 5); 0.02 at n=8000, c0=0.4, R_x=4."""
     return 4.0 * x_radius**2 * theta_radius / (c0 * n)
+
+
+#: Rows per block when the projected rows are formed (about 8 MB of float64 per block).
+_BLOCK_ELEMENTS = 1 << 20
+
+
+def projected_moments(
+    X: np.ndarray, y: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """S = sum_i x~_i x~_i^T and b = sum_i y_i x~_i over the projected rows x~_i = scale_i x_i.
+
+    Every term is built from a projected row (norm <= R_x), never as a raw X^T X corrected
+    afterwards: a correction x x^T (s^2 - 1) of a row of norm 1e8 cancels catastrophically
+    and breaks the Lipschitz bound on gamma. Blocks of rows keep the extra memory to one
+    block; blocks with nothing to project are used in place (no copy).
+    """
+    n, p = X.shape
+    block = max(1, _BLOCK_ELEMENTS // p)
+    S = np.zeros((p, p))
+    b = np.zeros(p)
+    for start in range(0, n, block):
+        Xb = X[start : start + block]
+        sb = scale[start : start + block]
+        if np.any(sb != 1.0):
+            Xb = Xb * sb[:, None]
+        S += Xb.T @ Xb
+        b += Xb.T @ y[start : start + block]
+    return (S + S.T) / 2.0, b
 
 
 def ols_statistics(
@@ -58,19 +86,14 @@ def ols_statistics(
 
     Keys: ``gamma``, ``lambda_min``, ``estimate`` (theta_hat, projected), ``unprojected``
     (S^{-1} X^T y, or the least-squares solution when S is singular), ``n_projected_x``,
-    ``n_clipped_y``. Projection is applied without copying X: S = X^T X is corrected on the
-    projected rows only.
+    ``n_clipped_y`` (record counts, for :meth:`EPTRLinearRegression.explain` only). S and
+    X^T y are built from the projected rows (:func:`projected_moments`), without copying X.
     """
     n, p = X.shape
     y_radius = x_radius * theta_radius
     scale, outside = project_rows(X, x_radius)
     yc = np.clip(y, -y_radius, y_radius)
-    S = X.T @ X
-    b = X.T @ (yc * scale)
-    if outside.any():
-        Xo = X[outside]
-        S += Xo.T @ ((scale[outside] ** 2 - 1.0)[:, None] * Xo)
-    S = (S + S.T) / 2.0
+    S, b = projected_moments(X, yc, scale)
     lam = float(np.linalg.eigvalsh(S)[0])
     gamma = max(lam - c0 * n - 2.0 * x_radius**2, 0.0) / (2.0 * x_radius**2)
     try:
@@ -108,13 +131,13 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
     alpha_safety_factor : multiplies alpha; 1 (the paper's alpha) is private (module docstring).
     bottom : coefficients used when nothing is released (public; default zeros, the paper's
         simulation choice). ``predict`` then predicts with them; check ``released_``.
-    project : True (Algorithm 4) projects records onto the radii and reports the counts in
-        ``n_projected_`` / ``n_clipped_y_``; False raises :class:`BoundsError` instead.
+    project : True (Algorithm 4) projects records onto the public radii; False raises
+        :class:`BoundsError` instead. How many were projected is data-dependent, so only
+        the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
 
     Fitted attributes: ``coef_``, ``released_``, ``alpha_``, ``noise_scale_``, ``threshold_``
-    (M), ``guarantee_``, and ``n_projected_``/``n_clipped_y_`` (record counts: NOT private,
-    for the curator only).
+    (M), ``guarantee_``: all public (spec 3.2; data-dependent diagnostics are in ``explain``).
     """
 
     def __init__(
@@ -158,12 +181,10 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
             raise ValidationError(f"y: has {y.shape[0]} values for {X.shape[0]} rows of X")
         if not self.project:
             y_radius = self.x_radius * self.theta_radius
-            if np.any(np.einsum("ij,ij->i", X, X) > self.x_radius**2) or np.any(
-                np.abs(y) > y_radius
-            ):
+            if project_rows(X, self.x_radius)[1].any() or np.any(np.abs(y) > y_radius):
                 raise BoundsError(
-                    f"X/y: records lie outside x_radius={self.x_radius} or |y| <= {y_radius}; "
-                    "pass project=True to project them (Algorithm 4, step 1)"
+                    f"X/y: some records lie outside the public bounds ||x|| <= {self.x_radius}, "
+                    f"|y| <= {y_radius}; pass project=True to project them (Algorithm 4, step 1)"
                 )
         return X, y
 
@@ -195,12 +216,11 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
             self.epsilon,
             self.delta,
             resolve_rng(self.random_state),
+            dim=p,
         )
         self.released_ = released
         self.coef_ = value if released else bottom
         self.n_features_in_ = p
-        self.n_projected_ = stats["n_projected_x"]
-        self.n_clipped_y_ = stats["n_clipped_y"]
         self.guarantee_ = self.guarantee
         return self
 
@@ -216,7 +236,9 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         """NON-PRIVATE audit of Algorithm 4 on (X, y). NEVER publish the result.
 
         gamma, lambda_min, M, release probability, alpha, noise sd, the unnoised estimate and
-        the projection counts are all functions of the private data.
+        the record counts ``n_projected_x`` (rows projected onto R_x) and ``n_clipped_y``
+        (responses clipped to R_y) are functions of the private data; ``fit`` keeps none of
+        them (spec 3.2).
         """
         X, y = self._check(X, y)
         n = X.shape[0]
