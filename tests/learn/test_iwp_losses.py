@@ -4,12 +4,15 @@ Monte Carlo over the release noise at a fixed (theta, x, y); every tolerance is 
 Carlo standard errors computed from the draws (spec 8, "Tolerances").
 """
 
+import copy
 import math
 
 import numpy as np
 import pytest
+from numpy.polynomial import Polynomial
 from scipy import special
 
+from privest.errors import ValidationError
 from privest.learn.iwp_losses import (
     iwp_gradient,
     iwp_loss,
@@ -18,7 +21,13 @@ from privest.learn.iwp_losses import (
     plain_gradient,
     plain_loss,
 )
-from privest.learn.weierstrass import get_margin_loss, truncation_bias
+from privest.learn.weierstrass import (
+    MarginLoss,
+    get_margin_loss,
+    inverse_weierstrass_polynomial,
+    inverse_weight,
+    truncation_bias,
+)
 
 N_GROUPS, GROUP = 500, 1000  # 5e5 draws, gradient SE from 500 group means
 
@@ -180,7 +189,11 @@ def test_feature_variance_matches_lemma_d2_quadratic_identity(sigma2):
     assert abs(lval.mean() - 0.5) <= 5 * lval.std() / math.sqrt(n)
     g = iwp_gradient(th, Xn, np.ones((n, 1)), sigma2, math.inf, "squared").ravel()
     _var_check(g, sigma2 + 2 * sigma2**2)
-    assert sigma2 + 2 * sigma2**2 > 9 * sigma2 or sigma2 < 4
+    # Negative control: the same check rejects the loss's variance for the gradient.
+    with pytest.raises(AssertionError):
+        _var_check(g, sigma2 + sigma2**2 / 2)
+    # spec A12: the measured gradient variance exceeds Thm 5.3's 9 sigma^2 iff sigma^2 > 4.
+    assert (g.var() > 9 * sigma2) == (sigma2 > 4)
 
 
 def test_label_only_gradient_variance_matches_lemma_d3():
@@ -239,3 +252,140 @@ def test_public_intercept_column_is_left_out_of_the_correction():
             iwp_gradient(th, Xn, yn, sigma2, eps_y, "exponential"),
             plain_gradient(theta, xc, np.array([y]), "exponential"),
         )
+
+
+# ------------------------------------------------------------- user-defined margin losses
+def _user_exponential(name="user-exp"):
+    return MarginLoss(name, lambda z, n: (-1.0) ** n * np.exp(-z))
+
+
+# f(z) = z^4 / 24 + (z - 1)^2 / 2: a smooth polynomial, f^(4) = 1, so W_s^{-1} ends at K = 2.
+QUARTIC = Polynomial([0.5, -1.0, 0.5, 0.0, 1.0 / 24.0])
+
+
+def _user_quartic(name="quartic"):
+    return MarginLoss(name, lambda z, n: QUARTIC.deriv(n)(z) if n else QUARTIC(z))
+
+
+def _batch(seed=12, n=32, p=3):
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=p) * 0.4
+    X = rng.normal(size=(n, p)) * 1.5
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    return theta, X, y
+
+
+@pytest.mark.parametrize("eps_y", [0.8, math.inf])
+def test_user_exponential_loss_matches_the_closed_form(eps_y):
+    """A user MarginLoss from e^-z's derivatives: the order-K series, then the closed form."""
+    theta, X, y = _batch()
+    sigma2 = 3.0
+    s = sigma2 * theta @ theta
+    user = _user_exponential()
+    m = y * (X @ theta)
+    w = inverse_weight(eps_y)
+    for K in (0, 1, 3):  # the truncated series: e^{-m} sum_{k<=K} (-s/2)^k / k!
+        partial = sum((-s / 2) ** k / math.factorial(k) for k in range(K + 1))
+        expect = partial * (w * np.exp(-m) + (1 - w) * np.exp(m))
+        got = iwp_loss(theta, X, y, sigma2, eps_y, user, K)
+        assert np.allclose(got, expect, rtol=1e-12)
+    # At K = 25 the series has converged to e^{-s/2}: the closed form, loss and gradient.
+    for fn in (iwp_loss, iwp_gradient):
+        exact = fn(theta, X, y, sigma2, eps_y, "exponential")
+        assert np.allclose(fn(theta, X, y, sigma2, eps_y, user, 25), exact, rtol=1e-12)
+        # Negative control: a low order is visibly off.
+        assert not np.allclose(fn(theta, X, y, sigma2, eps_y, user, 1), exact, rtol=1e-3)
+    assert np.allclose(plain_loss(theta, X, y, user), plain_loss(theta, X, y, "exponential"))
+    assert np.allclose(
+        plain_gradient(theta, X, y, user), plain_gradient(theta, X, y, "exponential")
+    )
+
+
+def test_user_polynomial_loss_is_the_hermite_inverse_and_its_gradient():
+    """Generic path = W_s^{-1} of the polynomial (Hermite form, spec 2.2); gradient = FD."""
+    theta, X, y = _batch(13)
+    sigma2 = 2.0
+    s = sigma2 * theta @ theta
+    user = _user_quartic()
+    m = y * (X @ theta)
+    inv = inverse_weierstrass_polynomial(QUARTIC, s)
+    for K in (2, 4):  # f^(6) = 0: every order >= 2 is exact
+        assert np.allclose(iwp_loss(theta, X, y, sigma2, math.inf, user, K), inv(m))
+    assert not np.allclose(iwp_loss(theta, X, y, sigma2, math.inf, user, 1), inv(m))
+    g = iwp_gradient(theta, X, y, sigma2, 0.9, user, 2)
+    h = 1e-6
+    fd = [
+        (
+            iwp_loss(theta + h * e, X, y, sigma2, 0.9, user, 2).mean()
+            - iwp_loss(theta - h * e, X, y, sigma2, 0.9, user, 2).mean()
+        )
+        / (2 * h)
+        for e in np.eye(theta.size)
+    ]
+    assert np.allclose(g, fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("eps_y", [1.0, math.inf])
+def test_user_polynomial_loss_is_unbiased_by_monte_carlo(eps_y):
+    """Thm 5.2 for a user margin loss: order K = 2 is the full series of the quartic."""
+    theta, x, y = np.array([0.4, -0.3, 0.2]), np.array([0.6, -0.2, 0.8]), 1.0
+    sigma2 = 4.0
+    user = _user_quartic()
+    Xn, yn = _draws(theta, x, y, sigma2, eps_y, seed=14)
+    th = np.broadcast_to(theta, (N_GROUPS, 3))
+    truth_l = plain_loss(theta, x[None], np.array([y]), user)[0]
+    truth_g = plain_gradient(theta, x[None], np.array([y]), user)
+    _check_mean(iwp_loss(th, Xn, yn, sigma2, eps_y, user, 2), truth_l)
+    _check_mean(iwp_gradient(th, Xn, yn, sigma2, eps_y, user, 2), truth_g)
+    # Negative control: order 1 drops (s/2)^2 / 2 f^(4) = s^2 / 8 (0.17 here): caught.
+    with pytest.raises(AssertionError):
+        _check_mean(iwp_loss(th, Xn, yn, sigma2, eps_y, user, 1), truth_l)
+
+
+def test_dispatch_is_by_type_not_by_name():
+    """A user loss named like a built-in gets its own truncated series, never the closed form."""
+    theta, X, y = _batch(15)
+    sigma2, eps_y = 2.0, 1.2
+    # Quartic derivatives under the name "exponential": the quartic's series, not e^-z's.
+    spoof = _user_quartic("exponential")
+    quartic = _user_quartic()
+    assert np.array_equal(
+        iwp_loss(theta, X, y, sigma2, eps_y, spoof, 2),
+        iwp_loss(theta, X, y, sigma2, eps_y, quartic, 2),
+    )
+    assert np.array_equal(plain_loss(theta, X, y, spoof), plain_loss(theta, X, y, quartic))
+    assert np.array_equal(plain_gradient(theta, X, y, spoof), plain_gradient(theta, X, y, quartic))
+    assert not np.allclose(
+        iwp_loss(theta, X, y, sigma2, eps_y, spoof, 2),
+        iwp_loss(theta, X, y, sigma2, eps_y, "exponential"),
+    )
+    # Squared-loss derivatives under the name "logistic": its series (exact from K = 1) is
+    # the squared closed form, not the built-in logistic's derivatives.
+    spoof = MarginLoss("logistic", get_margin_loss("squared").derivative)
+    for fn in (iwp_loss, iwp_gradient):
+        assert np.allclose(
+            fn(theta, X, y, sigma2, eps_y, spoof, 3), fn(theta, X, y, sigma2, eps_y, "squared")
+        )
+    # A deep copy of a built-in (as sklearn's clone makes) keeps its closed form.
+    exp_copy = copy.deepcopy(get_margin_loss("exponential"))
+    assert np.array_equal(
+        iwp_gradient(theta, X, y, sigma2, eps_y, exp_copy),
+        iwp_gradient(theta, X, y, sigma2, eps_y, "exponential"),
+    )
+
+
+def test_auto_order_is_for_the_logistic_loss_only():
+    theta, X, y = _batch(16)
+    for user in (_user_exponential("exponential"), _user_quartic()):
+        with pytest.raises(ValidationError, match="explicit integer order"):
+            iwp_gradient(theta, X, y, 2.0, 1.0, user)  # order="auto" by default
+        with pytest.raises(ValidationError, match="explicit integer order"):
+            iwp_loss(theta, X, y, 2.0, 1.0, user, "auto")
+    for bad in (-1, 1.5, "two", True):
+        with pytest.raises(ValidationError, match="order"):
+            iwp_loss(theta, X, y, 2.0, 1.0, _user_quartic(), bad)
+    # The built-ins keep working with "auto" (closed forms ignore it; logistic reads its table).
+    for loss in ("exponential", "squared", "logistic"):
+        assert np.all(np.isfinite(iwp_gradient(theta, X, y, 2.0, 1.0, loss, "auto")))
+    with pytest.raises(ValidationError, match="closed_form"):
+        MarginLoss("mine", lambda z, n: z, closed_form=True)

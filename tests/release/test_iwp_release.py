@@ -6,13 +6,21 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from privest.accounting.gaussian import GaussianRRGuarantee, LocalDP
+import privest.release.examples as examples_module
+from privest.accounting.gaussian import (
+    GaussianRRGuarantee,
+    LocalDP,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+)
 from privest.audit.auditor import audit
-from privest.errors import BoundsError, StoreError
+from privest.errors import BoundsError, PrivacyParameterError, StoreError
+from privest.learn.iwp_sgd import IWPSGDRegressor
 from privest.mechanisms.gaussian import gaussian_delta
 from privest.release.examples import (
     PrivateExamples,
     _release_with_sigma,
+    check_gaussian_part,
     release_examples,
     release_regression_examples,
 )
@@ -135,7 +143,104 @@ def test_regression_release_noise_and_guarantee():
     assert _delta(1.0, math.sqrt(rel.sigma2_y) / 3, 2.0) > 5e-6
 
 
+def _regression_release(n=500, seed=0, **kw):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    t = rng.uniform(0, 100, size=n)
+    args = dict(epsilon_x=1, epsilon_y=1, delta_x=5e-6, delta_y=5e-6, target_bounds=(0, 100))
+    args.update(kw)
+    return X, t, release_regression_examples(X, t, bounds=(-1, 1), rng=seed + 1, **args)
+
+
+def test_regression_release_save_load_roundtrip(tmp_path):
+    X, t, rel = _regression_release()
+    rel.save(tmp_path / "reg")
+    back = PrivateExamples.load(tmp_path / "reg")
+    assert back.task == "regression" and back.calibration == "classic"
+    assert np.array_equal(back.X, rel.X) and np.array_equal(back.y, rel.y)
+    assert back.sigma2 == rel.sigma2 and back.sigma2_y == rel.sigma2_y
+    assert back.delta_y == rel.delta_y == 5e-6 and back.target_bounds == (0.0, 100.0)
+    assert back.classes is None and np.array_equal(back.bounds, rel.bounds)
+    assert back.guarantee.label == rel.guarantee.label
+    assert back.guarantee.dlt == pytest.approx(1e-5)
+    assert np.array_equal(back.transform_target(t), rel.transform_target(t))
+    assert back.keep_probability == 1.0
+    # The loaded release fits the same model as the original (deterministic, no shuffle).
+    kw = dict(batch_size=10, learning_rate=1e-3, progress=False)
+    a, b = IWPSGDRegressor(**kw).fit(rel), IWPSGDRegressor(**kw).fit(back)
+    assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(a.predict(X), b.predict(X))
+
+
 # ----------------------------------------------------------------------------- privacy
+PAPER_SETTINGS = [1.0, 2.5, 5.0]  # eps_x of paper 004's experiments, delta = 1e-5
+
+
+@pytest.mark.parametrize("eps_x", PAPER_SETTINGS)
+def test_classic_calibration_at_the_paper_settings_is_kept(eps_x):
+    X, y = _data(10, p=4)
+    rel = release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, radius=2.0, rng=1)
+    assert rel.sigma2 == pytest.approx(8 * math.log(1.25e5) * 4 / eps_x**2)  # R = 2
+    assert _delta(eps_x, rel.sigma, 2 * rel.radius) <= 1e-5
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, 1.0)
+    assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
+
+
+@pytest.mark.parametrize("eps_x", [10.0, 20.0])
+def test_classic_calibration_is_refused_where_the_exact_profile_fails(eps_x):
+    """Spec A3: the classic sigma is not (eps_x, 1e-5)-DP at eps_x = 10 or 20."""
+    X, y = _data(10, p=4)
+    # Why: the guarantee classic mode used to advertise is false by the exact profile.
+    sigma = classic_gaussian_sigma(eps_x, 1e-5, 4.0)
+    assert _delta(eps_x, sigma, 4.0) > 1e-5  # 2.27e-5 at eps_x = 10
+    assert GaussianRRGuarantee(sigma, 4.0, 1.0).delta(eps_x + 1.0) > 1e-5  # 1.66e-5 at 11
+    with pytest.raises(PrivacyParameterError, match="calibration='analytic'"):
+        release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, radius=2.0, rng=1)
+    rel = release_examples(
+        X,
+        y,
+        epsilon_x=eps_x,
+        epsilon_y=1.0,
+        delta=1e-5,
+        radius=2.0,
+        calibration="analytic",
+        rng=1,
+    )
+    assert rel.guarantee.eps == eps_x + 1.0 and rel.guarantee.dlt == 1e-5
+    assert _delta(eps_x, rel.sigma, 2 * rel.radius) <= 1e-5
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, 1.0)
+    assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
+
+
+def test_regression_release_checks_both_gaussian_parts():
+    for kw, name in (({"epsilon_x": 10.0}, "epsilon_x"), ({"epsilon_y": 10.0}, "epsilon_y")):
+        with pytest.raises(PrivacyParameterError, match=f"{name}: 10 is too large"):
+            _regression_release(**kw)
+        *_, rel = _regression_release(**kw, calibration="analytic")
+        assert _delta(rel.epsilon_x, rel.sigma, 2 * rel.radius) <= 5e-6
+        assert _delta(rel.epsilon_y, math.sqrt(rel.sigma2_y), 2.0) <= 5e-6
+        assert rel.guarantee.eps == 11.0 and rel.guarantee.dlt == pytest.approx(1e-5)
+    *_, rel = _regression_release()  # the paper's (1, 1) split (App. E.2) is kept
+    assert rel.sigma2_y == pytest.approx(8 * math.log(1.25 / 5e-6))
+
+
+def test_the_check_catches_a_sigma_that_is_too_small(monkeypatch):
+    """Negative control: the exact-profile check is not vacuous at the paper's settings."""
+    eps, delta, sens = 2.5, 1e-5, 4.0
+    tight = analytic_gaussian_sigma(eps, delta, sens)  # delta(eps) = delta exactly
+    assert check_gaussian_part(eps, delta, tight, sens, "analytic") <= delta
+    with pytest.raises(PrivacyParameterError, match="not \\(2.5, 1e-05\\)-DP"):
+        check_gaussian_part(eps, delta, 0.99 * tight, sens, "analytic")
+    # The real release path refuses a calibration that returns a third of the noise.
+    real = examples_module.calibrate_gaussian_sigma
+    monkeypatch.setattr(examples_module, "calibrate_gaussian_sigma", lambda *a: real(*a) / 3)
+    X, y = _data(10, p=4)
+    with pytest.raises(PrivacyParameterError, match="too large for calibration='classic'"):
+        release_examples(X, y, epsilon_x=eps, epsilon_y=1.0, delta=delta, radius=2.0, rng=1)
+    with pytest.raises(PrivacyParameterError, match="epsilon_y"):
+        _regression_release(epsilon_x=math.inf, delta_x=0.0)
+
+
 CASES = [
     (1.0, 1.0, 1e-5, "classic"),
     (0.5, 2.0, 1e-6, "classic"),

@@ -11,6 +11,11 @@ in closed form for the exponential and squared losses and truncated at order K o
 (A_K, F_K to order K, B_K to order K - 1, so the gradient is exactly that of F_K). The naive
 ("plain") versions evaluate f on the noisy (or, for the oracle, the clean) data.
 
+Dispatch is on the built-in loss types (:class:`~privest.learn.weierstrass.ExponentialLoss`,
+``SquaredLoss``, ``LogisticLoss``), never on names: a user :class:`MarginLoss` called
+"exponential" gets the truncated series of its own derivatives. ``order="auto"`` reads the
+logistic loss's truncation-bias table (App. D.7), so it is refused for user losses.
+
 Shapes: ``theta`` (R, p) for R replications; ``X`` (R, B, p); ``y`` (R, B). A 1-D theta and
 2-D X are accepted and treated as R = 1.
 """
@@ -21,8 +26,12 @@ import warnings
 
 import numpy as np
 
+from privest.errors import ValidationError
 from privest.learn.weierstrass import (
+    ExponentialLoss,
+    LogisticLoss,
     MarginLoss,
+    SquaredLoss,
     choose_order,
     get_margin_loss,
     inverse_weight,
@@ -72,9 +81,18 @@ def _safe_exp(u: np.ndarray) -> np.ndarray:
     return np.exp(u)
 
 
-def _resolve_order(order: int | str, s: np.ndarray) -> np.ndarray | int:
-    if order == "auto":
-        return choose_order(s / 2.0)
+def _resolve_order(order: int | str, s: np.ndarray, f: MarginLoss) -> np.ndarray | int:
+    """K for the truncated series: ``"auto"`` (logistic only, App. D.7) or an integer >= 0."""
+    if isinstance(order, str) and order == "auto":
+        if isinstance(f, LogisticLoss):
+            return choose_order(s / 2.0)
+        raise ValidationError(
+            f"order: 'auto' reads the logistic loss's truncation-bias table (paper 004, "
+            f"App. D.7) and does not apply to {f!r}; give an explicit integer order K >= 0 "
+            "(the series uses f^(n) up to n = 2K + 1)"
+        )
+    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise ValidationError(f"order: {order!r} must be 'auto' or an integer >= 0")
     return int(order)
 
 
@@ -117,13 +135,13 @@ def iwp_coefficients(
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """(F, A, B) of spec 2.4 at the margins ``m`` (R, B) with s = sigma^2 ||theta||^2 (R, 1)."""
     f = get_margin_loss(loss)
-    if f.name == "exponential":
+    if isinstance(f, ExponentialLoss):
         e = _safe_exp(-s / 2.0 - m)
         return (e if need_loss else None), -e, e
-    if f.name == "squared":
+    if isinstance(f, SquaredLoss):
         F = 0.5 * (m - 1.0) ** 2 - s / 2.0 if need_loss else None
         return F, m - 1.0, np.ones_like(m)
-    K = _resolve_order(order, s[:, 0])
+    K = _resolve_order(order, s[:, 0], f)
     return _truncated_all(f, m, s, K, need_loss)
 
 
@@ -193,7 +211,7 @@ def plain_loss(
     theta, X, y, squeeze = _as_batch(theta, X, y)
     f = get_margin_loss(loss)
     m = _margins(theta, X, y)
-    out = _safe_exp(-m) if f.name == "exponential" else f(m)
+    out = _safe_exp(-m) if isinstance(f, ExponentialLoss) else f(m)
     return out[0] if squeeze else out
 
 
@@ -204,7 +222,7 @@ def plain_gradient(
     theta, X, y, squeeze = _as_batch(theta, X, y)
     f = get_margin_loss(loss)
     m = _margins(theta, X, y)
-    d = -_safe_exp(-m) if f.name == "exponential" else f.derivative(m, 1)
+    d = -_safe_exp(-m) if isinstance(f, ExponentialLoss) else f.derivative(m, 1)
     g = ((d * y)[:, None, :] @ X)[:, 0, :] / X.shape[1]
     return g[0] if squeeze else g
 

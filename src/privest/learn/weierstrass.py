@@ -7,14 +7,17 @@
   polynomials via probabilists' Hermite polynomials, z^n -> s^{n/2} He_n(z / sqrt(s)).
 * Margin (GLM) losses f(y theta^T x): the p-dimensional inverse reduces to a 1-D one with
   s = sigma^2 ||theta||^2 (Sec. 5.2, App. D.5). :class:`MarginLoss` gives f^{(n)}; the
-  truncated inverse of order K is sum_{k<=K} (-s/2)^k / k! f^{(2k)}.
+  truncated inverse of order K is sum_{k<=K} (-s/2)^k / k! f^{(2k)}. The built-in losses
+  are the types :class:`ExponentialLoss`, :class:`SquaredLoss` (closed forms) and
+  :class:`LogisticLoss`; dispatch is on these types, never on a loss's name.
 * Truncation bias (App. D.7, Fig. 3): bias_K(t) = sup_z |W_{2t}[g_t^K](z) - f(z)| with
   g_t^K = sum_{k<=K} (-t)^k/k! f^{(2k)}, by Gauss-Hermite quadrature.
 
 Rule for K ("auto", :func:`choose_order`): for the logistic loss the series is only
 asymptotic, so at each step we take K = argmin_{K in {1,2,3}} bias_K(t) at the current
 t = sigma^2 ||theta||^2 / 2 (the "optimal truncation" of App. D.7), read from a table of
-bias_K computed once on a log grid of t (sup over z in [-6, 6]).
+bias_K computed once on a log grid of t (sup over z in [-6, 6]). The table is the logistic
+loss's: a user :class:`MarginLoss` needs an explicit integer order.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from privest.errors import ValidationError
 
 __all__ = [
     "AUTO_ORDERS",
+    "ExponentialLoss",
+    "LogisticLoss",
     "MarginLoss",
+    "SquaredLoss",
     "bernoulli_inverse",
     "bernoulli_transform",
     "choose_order",
@@ -142,11 +148,16 @@ def _sigmoid_coefficients() -> np.ndarray:
 
 
 class MarginLoss:
-    """A margin loss f(z), z = y theta^T x, given by its derivatives f^{(n)}(z).
+    """A margin loss f(z), z = y theta^T x, given by its derivatives f^{(n)}(z) (Sec. 5.2).
 
-    ``derivative(z, n)`` must return f^{(n)} for n = 0, ..., 2K + 2. ``closed_form`` marks
-    the losses whose inverse Weierstrass series is summed exactly (exponential, squared).
+    ``derivative(z, n)`` must return f^{(n)}(z) elementwise for n = 0, ..., 2K + 1 (K the
+    truncation order). A user-defined loss always uses the series truncated at an explicit
+    integer ``order`` (spec 2.4, "generic GLM"), whatever its ``name``: only the built-in
+    losses, recognised by type, get a closed form (exponential, squared) or the
+    ``order="auto"`` table (logistic).
     """
+
+    closed_form: bool = False
 
     def __init__(
         self,
@@ -154,27 +165,80 @@ class MarginLoss:
         derivative: Callable[[np.ndarray, int], np.ndarray],
         closed_form: bool = False,
     ):
-        self.name = name
+        if closed_form:
+            raise ValidationError(
+                "closed_form: only the built-in 'exponential' and 'squared' losses have an "
+                "exactly summed inverse Weierstrass series; a user MarginLoss uses the series "
+                "truncated at an explicit order"
+            )
+        if not callable(derivative):
+            raise ValidationError(
+                f"derivative: got {type(derivative).__name__}; expected a callable (z, n) -> "
+                "f^(n)(z)"
+            )
+        self.name = str(name)
         self._derivative = derivative
-        self.closed_form = closed_form
 
     def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
         return self._derivative(np.asarray(z, dtype=float), n)
 
     def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
-        """f^{(n)}(z) for each n in ``orders`` (shared work computed once where possible).
-
-        Logistic: one sigmoid, one Vandermonde matrix of its powers and one matrix product
-        give every f^{(n)} = P_{n-1}(sig), n >= 2.
-        """
+        """f^{(n)}(z) for each n in ``orders``."""
         z = np.asarray(z, dtype=float)
-        if self.name != "logistic":
-            return [self.derivative(z, n) for n in orders]
+        return [self.derivative(z, n) for n in orders]
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        return self.derivative(z, 0)
+
+    def __repr__(self) -> str:
+        return f"MarginLoss({self.name!r})"
+
+
+class _BuiltinLoss(MarginLoss):
+    """A built-in loss: dispatch in :mod:`privest.learn.iwp_losses` is on these types."""
+
+    def __init__(self, name: str, derivative: Callable[[np.ndarray, int], np.ndarray]):
+        self.name = name
+        self._derivative = derivative
+
+
+class ExponentialLoss(_BuiltinLoss):
+    """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (spec 2.4)."""
+
+    closed_form = True
+
+    def __init__(self) -> None:
+        super().__init__("exponential", _exp_derivative)
+
+
+class SquaredLoss(_BuiltinLoss):
+    """f(z) = (z - 1)^2 / 2: W_s^{-1}[f] = f - s/2 exactly (spec 2.4)."""
+
+    closed_form = True
+
+    def __init__(self) -> None:
+        super().__init__("squared", _squared_derivative)
+
+
+class LogisticLoss(_BuiltinLoss):
+    """f(z) = log(1 + e^-z): asymptotic series, truncated at K (``"auto"``: App. D.7)."""
+
+    def __init__(self) -> None:
+        super().__init__("logistic", _logistic_derivative)
+
+    def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
+        """One sigmoid, one Vandermonde matrix of its powers and one matrix product give
+        every f^{(n)} = P_{n-1}(sig), n >= 2."""
+        z = np.asarray(z, dtype=float)
         sig = special.expit(z)
         high = [n for n in orders if n >= 2]
         table: dict[int, np.ndarray] = {}
         if high:
             coef = _sigmoid_coefficients()
+            if max(high) - 1 >= coef.shape[1]:
+                raise ValidationError(
+                    f"order: logistic derivatives are tabulated up to {coef.shape[1]}"
+                )
             V = np.vander(sig.ravel(), coef.shape[0], increasing=True)
             D = V @ coef[:, [n - 1 for n in high]]
             table = {n: D[:, i].reshape(z.shape) for i, n in enumerate(high)}
@@ -183,12 +247,6 @@ class MarginLoss:
         if 1 in orders:
             table[1] = sig - 1.0
         return [table[n] for n in orders]
-
-    def __call__(self, z: np.ndarray) -> np.ndarray:
-        return self.derivative(z, 0)
-
-    def __repr__(self) -> str:
-        return f"MarginLoss({self.name!r})"
 
 
 def _exp_derivative(z: np.ndarray, n: int) -> np.ndarray:
@@ -214,10 +272,10 @@ def _logistic_derivative(z: np.ndarray, n: int) -> np.ndarray:
     return polys[n - 1](special.expit(z))
 
 
-_LOSSES = {
-    "exponential": MarginLoss("exponential", _exp_derivative, closed_form=True),
-    "squared": MarginLoss("squared", _squared_derivative, closed_form=True),
-    "logistic": MarginLoss("logistic", _logistic_derivative, closed_form=False),
+_LOSSES: dict[str, MarginLoss] = {
+    "exponential": ExponentialLoss(),
+    "squared": SquaredLoss(),
+    "logistic": LogisticLoss(),
 }
 
 
