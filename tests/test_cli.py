@@ -178,6 +178,17 @@ def test_reproduce_list_and_unknown(capsys):
     assert "unknown" in _err_line(capsys)
 
 
+def test_reproduce_data_option(tmp_path, wine_dir, capsys):
+    # --data reaches the experiments that read a data set, and is refused by the others
+    args = ["reproduce", "zil-table1", "--data", str(tmp_path), "--output", str(tmp_path)]
+    assert main(args) == 2
+    assert "reads no external data set" in capsys.readouterr().err
+    out = tmp_path / "wine"
+    args = ["reproduce", "eptr-wine", "--reps", "1", "--data", str(wine_dir), "--output", str(out)]
+    assert main(args) == 0
+    assert (out / "eptr-wine.csv").is_file()
+
+
 def test_reproduce_figure1_quick(tmp_path):
     assert main(["reproduce", "zil-figure1", "--reps", "5000", "--output", str(tmp_path)]) == 0
     table = pd.read_csv(tmp_path / "zil-figure1.csv")

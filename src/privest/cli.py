@@ -206,7 +206,9 @@ def cmd_reproduce(args: argparse.Namespace, console: Any) -> None:
         console.print(table)
         return
     exp = registry.get(args.name)
-    table, paths = exp.execute(args.output, reps=args.reps, quick=args.quick, seed=args.seed)
+    table, paths = exp.execute(
+        args.output, reps=args.reps, quick=args.quick, seed=args.seed, data_dir=args.data
+    )
     console.print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     console.print(
         f"written: {Path(args.output) / (exp.name + '.csv')}, " + ", ".join(str(p) for p in paths)
@@ -377,6 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="few replications, for a smoke run")
     p.add_argument("--seed", type=int, default=20260101, help="seed (default 20260101)")
     p.add_argument("--output", default="reproduce-output", help="output folder")
+    p.add_argument(
+        "--data",
+        help="folder of the external data set (eptr-wine: the UCI CSVs; iwp-acs: folktables)",
+    )
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("fit", help="fit a model on a release store, with SEs and CIs")

@@ -51,9 +51,8 @@ def test_e9_eptr_beats_wpe_for_eps_at_least_one():
 
 
 @pytest.mark.slow
-def test_e7_release_rate_increases_with_eps(monkeypatch, wine_dir):
-    monkeypatch.setenv("PRIVEST_WINE_DIR", str(wine_dir))
-    res = eptr_wine.run(reps=8, rng=np.random.default_rng(4), progress=False)
+def test_e7_release_rate_increases_with_eps(wine_dir):
+    res = eptr_wine.run(reps=8, rng=np.random.default_rng(4), progress=False, data_dir=wine_dir)
     rr = _pivot(res, "release_rate")["ePTR"]
     at80 = rr[[i for i in rr.index if "train=0.8" in i[0]]]
     t = np.array([float(s.split("log2eps=")[1]) for s, _ in at80.index])
@@ -66,5 +65,8 @@ def test_e7_release_rate_increases_with_eps(monkeypatch, wine_dir):
 
 def test_wine_experiment_names_the_missing_data(monkeypatch, tmp_path):
     monkeypatch.setenv("PRIVEST_WINE_DIR", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="PRIVEST_WINE_DIR"):
+    with pytest.raises(FileNotFoundError, match="no wine quality CSVs"):
+        eptr_wine.run(reps=1, rng=np.random.default_rng(0), progress=False)
+    monkeypatch.delenv("PRIVEST_WINE_DIR")  # no default folder: the product takes a path
+    with pytest.raises(FileNotFoundError, match="--data DIR"):
         eptr_wine.run(reps=1, rng=np.random.default_rng(0), progress=False)

@@ -5,9 +5,8 @@ Data: UCI Wine Quality, red + white (6,497 wines), the reference code's 7 predic
 response y_s = (quality - 5)/5, no intercept; predictions map back to 5 + 5 x^T theta, and the
 bottom (coefficients 0) predicts the public midpoint 5 [P].
 
-The folder comes from the environment variable ``PRIVEST_WINE_DIR``, else
-``../shared/data/wine-quality`` relative to the working directory (reproduction only; the
-library takes a path).
+The folder is ``privest reproduce eptr-wine --data DIR``, else the environment variable
+``PRIVEST_WINE_DIR``: the library takes a path and ships no copy of the data.
 
 Protocol: eps = 2^t, t in {0, 0.25, ..., 3.25}, delta = 0.01. The paper states 20% train /
 80% test and 50 replicates; the reference code uses 80% train and 500 replicates. Both splits
@@ -42,15 +41,18 @@ LOG2_EPS = tuple(np.arange(0.0, 3.26, 0.25))
 METHODS = ["non-private", "ePTR", "DPJL", "DPGD", "FM", "GS", "bottom (5)"]
 
 
-def wine_dir() -> Path:
-    """``$PRIVEST_WINE_DIR`` or ``../shared/data/wine-quality`` (reproduction default)."""
-    folder = Path(os.environ.get("PRIVEST_WINE_DIR", "../shared/data/wine-quality"))
+def wine_dir(data_dir: str | Path | None = None) -> Path:
+    """``data_dir``, else ``$PRIVEST_WINE_DIR``: the folder of the two UCI CSVs."""
+    where = data_dir or os.environ.get("PRIVEST_WINE_DIR")
+    hint = (
+        "pass --data DIR (or set PRIVEST_WINE_DIR) with the folder holding winequality-red.csv "
+        "and winequality-white.csv (https://archive.ics.uci.edu/dataset/186/wine+quality)"
+    )
+    if not where:
+        raise FileNotFoundError(f"eptr-wine: needs the wine quality data: {hint}")
+    folder = Path(where)
     if not (folder / "winequality-red.csv").is_file():
-        raise FileNotFoundError(
-            f"eptr-wine: wine quality CSVs not found in {folder.resolve()}; set PRIVEST_WINE_DIR "
-            "to the folder holding winequality-red.csv and winequality-white.csv "
-            "(https://archive.ics.uci.edu/dataset/186/wine+quality)"
-        )
+        raise FileNotFoundError(f"eptr-wine: no wine quality CSVs in {folder.resolve()}; {hint}")
     return folder
 
 
@@ -92,11 +94,13 @@ def fit_all(Xtr, ytr, eps, rng) -> tuple[dict[str, np.ndarray], bool]:
 
 
 @register("eptr-wine", "Paper 001 Figure 2 (bottom): wine quality OLS (E7)", 200, 5)
-def run(reps: int, rng: np.random.Generator, progress: bool = True) -> ExperimentResult:
+def run(
+    reps: int, rng: np.random.Generator, progress: bool = True, data_dir: str | None = None
+) -> ExperimentResult:
     """E7 at 80% and 20% training splits with ``reps`` replicates (paper 50, code 500)."""
     import matplotlib.pyplot as plt
 
-    df = load_wine_quality(wine_dir())
+    df = load_wine_quality(wine_dir(data_dir))
     X = df[WINE_FEATURES].to_numpy(float)
     y = df["quality"].to_numpy(float)
     col = Collector()

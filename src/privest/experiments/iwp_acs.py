@@ -1,6 +1,6 @@
 """Paper 004, Figs. 2 and 4 (E2): IWP-SGD on ACSIncome / ACSPublicCoverage, exponential loss.
 
-The ACS data needs a download from census.gov. When the environment variable
+The ACS data needs a download from census.gov. When ``--data DIR`` or the environment variable
 ``PRIVEST_ACS_DIR`` points to a folktables cache, :func:`privest.datasets.acs.load_acs`
 reads it (CA, TX, FL, NY, PA, 2018, 1-Year); otherwise the same pipeline runs on an
 **offline synthetic stand-in** (:func:`privest.datasets.synthetic_iwp.make_acs_like`) with the
@@ -36,10 +36,15 @@ EPS, DELTA, LAM, BATCH, GAMMA = 2.0, 1e-5, 10.0, 50, 2e-5
 PUBCOV_PINCP = (-20_000.0, 30_000.0)  # the PubCov filter keeps PINCP <= 30 000 (public)
 
 
-def acs_task_data(task: str, rng: np.random.Generator, n: int | None = None):
-    """(X in [-1, 1], y in +-1, source label, number projected) for one ACS task."""
+def acs_task_data(
+    task: str, rng: np.random.Generator, n: int | None = None, data_dir: str | None = None
+):
+    """(X in [-1, 1], y in +-1, source label, number projected) for one ACS task.
+
+    The folktables cache is ``data_dir``, else ``$PRIVEST_ACS_DIR``; without either, an
+    offline synthetic stand-in, labelled as such."""
     cols = acs_features(task)
-    root = os.environ.get("PRIVEST_ACS_DIR")
+    root = data_dir or os.environ.get("PRIVEST_ACS_DIR")
     if root:
         X, y = load_acs(root, task)
         source = f"folktables ACS 2018 cache at {root}"
@@ -53,7 +58,7 @@ def acs_task_data(task: str, rng: np.random.Generator, n: int | None = None):
             df = df[(df.AGEP < 65) & (df.PINCP <= 30_000)]
             y = np.where(df.PUBCOV == 1, 1.0, -1.0)
         X, y = df[cols].iloc[:n], y[:n]
-        source = "OFFLINE SYNTHETIC STAND-IN (not ACS data; set PRIVEST_ACS_DIR)"
+        source = "OFFLINE SYNTHETIC STAND-IN (not ACS data; pass --data or set PRIVEST_ACS_DIR)"
     bounds = [
         PUBCOV_PINCP if (c == "PINCP" and task == "pubcov") else ACS_PUBLIC_BOUNDS[c] for c in cols
     ]
@@ -73,14 +78,17 @@ def run_acs(
     tasks: tuple[str, ...] = ("income", "pubcov"),
     n: int | None = None,
     group: int = 10,
+    data_dir: str | None = None,
 ) -> ExperimentResult:
     import matplotlib.pyplot as plt
+
+    data_dir = data_dir or os.environ.get("PRIVEST_ACS_DIR")
 
     rows: list[Row] = []
     fig, axes = plt.subplots(2 * len(tasks), 2, figsize=(11, 8.4 * len(tasks)), squeeze=False)
     seed = int(rng.integers(0, 2**31 - 10_000))
     for ti, task in enumerate(tasks):
-        Z, y, source, n_proj = acs_task_data(task, rng, n)
+        Z, y, source, n_proj = acs_task_data(task, rng, n, data_dir)
         perm = rng.permutation(Z.shape[0])
         cut = int(0.8 * Z.shape[0])
         Xtr, ytr = Z[perm[:cut]], y[perm[:cut]]
@@ -135,12 +143,18 @@ def run_acs(
         acc_avg = {m: curves.stack("acc", m).mean(axis=1) for m in METHODS}
         plot_curves(axes[2 * ti + 1], acc_curves, acc_avg, f"ACS {task} accuracy", "accuracy")
         axes[2 * ti + 1][1].set_title(f"ACS {task}\n(b') mean accuracy")
-    fig.suptitle("Paper 004 Figs. 2 and 4" + ("" if os.environ.get("PRIVEST_ACS_DIR") else
+    fig.suptitle("Paper 004 Figs. 2 and 4" + ("" if data_dir else
                  " on an OFFLINE SYNTHETIC STAND-IN for ACS"))  # fmt: skip
     fig.tight_layout()
     return ExperimentResult(rows=rows, figures={"main": fig})
 
 
 @register("iwp-acs", "Paper 004 Figs. 2/4 (E2): IWP-SGD on ACS (or an offline stand-in)", 100, 4)
-def run(reps: int, rng: np.random.Generator, progress: bool = True, **kw) -> ExperimentResult:
-    return run_acs(reps, rng, progress, **kw)
+def run(
+    reps: int,
+    rng: np.random.Generator,
+    progress: bool = True,
+    data_dir: str | None = None,
+    **kw,
+) -> ExperimentResult:
+    return run_acs(reps, rng, progress, data_dir=data_dir, **kw)

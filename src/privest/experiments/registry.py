@@ -13,6 +13,7 @@ rounding) from the paper. Experiments also return matplotlib figures.
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,11 @@ class Experiment:
     quick_reps: int
     run: Callable[..., ExperimentResult]
 
+    @property
+    def takes_data(self) -> bool:
+        """Whether the experiment reads an external data set (a ``data_dir`` argument)."""
+        return "data_dir" in inspect.signature(self.run).parameters
+
     def execute(
         self,
         output: str | Path,
@@ -86,13 +92,22 @@ class Experiment:
         quick: bool = False,
         seed: int = 20260101,
         progress: bool = True,
+        data_dir: str | Path | None = None,
     ) -> tuple[pd.DataFrame, list[Path]]:
-        """Run and write ``OUTPUT/NAME.csv`` and ``OUTPUT/NAME[-figure].png``; return both."""
+        """Run and write ``OUTPUT/NAME.csv`` and ``OUTPUT/NAME[-figure].png``; return both.
+
+        ``data_dir`` is the folder of an external data set, for the experiments that read one
+        (:attr:`takes_data`)."""
         if reps is None:
             reps = self.quick_reps if quick else self.default_reps
         if reps < 1:
             raise ValidationError(f"reps: {reps} must be a positive integer")
-        result = self.run(reps=reps, rng=np.random.default_rng(seed), progress=progress)
+        extra = {}
+        if data_dir is not None:
+            if not self.takes_data:
+                raise ValidationError(f"--data: {self.name} reads no external data set")
+            extra["data_dir"] = str(data_dir)
+        result = self.run(reps=reps, rng=np.random.default_rng(seed), progress=progress, **extra)
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
         table = result.table()
