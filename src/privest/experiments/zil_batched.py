@@ -337,7 +337,9 @@ def newton_box(
         live &= ~done
         if not live.any():
             return out, fout, iters
-        if live.mean() <= 0.6:  # drop finished replicates from the working set
+        # drop finished replicates from the working set; a subset copies the designs and
+        # their cached products (about four Gram evaluations), so only once most are done
+        if live.mean() <= 0.25:
             keep = np.flatnonzero(live)
             ids, th, live = ids[keep], th[keep], live[keep]
             prob = prob.subset(keep)
@@ -595,7 +597,7 @@ def l1_ipm(
             live &= ~ok
             if not live.any():
                 return out, iters
-            if live.mean() <= 0.6:
+            if live.mean() <= 0.25:  # compact once most are done (as in newton_box)
                 keep = np.flatnonzero(live)
                 ids, live, design = ids[keep], live[keep], design[keep]
                 y, w, c, th, u, v, a = (z[keep] for z in (y, w, c, th, u, v, a))
