@@ -162,3 +162,22 @@ def test_semicolon_csv_is_detected(tmp_path, capsys):
     assert "private median of 'a b'" in capsys.readouterr().out
     assert main([*args, "--bounds", "0:200", "--sep", "|"]) == 2  # an explicit wrong sep
     assert "not a column" in capsys.readouterr().err
+
+
+def test_out_of_bounds_error_names_the_cli_option(csv, capsys):
+    args = ["stat", str(csv), "--column", "age", "--epsilon", "1", "--bounds", "30:40"]
+    for stat in ("median", "mean", "variance"):
+        assert main([*args, "--stat", stat]) == 2
+        err = capsys.readouterr().err
+        assert "outside the public bounds" in err and "pass --clip" in err
+        assert "clip=True" not in err
+
+
+def test_stat_variance_large_n_is_fast_and_truncated(tmp_path, capsys):
+    """--stat variance goes through the same truncated profile as private_variance."""
+    path = tmp_path / "big.csv"
+    pd.DataFrame({"v": np.random.default_rng(1).uniform(0, 1, 20_000)}).to_csv(path, index=False)
+    args = ["stat", str(path), "--column", "v", "--stat", "variance", "--epsilon", "1"]
+    assert main([*args, "--bounds", "0:1", "--seed", "2", "--diagnostics"]) == 0
+    out = capsys.readouterr().out
+    assert "private variance" in out and "piecewise_laplace" in out

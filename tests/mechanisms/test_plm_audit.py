@@ -12,10 +12,12 @@ import numpy as np
 
 from privest.accounting.base import ApproxDP
 from privest.audit import audit
-from privest.mechanisms.inverse_sensitivity import InverseSensitivity
+from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
 from privest.mechanisms.laplace import LaplaceMechanism
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
-from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.mechanisms.profiles import sorted_data
+from privest.mechanisms.smooth_sensitivity import SmoothSensitivity, local_sensitivity_at_distance
 
 EPS = 1.0
 N = 60_000
@@ -67,3 +69,48 @@ def test_local_sensitivity_laplace_is_caught():
     m = LaplaceMechanism(float(np.median(X)), 2 * ls(X), EPS)
     mp = LaplaceMechanism(float(np.median(XP)), 2 * ls(XP), EPS)
     assert _audit(m, mp, ApproxDP(EPS), 5).contradicts
+
+
+# -- the variants: rho-smoothing, truncation, a public grid, approximate radii ---------------
+def _approximate(d, radii_from):
+    """Approximate 1-D PLM of the median (rank 3 of 5) from A_0, A_1 on [0, 1]."""
+    aug, *_ = sorted_data(d, (0, 1))
+    ak = local_sensitivity_at_distance(aug, 3, [0, 1])
+    return ApproximatePiecewiseLaplace(float(aug[3]), radii_from(ak), EPS)
+
+
+VARIANTS = {
+    "rho-PLM": lambda d: PiecewiseLaplace.for_statistic(
+        d, "median", epsilon=EPS, bounds=(0, 1), rho=0.05
+    ),
+    "truncated PLM, GS tail": lambda d: PiecewiseLaplace.for_statistic(
+        d, "median", epsilon=EPS, bounds=(0, 1), truncate=2, tail="gs"
+    ),
+    "truncated INV, range-end tail": lambda d: InverseSensitivity.for_statistic(
+        d, "median", epsilon=EPS, bounds=(0, 1), truncate=3
+    ),
+    "grid INV": lambda d: GridInverseSensitivity.for_statistic(
+        d, "median", epsilon=EPS, grid=np.linspace(0, 1, 101), bounds=(0, 1)
+    ),
+    "approximate PLM, capped radii": lambda d: _approximate(
+        d, lambda ak: RadiusBounds.from_local_sensitivity(ak, cap=1.0)
+    ),
+}
+
+
+def test_variants_meet_their_guarantees():
+    for seed, (name, build) in enumerate(VARIANTS.items(), start=10):
+        m, mp = build(X), build(XP)
+        result = _audit(m, mp, m.guarantee, seed)
+        assert not result.contradicts, (name, result.summary())
+        assert result.epsilon_lower_bound() > 0.2, name  # the audit has power on this pair
+
+
+def test_data_dependent_radius_tail_is_caught():
+    """Negative control (the audited bug): radii A_1(x) repeated forever, built past the
+    builder that now refuses them. The tail scale follows the data and the audit sees it."""
+    leaky = lambda ak: RadiusBounds(ak[1:])  # noqa: E731
+    m, mp = _approximate(X, leaky), _approximate(XP, leaky)
+    result = _audit(m, mp, ApproxDP(EPS), 6)
+    assert result.contradicts
+    assert result.epsilon_lower_bound() > 2 * EPS

@@ -10,7 +10,10 @@ from scipy import integrate, stats
 
 from privest.accounting.base import ApproxDP
 from privest.audit import audit
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity
+from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
+from privest.mechanisms.laplace import LaplaceMechanism
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles import median_profile, sorted_data
 from privest.mechanisms.ptr_median import PTRMedian, distance_to_instability
 from privest.mechanisms.smooth_sensitivity import (
@@ -131,3 +134,50 @@ def test_grid_inverse_sensitivity_privacy():
         m1 = GridInverseSensitivity(median_profile(x, (0, 1)), 1.0, grid)
         m2 = GridInverseSensitivity(median_profile(y, (0, 1)), 1.0, grid)
         assert np.max(np.abs(m1.log_prob - m2.log_prob)) <= 1.0 + 1e-9
+
+
+def test_ptr_cdf_and_error_functionals_are_its_exact_law():
+    """PTRMedian's law: a refusal atom (NaN) and f(x) + Lap(2B/eps) otherwise, independent."""
+    x = np.linspace(0.4, 0.6, 101)
+    mech = PTRMedian(x, epsilon=1.0, delta=1e-3, bounds=(0, 1), bound=0.03)  # gamma = 14
+    keep = mech.release_probability
+    assert 0.05 < keep < 0.95  # both parts of the law carry mass here
+    draws = mech.sample(40_000, rng=8)
+    released = ~np.isnan(draws)
+    err = np.abs(draws - mech.value)  # NaN (refusal) compares False: an infinite error
+    for y in mech.value + mech.scale * np.array([-2.0, -0.3, 0.0, 0.5, 3.0]):
+        p = float(mech.cdf(y))
+        assert abs((draws <= y).mean() - p) < 4 * math.sqrt(p * (1 - p) / draws.size)
+    assert float(mech.cdf(1e9)) == pytest.approx(keep)
+    for q in (0.1, 0.5):
+        alpha = float(mech.error_quantile(q * keep))
+        assert float(mech.error_cdf(alpha)) == pytest.approx(q * keep, rel=1e-12)
+        assert abs((err <= alpha).mean() - q * keep) < 4 * math.sqrt(q * keep / draws.size)
+    assert mech.error_quantile(keep + 0.01) == math.inf
+    assert abs(err[released].mean() - mech.error_mean_abs()) < 4 * mech.scale / math.sqrt(
+        released.sum()
+    )
+    assert mech.error_mse() == pytest.approx(2 * mech.scale**2)
+
+
+def test_error_quantiles_invert_the_error_cdfs():
+    """error_quantile is the inverse of error_cdf for every 1-D mechanism that has both."""
+    x = np.random.default_rng(9).normal(size=41).clip(-5, 5)
+    probs = np.array([0.05, 0.5, 0.9, 0.99])
+    mechs = [
+        PiecewiseLaplace.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
+        InverseSensitivity.for_statistic(x, "mean", epsilon=0.5, bounds=(-5, 5)),
+        PiecewiseLaplace.for_statistic(x, "median", epsilon=2.0, bounds=(-5, 5), rho=0.1),
+        LaplaceMechanism.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
+        SmoothSensitivity(x, epsilon=1.0, bounds=(-5, 5)),
+        SmoothSensitivity(x, epsilon=1.0, bounds=(-5, 5), delta=1e-5),
+        ApproximatePiecewiseLaplace(0.0, RadiusBounds([0.2, 0.5, 1.0]), 1.0),
+    ]
+    for mech in mechs:
+        q = mech.error_quantile(probs)
+        assert np.all(np.diff(q) > 0)
+        assert np.allclose(mech.error_cdf(q), probs, atol=1e-9), type(mech).__name__
+    grid = GridInverseSensitivity(median_profile(x, (-5, 5)), 1.0, np.linspace(-5, 5, 201))
+    q = grid.error_quantile(probs)
+    assert np.all(grid.error_cdf(q) >= probs - 1e-12)
+    assert np.all(grid.error_cdf(q - 1e-9) < probs)  # the smallest such grid distance

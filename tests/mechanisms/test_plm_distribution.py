@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from privest.errors import ValidationError
 from privest.mechanisms.base import log_k, texp_moments
 from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
@@ -218,3 +219,23 @@ def test_error_functionals_by_pieces_equal_the_density_path():
         mech = cls(prof, 0.7)
         assert mech.error_mean_abs() == pytest.approx(mech.density.error_mean_abs(), rel=1e-12)
         assert mech.error_mse() == pytest.approx(mech.density.error_mse(), rel=1e-12)
+
+
+@pytest.mark.parametrize("statistic", ["median", "mean", "variance"])
+def test_truncation_tail_is_honoured(statistic):
+    """for_statistic(truncate=k, tail=...) keeps levels < k and adds the asked-for tail,
+    for the variance too (whose reaches stop at k - 1 from the start)."""
+    x = np.random.default_rng(12).beta(2, 5, 60)
+    kw = {"epsilon": 1.0, "bounds": (0, 1), "truncate": 3}
+    full = PiecewiseLaplace.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1)).profile
+    end = PiecewiseLaplace.for_statistic(x, statistic, **kw).profile
+    gs = PiecewiseLaplace.for_statistic(x, statistic, tail="gs", **kw).profile
+    assert np.array_equal(end.upper[:3], full.upper[:3])
+    assert np.array_equal(end.upper, np.append(full.upper[:3], full.hi))
+    assert np.array_equal(end.lower, np.append(full.lower[:3], full.lo))
+    step = np.diff(gs.upper[2:-1])  # for the median one GS step already reaches the end
+    assert np.allclose(step, full.global_sensitivity, rtol=1e-9)
+    assert gs.upper.size > 4 or statistic == "median"
+    assert gs.upper[-1] == full.hi and gs.lower[-1] == full.lo
+    with pytest.raises(ValidationError, match="only applies to a truncated profile"):
+        PiecewiseLaplace.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1), tail="gs")

@@ -14,9 +14,10 @@ import zlib
 import numpy as np
 import pytest
 
+from privest.errors import ValidationError
 from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
 from privest.mechanisms.base import PiecewiseDensity
-from privest.mechanisms.inverse_sensitivity import InverseSensitivity
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
 from privest.mechanisms.laplace import LaplaceMechanism
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, segments_from_profile
 from privest.mechanisms.profiles import count_profile, sorted_data
@@ -186,6 +187,115 @@ def test_approximate_plm_from_local_sensitivity(indexing):
                 if y.size % 2 == 0:
                     continue
                 _check_pair(build, x, y, eps, -2.0, 3.0)
+
+
+def test_radius_builders_refuse_a_data_dependent_tail():
+    """Def. 5.1(i): without a public cap the last radius A_K(x) would repeat forever."""
+    ak = [0.1, 0.2, 0.3]
+    for build in (
+        lambda: RadiusBounds.from_local_sensitivity(ak),
+        lambda: RadiusBounds.from_local_sensitivity(ak, indexing="tight"),
+        lambda: RadiusBounds.lipschitz(2.0, 1.0, levels=3),
+    ):
+        with pytest.raises(ValidationError, match="cap: required"):
+            build()
+    for bad in (0.0, -1.0, np.inf, np.nan, "1"):
+        with pytest.raises(ValidationError, match="cap"):
+            RadiusBounds.from_local_sensitivity(ak, cap=bad)
+    assert list(RadiusBounds.from_local_sensitivity(ak, cap=0.25).radii) == [0.2, 0.25, 0.25]
+    assert list(RadiusBounds.from_local_sensitivity(ak, indexing="tight", cap=1).radii) == [
+        0.1,
+        0.2,
+        0.3,
+        1.0,
+    ]
+
+
+def _median_from_a0_a1(d, radii_from, output_range=None):
+    """Approximate PLM of the median of 11 points in [0, 1] from A_0, A_1 only."""
+    aug, *_ = sorted_data(d, (0, 1))
+    ak = local_sensitivity_at_distance(aug, 6, [0, 1])
+    return ApproximatePiecewiseLaplace(
+        float(aug[6]), radii_from(ak), 1.0, output_range=output_range
+    )
+
+
+def test_negative_control_data_dependent_tail_is_caught():
+    """The audit's reproduction: radii A_1(x) repeated forever (built deliberately, past the
+    builder) leak without bound; restricting the output to [0, 1] still leaks more than
+    eps; the capped builder meets eps on the same pairs."""
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 1, 11))
+    leaky = lambda ak: RadiusBounds(ak[1:])  # noqa: E731 - tail A_1(x): data-dependent
+    capped = lambda ak: RadiusBounds.from_local_sensitivity(ak, cap=1.0)  # noqa: E731
+    worst = {"unbounded": 0.0, "range": 0.0, "capped": 0.0}
+    for _ in range(60):
+        y = x.copy()
+        y[rng.integers(11)] = (0.0, 1.0, rng.uniform())[rng.integers(3)]
+        for key, radii_from, out, (lo, hi) in (
+            ("unbounded", leaky, None, (-50.0, 50.0)),
+            ("range", leaky, (0.0, 1.0), (0.0, 1.0)),
+            ("capped", capped, None, (-50.0, 50.0)),
+        ):
+            m1 = _median_from_a0_a1(x, radii_from, out)
+            m2 = _median_from_a0_a1(y, radii_from, out)
+            top, bottom = log_ratio_extremes(m1, m2, lo, hi)
+            worst[key] = max(worst[key], top, -bottom)
+    assert worst["unbounded"] > 10.0  # 126 in the audit: the ratio grows without bound
+    assert worst["range"] > 1.0 + 0.05  # 1.03-1.18: still more than eps = 1
+    assert worst["capped"] <= 1.0 + SLACK
+
+
+def _triangles_and_ls(adj: np.ndarray) -> tuple[float, float]:
+    """Triangle count and its exact local sensitivity under edge toggles, max common
+    neighbours of a pair (spec 5.6)."""
+    a2 = adj @ adj
+    np.fill_diagonal(a2, 0)
+    return float(np.trace(adj @ adj @ adj) / 6), float(a2.max())
+
+
+def test_approximate_plm_lipschitz_radii_triangle_count():
+    """Cor. 5.2 (spec 5.6): R_l = min(LS + l - 1, n - 2) for the triangle count; exact
+    log-ratio between graphs differing in one edge, output restricted to [0, C(n, 3)]."""
+    rng = np.random.default_rng(4)
+    nv = 7
+    top = nv * (nv - 1) * (nv - 2) / 6
+    eps = 1.0
+
+    def build(adj):
+        tri, ls = _triangles_and_ls(adj)
+        radii = RadiusBounds.lipschitz(ls, 1.0, levels=nv, cap=float(nv - 2))
+        return ApproximatePiecewiseLaplace(tri, radii, eps, output_range=(0.0, top))
+
+    span = 0.0
+    for _ in range(40):
+        upper = np.triu((rng.random((nv, nv)) < rng.uniform(0.2, 0.8)).astype(float), 1)
+        adj = upper + upper.T
+        i, j = rng.choice(nv, 2, replace=False)
+        other = adj.copy()
+        other[i, j] = other[j, i] = 1 - adj[i, j]
+        span = max(span, _check_pair(build, adj, other, eps, 0.0, top))
+    assert span > 0.3 * eps
+
+
+def test_grid_inverse_sensitivity_exact_pmf_ratios():
+    """Discrete INV on a public grid: exact pmf ratios for several statistics."""
+    grid = np.linspace(-2, 3, 251)
+    rng = np.random.default_rng(9)
+    for stat in ("median", "quantile:0.9", "mean", "variance"):
+        g = grid if stat != "variance" else np.linspace(0, 6.25, 251)
+        for x in datasets(rng, 10):
+            for y in neighbours(x, -2.0, 3.0, rng):
+                m1, m2 = (
+                    GridInverseSensitivity.for_statistic(
+                        d, stat, epsilon=1.0, grid=g, bounds=(-2, 3)
+                    )
+                    for d in (x, y)
+                )
+                inside = np.isfinite(m1.log_prob)  # grid points in the range of f
+                assert np.array_equal(inside, np.isfinite(m2.log_prob))
+                d = m1.log_prob[inside] - m2.log_prob[inside]
+                assert np.max(np.abs(d)) <= 1.0 + SLACK and d.max() - d.min() <= 1.0 + SLACK
 
 
 def test_laplace_and_smooth_sensitivity_density_ratios():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privest.errors import ValidationError
+from privest.errors import BoundsError, ValidationError
 
 __all__ = ["add_parser"]
 
@@ -22,7 +22,7 @@ def _handler(args: argparse.Namespace, console: Any) -> None:
     from rich.table import Table
 
     from privest.cli import _read_csv, parse_bounds
-    from privest.mechanisms.profiles import parse_statistic
+    from privest.mechanisms.profiles import CLIP_HINT, parse_statistic
     from privest.models.statistics import private_count, private_statistic
     from privest.rng import make_rng
 
@@ -57,16 +57,19 @@ def _handler(args: argparse.Namespace, console: Any) -> None:
             raise ValidationError("--bounds: give one lo:hi pair for the column")
         if args.epsilon is None:
             raise ValidationError("--epsilon is required")
-        result = private_statistic(
-            col,
-            args.stat,
-            epsilon=args.epsilon,
-            bounds=bounds,
-            mechanism=args.mechanism,
-            rng=rng,
-            clip=args.clip,
-            return_result=True,
-        )
+        try:
+            result = private_statistic(
+                col,
+                args.stat,
+                epsilon=args.epsilon,
+                bounds=bounds,
+                mechanism=args.mechanism,
+                rng=rng,
+                clip=args.clip,
+                return_result=True,
+            )
+        except BoundsError as exc:  # name the command-line option, not the Python keyword
+            raise BoundsError(str(exc).replace(CLIP_HINT, "pass --clip to clip them")) from None
     table = Table(title=f"private {result.statistic} of {args.column!r}")
     table.add_column("value", justify="right")
     table.add_column("mechanism")

@@ -4,18 +4,24 @@ The paper (Durfee 2025) is purely theoretical: no tables, one schematic figure (
 the two-step sampler). This experiment computes what its theorems predict, with exact
 error functionals (spec 2.4, 6), not Monte Carlo:
 
-* E|err| of PLM, continuous INV, smooth sensitivity (gamma = 4, pure eps-DP; median and
-  quantiles only), Laplace at ``GS/eps`` (eps-DP) and at ``2 GS/eps`` (what PLM reduces to
-  when all pieces equal GS, spec 2.5);
-* for the median, the 0.9-quantile and the mean; data normal, lognormal, uniform, bimodal
-  and heavy-tailed (Cauchy), clipped to the public bounds [-10, 10]; n = 100 .. 10^5;
-  eps in {0.1, 0.5, 1, 2, 5}.
+* the law of the absolute error |M(x) - f(x)| of PLM, continuous INV, smooth sensitivity
+  (gamma = 4, pure eps-DP; median and quantiles only), Laplace at ``GS/eps`` (eps-DP)
+  and at ``2 GS/eps`` (what PLM reduces to when all pieces equal GS, spec 2.5),
+  summarised by its mean (``E|err|``), median (``median |err|``) and 90th percentile
+  (``q90 |err|``), each exact for one data set (quantiles by bisection on the exact CDF);
+* for the median, the 0.1- and 0.9-quantiles and the mean; data normal, lognormal,
+  uniform, bimodal and heavy-tailed (Cauchy), clipped to the public bounds [-10, 10];
+  n = 100 .. 10^5; eps in {0.1, 0.5, 1, 2, 5}.
 
-Each cell averages ``reps`` data sets (``mc_se`` = the standard error over data sets).
-The ``paper`` column is NaN throughout (the paper has no numbers); where the spec's
-prototype gives a reference value (spec 7, E1/E2), it is in ``note``.
-Figures: ``main`` (E|err| against n at eps = 1), ``ratio`` (PLM/INV against eps) and
-``figure1`` (the PLM density beside INV's staircase, paper Fig. 1 as a plot).
+Each cell averages the exact per-data-set values over ``reps`` data sets (``mc_se`` =
+the standard error over data sets). The Laplace rows are the unclamped mechanism (the
+library's release clamps to the range, which can only shrink the error). The ``paper``
+column is NaN throughout (the paper has no numbers); where the spec's prototype gives a
+reference value (spec 7, E1), it is in ``note``.
+Figures: ``main`` (E|err| against n at eps = 1), ``ratio`` (PLM/INV against eps),
+``cdf`` (the error CDFs P(|err| <= t) of every method, averaged over the data sets, for
+normal data, n = 1000, eps = 1) and ``figure1`` (the PLM density beside INV's staircase,
+paper Fig. 1 as a plot).
 """
 
 from __future__ import annotations
@@ -33,10 +39,16 @@ from privest.progress import progress_bar
 
 BOUNDS = (-10.0, 10.0)
 DISTRIBUTIONS = ("normal", "lognormal", "uniform", "bimodal", "heavy-tailed")
-STATISTICS = ("median", "quantile:0.9", "mean")
+STATISTICS = ("median", "quantile:0.1", "quantile:0.9", "mean")
 N_GRID = (100, 1_000, 10_000, 100_000)
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 METHODS = ("PLM", "INV", "SS", "Laplace GS/eps", "Laplace 2GS/eps")
+#: summaries of the law of |err| in the table: the mean, then quantiles
+METRICS = ("E|err|", "median |err|", "q90 |err|")
+PROBS = (0.5, 0.9)
+#: the setting of the error-CDF figure (distribution, n, eps), and its t grid
+CDF_SETTING = ("normal", 1_000, 1.0)
+CDF_GRID = np.logspace(-5, 3, 320)
 # spec 7 E1 (median, N(0,1), n = 51 and 501): prototype values, not the paper's
 SPEC_E1 = {
     (51, 0.1): (4.39, 4.41),
@@ -62,48 +74,66 @@ def draw(dist: str, n: int, rng: np.random.Generator) -> np.ndarray:
     return np.clip(x, *BOUNDS)
 
 
-def _errors(x: np.ndarray, statistic: str, epsilons: tuple[float, ...]) -> dict:
-    """Exact E|err| by method and eps for one data set."""
+def _errors(
+    x: np.ndarray, statistic: str, epsilons: tuple[float, ...], cdf_eps: float | None = None
+) -> tuple[dict, dict]:
+    """Exact (E|err|, median |err|, q90 |err|) by (method, eps) for one data set; and the
+    exact error CDFs on :data:`CDF_GRID` by method at ``cdf_eps`` (if given)."""
     prof = profile_for(x, statistic, BOUNDS)
-    out: dict[tuple[str, float], float] = {}
+    out: dict[tuple[str, float], tuple[float, ...]] = {}
+    curves: dict[str, np.ndarray] = {}
     width = BOUNDS[1] - BOUNDS[0]
     gs = prof.global_sensitivity if statistic != "mean" else width / x.size
+    probs = np.asarray(PROBS)
     for eps in epsilons:
-        out["PLM", eps] = PiecewiseLaplace(prof, eps).error_mean_abs()
-        out["INV", eps] = InverseSensitivity(prof, eps).error_mean_abs()
-        out["Laplace GS/eps", eps] = gs / eps
-        out["Laplace 2GS/eps", eps] = 2 * gs / eps
+        mechs = {"PLM": PiecewiseLaplace(prof, eps), "INV": InverseSensitivity(prof, eps)}
         if statistic != "mean":
-            out["SS", eps] = SmoothSensitivity(
-                x, statistic, epsilon=eps, bounds=BOUNDS
-            ).error_mean_abs()
-    return out
+            mechs["SS"] = SmoothSensitivity(x, statistic, epsilon=eps, bounds=BOUNDS)
+        for name, mech in mechs.items():
+            out[name, eps] = (mech.error_mean_abs(), *mech.error_quantile(probs))
+            if eps == cdf_eps:
+                curves[name] = mech.error_cdf(CDF_GRID)
+        for name, scale in (("Laplace GS/eps", gs / eps), ("Laplace 2GS/eps", 2 * gs / eps)):
+            out[name, eps] = (scale, *(-scale * np.log1p(-probs)))  # |Lap(s)| ~ Exp(s)
+            if eps == cdf_eps:
+                curves[name] = -np.expm1(-CDF_GRID / scale)
+    return out, curves
+
+
+def _se(v: np.ndarray) -> float:
+    return float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
 
 
 @register(
     "plm-dominance",
-    "Paper 002: PLM vs INV vs smooth sensitivity vs Laplace, exact E|err|",
+    "Paper 002: PLM vs INV vs smooth sensitivity vs Laplace, exact error distributions",
     20,
     2,
 )
 def run(reps: int, rng: np.random.Generator, progress: bool = True) -> ExperimentResult:
     """``reps`` data sets per (statistic, distribution, n); every eps reuses them."""
     rows: list[Row] = []
-    table: dict[tuple, list[float]] = {}
+    table: dict[tuple, list[tuple[float, ...]]] = {}
+    curves: dict[tuple[str, str], list[np.ndarray]] = {}
     tasks = [(s, d, n) for s in STATISTICS for d in DISTRIBUTIONS for n in N_GRID]
+    cdf_dist, cdf_n, cdf_eps = CDF_SETTING
     with progress_bar(progress) as bar:
         job = bar.add_task("plm-dominance", total=len(tasks) + len(SPEC_E1))
         for stat, dist, n in tasks:
+            want = cdf_eps if (dist, n) == (cdf_dist, cdf_n) else None
             for _ in range(reps):
-                for key, val in _errors(draw(dist, n, rng), stat, EPSILONS).items():
+                errs, cdfs = _errors(draw(dist, n, rng), stat, EPSILONS, want)
+                for key, val in errs.items():
                     table.setdefault((stat, dist, n, *key), []).append(val)
+                for method, c in cdfs.items():
+                    curves.setdefault((stat, method), []).append(c)
             bar.advance(job)
         for (n, eps), (plm_ref, inv_ref) in SPEC_E1.items():
             vals = {m: [] for m in ("PLM", "INV")}
             for _ in range(max(reps, 10)):
-                errs = _errors(draw("normal", n, rng), "median", (eps,))
-                vals["PLM"].append(errs["PLM", eps])
-                vals["INV"].append(errs["INV", eps])
+                errs, _ = _errors(draw("normal", n, rng), "median", (eps,))
+                vals["PLM"].append(errs["PLM", eps][0])
+                vals["INV"].append(errs["INV", eps][0])
             for method, ref in (("PLM", plm_ref), ("INV", inv_ref)):
                 v = np.asarray(vals[method])
                 rows.append(
@@ -113,54 +143,68 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                         method,
                         "E|err|",
                         float(v.mean()),
-                        mc_se=float(v.std(ddof=1) / math.sqrt(v.size)),
+                        mc_se=_se(v),
                         note=f"spec 7 E1 prototype value {ref} (not a paper number)",
                     )
                 )
             bar.advance(job)
     for (stat, dist, n, method, eps), vals in table.items():
         v = np.asarray(vals)
-        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
-        rows.append(
-            Row(f"{stat}/{dist}/eps={eps:g}", n, method, "E|err|", float(v.mean()), mc_se=se)
-        )
+        for j, metric in enumerate(METRICS):
+            rows.append(
+                Row(
+                    f"{stat}/{dist}/eps={eps:g}",
+                    n,
+                    method,
+                    metric,
+                    float(v[:, j].mean()),
+                    mc_se=_se(v[:, j]),
+                    note="exact per data set, averaged over data sets",
+                )
+            )
     for stat in STATISTICS:
         for dist in DISTRIBUTIONS:
             for n in N_GRID:
                 for eps in EPSILONS:
-                    plm = np.mean(table[stat, dist, n, "PLM", eps])
-                    others = {
-                        m: np.mean(table[stat, dist, n, m, eps])
-                        for m in METHODS[1:]
-                        if (stat, dist, n, m, eps) in table
-                    }
-                    best = min(others, key=others.get)
-                    rows.append(
-                        Row(
-                            f"{stat}/{dist}/eps={eps:g}",
-                            n,
-                            "PLM / best other",
-                            "ratio",
-                            float(plm / others[best]),
-                            note=f"best other: {best}",
+                    for j, metric in ((0, "E|err|"), (2, "q90 |err|")):
+                        plm = np.mean([v[j] for v in table[stat, dist, n, "PLM", eps]])
+                        others = {
+                            m: np.mean([v[j] for v in table[stat, dist, n, m, eps]])
+                            for m in METHODS[1:]
+                            if (stat, dist, n, m, eps) in table
+                        }
+                        best = min(others, key=others.get)
+                        rows.append(
+                            Row(
+                                f"{stat}/{dist}/eps={eps:g}",
+                                n,
+                                "PLM / best other",
+                                f"ratio of {metric}",
+                                float(plm / others[best]),
+                                note=f"best other: {best}",
+                            )
                         )
-                    )
-    return ExperimentResult(rows, _figures(table))
+    return ExperimentResult(rows, _figures(table, curves))
 
 
-def _figures(table: dict) -> dict:
+def _figures(table: dict, curves: dict) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figs = {}
-    fig, axes = plt.subplots(len(STATISTICS), len(DISTRIBUTIONS), figsize=(17, 9.5), sharex=True)
+    fig, axes = plt.subplots(
+        len(STATISTICS), len(DISTRIBUTIONS), figsize=(17, 12.5), sharex=True, squeeze=False
+    )
     for i, stat in enumerate(STATISTICS):
         for j, dist in enumerate(DISTRIBUTIONS):
             ax = axes[i, j]
             for k, method in enumerate(METHODS):
-                ys = [np.mean(table.get((stat, dist, n, method, 1.0), [np.nan])) for n in N_GRID]
+                ys = [
+                    np.mean([v[0] for v in table.get((stat, dist, n, method, 1.0), [(np.nan,)])])
+                    for n in N_GRID
+                ]
                 if not np.all(np.isnan(ys)):
                     ax.plot(N_GRID, ys, marker="o", ms=3, color=f"C{k}", label=method)
             ax.set_xscale("log")
@@ -176,26 +220,56 @@ def _figures(table: dict) -> dict:
     fig.tight_layout()
     figs["main"] = fig
 
-    fig, axes = plt.subplots(1, len(STATISTICS), figsize=(15, 4.2), sharey=True)
+    n_ratio = 1000 if 1000 in N_GRID else N_GRID[0]
+    fig, axes = plt.subplots(1, len(STATISTICS), figsize=(15, 4.2), sharey=True, squeeze=False)
+    axes = axes[0]
     for i, stat in enumerate(STATISTICS):
         ax = axes[i]
         for k, dist in enumerate(DISTRIBUTIONS):
             ratio = [
-                np.mean(table[stat, dist, 1000, "PLM", e])
-                / np.mean(table[stat, dist, 1000, "INV", e])
+                np.mean([v[0] for v in table[stat, dist, n_ratio, "PLM", e]])
+                / np.mean([v[0] for v in table[stat, dist, n_ratio, "INV", e]])
                 for e in EPSILONS
             ]
             ax.plot(EPSILONS, ratio, marker="o", color=f"C{k}", label=dist)
         ax.axhline(1.0, color="0.6", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("epsilon")
-        ax.set_title(f"{stat}, n = 1000")
+        ax.set_title(f"{stat}, n = {n_ratio}")
     axes[0].set_ylabel("E|err| PLM / E|err| INV")
     axes[0].legend(fontsize="small")
     fig.tight_layout()
     figs["ratio"] = fig
+    if curves:
+        figs["cdf"] = _cdf_figure(curves)
     figs["figure1"] = figure1()
     return figs
+
+
+def _cdf_figure(curves: dict):
+    """Error CDFs P(|err| <= t) by method, averaged over the data sets of :data:`CDF_SETTING`."""
+    import matplotlib.pyplot as plt
+
+    dist, n, eps = CDF_SETTING
+    fig, axes = plt.subplots(1, len(STATISTICS), figsize=(16, 3.8), sharey=True, squeeze=False)
+    axes = axes[0]
+    for i, stat in enumerate(STATISTICS):
+        ax = axes[i]
+        for k, method in enumerate(METHODS):
+            if (stat, method) in curves:
+                cdf = np.mean(curves[stat, method], axis=0)
+                ax.plot(CDF_GRID, cdf, color=f"C{k}", label=method, ls="--" if k == 1 else "-")
+        ax.set_xscale("log")
+        ax.set_xlabel("t")
+        ax.set_title(stat)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("P(|err| <= t)")
+    axes[0].legend(fontsize="small")
+    fig.suptitle(
+        f"Exact error CDFs averaged over the data sets: {dist} data, n = {n}, eps = {eps:g}"
+    )
+    fig.tight_layout()
+    return fig
 
 
 def figure1():

@@ -7,9 +7,12 @@ Score (Sec. 5.1): with ``r = ||y - f(x)||_p`` and ``lt = min{l : Rc_l >= r}``,
 Approximate INV (AD20a): density ``exp(-eps lt / 2)``.
 
 Builders (spec 4.5): from local-sensitivity upper bounds A_k (Cor. 5.1: ``R_l = A_l``,
-``indexing="paper"``; or ``R_l = A_{l-1}``, ``"tight"``), capped at GS and truncated (the
-last radius repeats for all larger l); from a Lipschitz local sensitivity (Cor. 5.2:
-``R_l = LS + (l - 1) Delta'``).
+``indexing="paper"``; or ``R_l = A_{l-1}``, ``"tight"``), capped at GS and truncated; from
+a Lipschitz local sensitivity (Cor. 5.2: ``R_l = LS + (l - 1) Delta'``). A finite list of
+radii stands for all l >= 1 by repeating its last entry, so that entry (the *tail*) must
+be public: the builders take it from ``cap`` (the global sensitivity, spec 4.5) and refuse
+to run without one. Repeating a data-dependent radius such as A_K(x) breaks Def. 5.1(i)
+(``R_l(x) <= R_{l+1}(x')`` fails in the tail) and the release is then not eps-DP.
 
 1-D: symmetric pieces ``f(x) +- Rc_l`` (spec 4.3), optionally restricted to a fixed public
 output interval by cutting pieces and renormalising (spec 4.6; no clamping atoms).
@@ -43,7 +46,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RadiusBounds:
-    """Radii R_1..R_k; R_l = R_k for every l > k (a truncated / capped tail)."""
+    """Radii R_1..R_k; R_l = R_k for every l > k (the tail).
+
+    The tail R_k is used for every level beyond the list, for every data set, so it must
+    not depend on the data (Def. 5.1(i); spec 4.5): a public global sensitivity, or a
+    constant known to bound the radii. Build radii from data with
+    :meth:`from_local_sensitivity` or :meth:`lipschitz`, which append the public ``cap``.
+    """
 
     radii: np.ndarray
 
@@ -54,6 +63,23 @@ class RadiusBounds:
         if r[-1] <= 0:
             raise ValidationError("radii: the last radius (repeated forever) must be > 0")
         object.__setattr__(self, "radii", r)
+
+    @staticmethod
+    def _check_cap(cap: float | None, builder: str) -> float:
+        """The public tail radius; ``None`` is refused (a data-dependent tail leaks)."""
+        if cap is None:
+            raise ValidationError(
+                f"cap: required by RadiusBounds.{builder}. The radii are truncated, and "
+                "every level past the list would repeat the last, data-dependent radius, "
+                "which breaks Def. 5.1(i) (R_l(x) <= R_{l+1}(x')) and with it eps-DP. Pass "
+                "cap = the global sensitivity (public) as the tail (spec 4.5)."
+            )
+        if isinstance(cap, bool) or not isinstance(cap, (int, float, np.integer, np.floating)):
+            raise ValidationError(f"cap: {cap!r} must be a number > 0 (the global sensitivity)")
+        cap = float(cap)
+        if not (math.isfinite(cap) and cap > 0):
+            raise ValidationError(f"cap: {cap!r} must be a finite number > 0")
+        return cap
 
     @classmethod
     def from_local_sensitivity(
@@ -66,28 +92,38 @@ class RadiusBounds:
         """R from A_0, A_1, ..., A_K (local sensitivity at distance k, or upper bounds).
 
         ``"paper"`` (Cor. 5.1): R_l = A_l for l = 1..K; ``"tight"``: R_l = A_{l-1} for
-        l = 1..K+1. With ``cap`` = GS the radii are min(R_l, GS) and the tail repeats GS
-        (spec 4.5: capped and truncated; valid when A_K <= GS is reached or capped).
+        l = 1..K+1. The radii are min(R_l, cap) and every later level uses ``cap``
+        (spec 4.5: capped and truncated). ``cap`` must be the (public) global sensitivity
+        and is required: without it the last A_K(x) would repeat, a data-dependent tail.
         """
+        cap = cls._check_cap(cap, "from_local_sensitivity")
         a = np.asarray(a_k, dtype=float).ravel()
         if indexing not in ("paper", "tight"):
             raise ValidationError(f"indexing: {indexing!r} is not 'paper' or 'tight'")
         r = a[1:] if indexing == "paper" else a
         if r.size == 0:
             raise ValidationError("a_k: need A_0 and A_1 at least")
-        if cap is not None:
-            r = np.append(np.minimum(r, cap), cap)
-        return cls(r)
+        return cls(np.append(np.minimum(r, cap), cap))
 
     @classmethod
     def lipschitz(
-        cls, local_sensitivity: float, delta_prime: float, *, levels: int, cap: float | None = None
+        cls,
+        local_sensitivity: float,
+        delta_prime: float,
+        *,
+        levels: int,
+        cap: float | None = None,
     ) -> RadiusBounds:
-        """Cor. 5.2: R_l = LS + (l - 1) Delta' for l = 1..levels (then repeated, or GS cap)."""
+        """Cor. 5.2: R_l = min(LS + (l - 1) Delta', cap) for l = 1..levels, then ``cap``.
+
+        ``cap`` (the public global sensitivity) is required: repeating the last
+        LS(x) + (levels - 1) Delta' would be a data-dependent tail.
+        """
+        cap = cls._check_cap(cap, "lipschitz")
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 1:
+            raise ValidationError(f"levels: {levels!r} must be an integer >= 1")
         r = local_sensitivity + delta_prime * np.arange(levels)
-        if cap is not None:
-            r = np.append(np.minimum(r, cap), cap)
-        return cls(r)
+        return cls(np.append(np.minimum(r, cap), cap))
 
     def cumulative(self) -> np.ndarray:
         """Rc_0 = 0, Rc_1, ..., Rc_k."""
@@ -98,8 +134,10 @@ class ApproximatePiecewiseLaplace(Mechanism):
     """1-D approximate PLM (``law="texp"``) or approximate INV (``"uniform"``); eps-DP.
 
     Pieces [f + Rc_{l-1}, f + Rc_l] and mirrored, levels l = 1..k from ``radii``; the
-    last radius repeats (one unbounded exponential tail by memorylessness, spec 2.7). With
-    ``output_range=(lo, hi)`` (public) the pieces are cut to it and renormalised.
+    last radius (public: see :class:`RadiusBounds`) repeats, one unbounded exponential
+    tail by memorylessness (spec 2.7). With ``output_range=(lo, hi)`` (public) the pieces
+    are cut to it and renormalised. eps-DP needs valid radii (Def. 5.1), which this
+    class cannot check from one data set.
     """
 
     def __init__(
@@ -189,6 +227,9 @@ class ApproximatePiecewiseLaplace(Mechanism):
 
     def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
         return self.density.error_cdf(alpha)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        return self.density.error_quantile(p)
 
     def breakpoints(self) -> np.ndarray:
         return self.density.breakpoints()

@@ -113,3 +113,14 @@ class GridInverseSensitivity(Mechanism):
     def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
         a = np.asarray(alpha, dtype=float)
         return np.sum(self.prob * (np.abs(self.grid - self.value) <= a[..., None]), axis=-1)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """p-quantiles of |err|: the smallest grid distance whose error CDF reaches p."""
+        q = np.asarray(p, dtype=float)
+        if np.any(~((q >= 0) & (q <= 1))):
+            raise ValidationError("p: probabilities must lie in [0, 1]")
+        dist = np.abs(self.grid - self.value)
+        order = np.argsort(dist, kind="stable")
+        cum = np.cumsum(self.prob[order])
+        i = np.searchsorted(cum, np.minimum(q, cum[-1]), side="left")
+        return dist[order][np.minimum(i, dist.size - 1)]

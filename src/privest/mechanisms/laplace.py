@@ -69,6 +69,13 @@ def statistic_value(
     )
 
 
+def _probabilities(p: ArrayLike) -> np.ndarray:
+    q = np.asarray(p, dtype=float)
+    if np.any(~((q >= 0) & (q <= 1))):
+        raise ValidationError("p: probabilities must lie in [0, 1]")
+    return q
+
+
 class LaplaceMechanism(Mechanism):
     """``value + Lap(sensitivity / epsilon)``: pure eps-DP when ``sensitivity`` is the GS."""
 
@@ -135,6 +142,10 @@ class LaplaceMechanism(Mechanism):
 
     def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
         return -np.expm1(-np.maximum(np.asarray(alpha, dtype=float), 0) / self.scale)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """p-quantiles of |err| ~ Exp(scale): -scale log(1 - p) (before any clamping)."""
+        return -self.scale * np.log1p(-_probabilities(p))
 
     def privacy_report(self) -> dict[str, float]:
         """eps-DP; its privacy-loss range is 2 eps wide; eps^2/2-zCDP."""

@@ -29,7 +29,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism, PiecewiseDensity, log_k, texp_moments
+from privest.mechanisms.base import (
+    Mechanism,
+    PiecewiseDensity,
+    abs_error_quantile,
+    log_k,
+    texp_moments,
+)
 from privest.mechanisms.profiles import ReachProfile, profile_for
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon
@@ -187,6 +193,7 @@ class _ProfileMechanism(Mechanism):
         self.profile = profile
         self.value = profile.center
         self._density: PiecewiseDensity | None = None
+        self._pieces_cache: dict[str, np.ndarray] | None = None
 
     @property
     def density(self) -> PiecewiseDensity:
@@ -209,21 +216,30 @@ class _ProfileMechanism(Mechanism):
         rho: float = 0.0,
         clip: bool = False,
         truncate: int | str | None = None,
-        tail: str = "range_end",
+        tail: str | None = None,
     ):
         """Build the mechanism for a named statistic of ``x`` with public ``bounds``.
 
         ``statistic`` is median, quantile (``q=`` or ``"quantile:0.9"``), mean, sum, count
         (``x`` = 0/1 indicators) or variance. ``truncate`` = k (or ``"auto"``: spec 2.7's
-        ``ceil(2 ln(1e6)/eps)``) keeps levels < k and adds ``tail`` (spec 2.7).
+        ``ceil(2 ln(1e6)/eps)``) keeps levels < k and adds ``tail`` (spec 2.7):
+        ``"range_end"`` (default) or ``"gs"``; for the variance only levels < k are
+        computed at all. ``tail`` without ``truncate`` is an error.
         """
         eps = check_epsilon(epsilon)
+        if tail is not None and truncate is None:
+            raise ValidationError(
+                f"tail: {tail!r} only applies to a truncated profile; pass truncate=k or 'auto'"
+            )
+        if truncate is not None and truncate != "auto":
+            if isinstance(truncate, bool) or not isinstance(truncate, (int, np.integer)):
+                raise ValidationError(f"truncate: {truncate!r} must be an integer >= 1 or 'auto'")
         k = auto_truncation_level(eps) if truncate == "auto" else truncate
-        name = statistic.partition(":")[0].strip().lower()
+        name = statistic.partition(":")[0].strip().lower() if isinstance(statistic, str) else ""
         max_level = k if name == "variance" else None
         prof = profile_for(x, statistic, bounds, q=q, clip=clip, max_level=max_level)
-        if k is not None and name != "variance":
-            prof = prof.truncated(int(k), tail=tail)
+        if k is not None:
+            prof = prof.truncated(int(k), tail=tail or "range_end")
         return cls(prof, eps, rho=rho)
 
     # -- distribution ----------------------------------------------------------------------
@@ -257,9 +273,15 @@ class _ProfileMechanism(Mechanism):
         return self.density.breakpoints()
 
     # -- exact error functionals (spec 2.4) -------------------------------------------------
+    def _pieces(self) -> dict[str, np.ndarray]:
+        """The profile's positive-length pieces, computed once per mechanism."""
+        if self._pieces_cache is None:
+            self._pieces_cache = self.profile.pieces()
+        return self._pieces_cache
+
     def _piece_moments(self) -> tuple[np.ndarray, ...]:
         """(prob, o, len, m1, m2) per piece straight from the reaches (rho = 0; spec 2.4)."""
-        p = self.profile.pieces()
+        p = self._pieces()
         logw = -0.5 * self.epsilon * p["level"] + np.log(p["length"])
         prob = np.exp(logw - logw.max())
         prob /= prob.sum()
@@ -287,6 +309,14 @@ class _ProfileMechanism(Mechanism):
     def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
         """P(|M(x) - f(x)| <= alpha)."""
         return self.density.error_cdf(alpha)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """p-quantiles of |M(x) - f(x)|, exactly (the inverse of :meth:`error_cdf`)."""
+        if self.rho > 0:
+            return self.density.error_quantile(p)
+        prob, o, length, _, _ = self._piece_moments()
+        rate = 0.5 * self.epsilon / length if self._law == "texp" else np.zeros_like(length)
+        return abs_error_quantile(p, prob, o, length, rate, self._pieces()["side"])
 
     def __repr__(self) -> str:
         return (

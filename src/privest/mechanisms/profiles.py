@@ -9,10 +9,14 @@ Builders (spec section 5), each O(n log n) from sorted data and prefix sums unle
 order statistics / quantiles / median (5.1), mean of bounded data (5.2), sum and count
 (5.3), population variance (5.4, O(n * levels)), and :func:`from_callables` (5.5).
 
-Floating point (spec 5.2, 9.11): order-statistic reaches are data values themselves, so
-neighbours agree exactly. Mean, sum and variance reaches are computed directly from
-extended-precision prefix sums (never as f(x) plus cumulative increments), clipped to the
-range of f, made monotone, and pinned to the range ends at l = n.
+Floating point (spec 5.2, 9.11): Cor. 3.1 must hold for the float reaches exactly, not up
+to rounding. Order-statistic reaches are data values (or correctly rounded averages of
+two), so it holds bit for bit. Mean and sum reaches are exact integer sums on a public
+dyadic grid, mapped to floats by one nondecreasing map (see the note above
+:func:`mean_profile`): exact too. Variance reaches are computed within a proven error
+bound and moved outward by a margin growing with l (:func:`variance_profile`), which makes
+Cor. 3.1 exact at the price of reaches looser by about 1e-12 of the range. GS tails
+(:meth:`ReachProfile.truncated`) are accumulated step by step for the same reason.
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ class ReachProfile:
     n_clipped: int = 0
     #: set by the builders of this module, whose reaches are valid by construction
     trusted: bool = field(default=False, repr=False, compare=False)
+    #: bound on |computed - exact| of each reach before its rounding to float64 (0 when
+    #: every reach is a correctly rounded exact value); used to make GS tails consistent
+    tolerance: float = field(default=0.0, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         up = np.asarray(self.upper, dtype=float)
@@ -140,7 +147,11 @@ class ReachProfile:
         """Keep U_l, D_l for l < k and add a tail (spec 2.7; keeps Cor. 3.1 under swap).
 
         ``tail="range_end"``: U_l = hi and D_l = lo for l >= k (one long last piece per side).
-        ``tail="gs"``: U_l = min(hi, U_{k-1} + (l-k+1) GS), D mirrored.
+        ``tail="gs"``: U_l = min(hi, U_{k-1} + (l-k+1) GS), D mirrored. In floats the tail
+        is accumulated one step at a time, ``T_m = fl(T_{m-1} + G)``, with the step G a
+        hair above GS (by the reaches' rounding error and :attr:`tolerance`), so that
+        ``U_{k-1}(x) <= U_{k-1}(x') + G``; each step is then a nondecreasing map and
+        Cor. 3.1 carries over level by level, bit for bit.
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValidationError(f"k: {k!r} must be an integer >= 1")
@@ -151,12 +162,10 @@ class ReachProfile:
         if tail == "range_end":
             up, dn = np.append(up, self.hi), np.append(dn, self.lo)
         else:
-            gs = self.global_sensitivity
-            steps_u = max(1, math.ceil((self.hi - up[-1]) / gs))
-            steps_d = max(1, math.ceil((dn[-1] - self.lo) / gs))
-            up = np.append(up, np.minimum(self.hi, up[-1] + gs * np.arange(1, steps_u + 1)))
-            dn = np.append(dn, np.maximum(self.lo, dn[-1] - gs * np.arange(1, steps_d + 1)))
-            up[-1], dn[-1] = self.hi, self.lo
+            scale = max(abs(self.lo), abs(self.hi))
+            step = self.global_sensitivity + 2 * self.tolerance + 8 * float(np.spacing(scale))
+            up = np.append(up, _gs_tail(up[-1], step, self.hi))
+            dn = -np.append(-dn, _gs_tail(-dn[-1], step, -self.lo))
         return replace(self, upper=up, lower=dn)
 
     def shifted(self, c: float, scale: float = 1.0) -> ReachProfile:
@@ -169,7 +178,20 @@ class ReachProfile:
             lo=scale * self.lo + c,
             hi=scale * self.hi + c,
             global_sensitivity=scale * self.global_sensitivity,
+            tolerance=scale * self.tolerance,
         )
+
+
+def _gs_tail(start: float, step: float, end: float) -> np.ndarray:
+    """min(end, T_m) for m = 1, 2, ... until T_m >= end, with T_0 = start and
+    T_m = fl(T_{m-1} + step) (np.add.accumulate adds left to right)."""
+    count = max(1, math.ceil((end - start) / step) + 1)
+    while True:
+        tail = np.add.accumulate(np.r_[start, np.full(count, step)])[1:]
+        reached = np.nonzero(tail >= end)[0]
+        if reached.size:
+            return np.minimum(tail[: reached[0] + 1], end)
+        count *= 2
 
 
 def _pad(arr: np.ndarray, length: int) -> np.ndarray:
@@ -191,6 +213,10 @@ def check_reach_property(p: ReachProfile, q: ReachProfile) -> float:
 
 
 # -- data preparation ---------------------------------------------------------------------
+#: the remedy named by out-of-bounds errors (``privest stat`` shows its ``--clip`` instead)
+CLIP_HINT = "pass clip=True to clip them"
+
+
 def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tuple:
     """Validated 1-D data and public bounds ``(x, a, b, n_clipped)``.
 
@@ -203,7 +229,7 @@ def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tu
     if outside and not clip:
         raise BoundsError(
             f"{name}: {outside} of {arr.size} values lie outside the public bounds "
-            f"[{a:g}, {b:g}]; pass clip=True to clip them (the count is reported)"
+            f"[{a:g}, {b:g}]; {CLIP_HINT} (the count is reported)"
         )
     if outside:
         arr = np.clip(arr, a, b)
@@ -232,7 +258,7 @@ def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: i
     if outside and not clip:
         raise BoundsError(
             f"{name}: {outside} of {n} values lie outside the public bounds "
-            f"[{a:g}, {b:g}]; pass clip=True to clip them (the count is reported)"
+            f"[{a:g}, {b:g}]; {CLIP_HINT} (the count is reported)"
         )
     if outside:
         np.clip(aug, a, b, out=aug)
@@ -336,48 +362,116 @@ def _even_median_reaches(aug: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarra
     return buf[m + 2 :], buf[m + 1 :: -1]
 
 
-def _prefix_sums(xs: np.ndarray) -> np.ndarray:
-    """S_0 = 0, S_k = x_(1) + ... + x_(k), accumulated in extended precision."""
-    s = np.zeros(xs.size + 1, dtype=np.longdouble)
-    np.cumsum(xs.astype(np.longdouble), out=s[1:])
-    return s
+# -- exact sums for the mean and the sum (spec 5.2 numerics, 9.11) ------------------------
+# Cor. 3.1 must hold for the float reaches exactly, not up to rounding. The records are
+# first snapped to the public dyadic grid 2^-p Z (p from the bounds only, so the snapping
+# is a fixed record-wise map and neighbours stay neighbours). Snapping is lossless for
+# every record with |x| >= 2^-9 max(|a|, |b|) and moves any other record by at
+# most 2^-62 max(|a|, |b|). On the grid every reach is an exact integer T (held in two
+# int64 limbs), for which Cor. 3.1 is a theorem; each float reach is one fixed
+# nondecreasing map of T (correct rounding, then /n, then scaling by 2^-p, then the clip
+# and pin to the range), and a nondecreasing map keeps every inequality of Cor. 3.1.
+_LIMB = 31
+_MASK = (1 << _LIMB) - 1
+_MAX_EXACT_N = 1 << 30
 
 
-def _finish(up: np.ndarray, dn: np.ndarray, lo: float, hi: float) -> tuple:
-    """Clip to [lo, hi], enforce monotonicity, pin the ends (spec 5.2 numerics)."""
-    up = np.maximum.accumulate(np.clip(up, lo, hi))
-    dn = np.minimum.accumulate(np.clip(dn, lo, hi))
-    up[-1], dn[-1] = hi, lo
-    return up, dn
+def _grid_exponent(a: float, b: float) -> int:
+    """p such that |x| 2^p < 2^62 for every x in [a, b] (records snap to 2^-p Z)."""
+    return min(62 - math.frexp(max(abs(a), abs(b)))[1], 1074)
+
+
+def _snap(values: np.ndarray, p: int) -> np.ndarray:
+    """round(x 2^p) as int64: a fixed record-wise map (module note above)."""
+    return np.rint(np.ldexp(values, p)).astype(np.int64)
+
+
+class _ExactTotals:
+    """Exact integer sums T = H 2^31 + L of snapped records, vectorised over many sums."""
+
+    def __init__(self, k_sorted: np.ndarray):
+        n = k_sorted.size
+        self.h = np.zeros(n + 1, dtype=np.int64)
+        self.l = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(k_sorted >> _LIMB, out=self.h[1:])  # floor division: hi limbs
+        np.cumsum(k_sorted & _MASK, out=self.l[1:])  # low limbs in [0, 2^31)
+
+    @staticmethod
+    def split(value: int) -> tuple[int, int]:
+        return value >> _LIMB, value & _MASK
+
+    @staticmethod
+    def to_float(h: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        """The correctly rounded float64 of h 2^31 + lo (so a nondecreasing map of it)."""
+        h = h + (lo >> _LIMB)
+        lo = lo & _MASK
+        hf = h.astype(np.float64)
+        rest = np.ldexp((h - hf.astype(np.int64)).astype(np.float64), _LIMB) + lo  # exact
+        return np.ldexp(hf, _LIMB) + rest  # one rounding of the exact total
+
+    @staticmethod
+    def equals(h: np.ndarray, lo: np.ndarray, value: int) -> np.ndarray:
+        """Elementwise h 2^31 + lo == value, exactly."""
+        vh, vl = _ExactTotals.split(value)
+        h = h + (lo >> _LIMB)
+        return (h == vh) & ((lo & _MASK) == vl)
+
+
+def _exact_reaches(
+    x: Any, bounds: Any, clip: bool, divide: bool
+) -> tuple[np.ndarray, np.ndarray, float, float, float, int, int]:
+    """Upper and lower reaches of the sum (``divide=False``) or mean of the snapped records.
+
+    U_l = (S_n - S_l) + l b and D_l = S_{n-l} + l a on the grid (spec 5.2, 5.3), mapped to
+    floats by one nondecreasing map, clipped to the public range and pinned to its ends.
+    Returns ``(up, dn, lo, hi, gs, n, n_clipped)``.
+    """
+    arr, a, b, clipped = prepare_data(x, bounds, clip)
+    n = arr.size
+    if n > _MAX_EXACT_N:
+        raise ValidationError(f"x: n = {n} exceeds 2^30, the limit of the exact reaches")
+    p = _grid_exponent(a, b)
+    ka, kb = (int(v) for v in _snap(np.array([a, b]), p))
+    k = _snap(arr, p)
+    k.sort()
+    tot = _ExactTotals(k)
+    lv = np.arange(n + 1, dtype=np.int64)
+    (ha, la), (hb, lb) = _ExactTotals.split(ka), _ExactTotals.split(kb)
+    up_h = (tot.h[n] - tot.h) + lv * hb
+    up_l = (tot.l[n] - tot.l) + lv * lb
+    dn_h = tot.h[n - lv] + lv * ha
+    dn_l = tot.l[n - lv] + lv * la
+    lo, hi = (a, b) if divide else (n * a, n * b)
+
+    def to_reach(h: np.ndarray, low: np.ndarray) -> np.ndarray:
+        t = _ExactTotals.to_float(h, low)
+        if divide:
+            t /= n
+        out = np.clip(np.ldexp(t, -p), lo, hi)
+        out[_ExactTotals.equals(h, low, n * kb)] = hi
+        out[_ExactTotals.equals(h, low, n * ka)] = lo
+        return out
+
+    gs = (b - a) / n if divide else b - a
+    return to_reach(up_h, up_l), to_reach(dn_h, dn_l), lo, hi, gs, n, clipped
 
 
 def sum_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
-    """Sum: U_l = (S_n - S_l) + l b, D_l = S_{n-l} + l a; range [n a, n b], GS = b - a (5.3)."""
-    arr, a, b, clipped = prepare_data(x, bounds, clip)
-    n = arr.size
-    s = _prefix_sums(np.sort(arr))
-    lv = np.arange(n + 1)
-    up = ((s[n] - s[lv]) + lv * np.longdouble(b)).astype(float)
-    dn = (s[n - lv] + lv * np.longdouble(a)).astype(float)
-    lo, hi = n * a, n * b
-    up, dn = _finish(up, dn, lo, hi)
-    center = float(s[n])
-    up[0] = dn[0] = min(max(center, lo), hi)
-    return ReachProfile(float(up[0]), up, dn, lo, hi, b - a, "sum", n, clipped)
+    """Sum: U_l = (S_n - S_l) + l b, D_l = S_{n-l} + l a; range [n a, n b], GS = b - a (5.3).
+
+    Exact on the public grid of the module note: Cor. 3.1 holds bit for bit.
+    """
+    up, dn, lo, hi, gs, n, clipped = _exact_reaches(x, bounds, clip, divide=False)
+    return ReachProfile(float(up[0]), up, dn, lo, hi, gs, "sum", n, clipped)
 
 
 def mean_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
-    """Mean: U_l = ((S_n - S_l) + l b)/n, D_l = (S_{n-l} + l a)/n; GS = (b - a)/n (spec 5.2)."""
-    arr, a, b, clipped = prepare_data(x, bounds, clip)
-    n = arr.size
-    s = _prefix_sums(np.sort(arr))
-    lv = np.arange(n + 1)
-    up = (((s[n] - s[lv]) + lv * np.longdouble(b)) / n).astype(float)
-    dn = ((s[n - lv] + lv * np.longdouble(a)) / n).astype(float)
-    up, dn = _finish(up, dn, a, b)
-    up[0] = dn[0] = min(max(float(s[n] / n), a), b)
-    up, dn = np.maximum.accumulate(up), np.minimum.accumulate(dn)
-    return ReachProfile(float(up[0]), up, dn, a, b, (b - a) / n, "mean", n, clipped)
+    """Mean: U_l = ((S_n - S_l) + l b)/n, D_l = (S_{n-l} + l a)/n; GS = (b - a)/n (spec 5.2).
+
+    Exact on the public grid of the module note: Cor. 3.1 holds bit for bit.
+    """
+    up, dn, a, b, gs, n, clipped = _exact_reaches(x, bounds, clip, divide=True)
+    return ReachProfile(float(up[0]), up, dn, a, b, gs, "mean", n, clipped)
 
 
 def count_profile(indicators: Any) -> ReachProfile:
@@ -407,6 +501,22 @@ def variance_global_sensitivity(n: int, a: float, b: float) -> float:
     return (b - a) ** 2 * (n - 1) / n**2
 
 
+def _variance_error_bound(n: int, half_width: float) -> float:
+    """Bound on |computed - exact| for every variance reach of :func:`variance_profile`.
+
+    Forward error analysis of its extended-precision code (unit roundoff u, recursive
+    prefix sums, gamma = (n+1) u / (1 - (n+1) u), records within ``half_width`` = B of the
+    centre): about (9.2 gamma + 38 u) B^2; returned with a safety factor, (16 gamma + 64 u) B^2.
+    It also needs the computed optimal count j* within 1/2 of the exact one, which holds
+    when (n+1)^2 u <= 0.1 (n up to 10^9 with 80-bit long double, 3 10^7 with float64).
+    """
+    u = float(np.finfo(np.longdouble).eps) / 2
+    if (n + 1) ** 2 * u > 0.1:
+        raise ValidationError(f"x: n = {n} is too large for the variance reaches at this precision")
+    gamma = (n + 1) * u / (1 - (n + 1) * u)
+    return (16 * gamma + 64 * u) * half_width**2
+
+
 def variance_profile(
     x: Any, bounds: Any, *, clip: bool = False, max_level: int | None = None
 ) -> ReachProfile:
@@ -417,24 +527,34 @@ def variance_profile(
     consecutive sorted values with the least sum of squared deviations, put the changed
     points at their mean. With ``max_level = k`` only l < k are computed and the
     range-end tail of spec 2.7 is added (U_l = sup f, D_l = 0 for l >= k).
+
+    Floating point: the reaches cannot be computed exactly at this cost, so each is
+    computed within a proven error bound eps_f (:func:`_variance_error_bound`, about
+    1e-15 of the squared half-range at n = 1000) and moved outward by the margin
+    ``3 l eps_f``: U_l + 3 l eps_f and D_l - 3 l eps_f. Because the margin grows by more
+    than 2 eps_f per level, Cor. 3.1 holds exactly for the float reaches (the rounding
+    afterwards is a nondecreasing map). The reaches are then valid but not tight, by at
+    most 3 n eps_f (negligible against the pieces).
     """
     arr, a, b, clipped = prepare_data(x, bounds, clip)
     n = arr.size
     if n < 2:
         raise ValidationError("x: the variance needs at least 2 records (n is public)")
+    if max_level is not None and int(max_level) < 1:
+        raise ValidationError(f"max_level: {max_level!r} must be >= 1")
     shift = 0.5 * (a + b)
-    # variance is shift-invariant; centring limits cancellation, extended precision keeps
-    # neighbours' reaches consistent to the last bit in most cases (spec 5.2 numerics)
+    # variance is shift-invariant; centring limits cancellation. x -> x - shift (rounded)
+    # is a fixed record-wise map, so it keeps neighbours neighbours.
     ld = np.longdouble
     xs = np.sort(arr).astype(ld) - ld(shift)
     a0, b0 = ld(a) - ld(shift), ld(b) - ld(shift)
+    err = _variance_error_bound(n, float(max(-a0, b0)))
+    step = ld(3 * err)  # margin per level: more than 2 err (docstring)
     s = np.concatenate([np.zeros(1, dtype=ld), np.cumsum(xs)])
     t = np.concatenate([np.zeros(1, dtype=ld), np.cumsum(xs * xs)])
     hi = variance_sup(n, a, b)
     last = n if max_level is None else min(n, int(max_level) - 1)
-    if max_level is not None and int(max_level) < 1:
-        raise ValidationError(f"max_level: {max_level!r} must be >= 1")
-    center = max(0.0, float((t[n] - s[n] ** 2 / n) / n))
+    center = min(max(0.0, float((t[n] - s[n] ** 2 / n) / n)), hi)
     up = np.empty(last + 1)
     dn = np.empty(last + 1)
     up[0] = dn[0] = center
@@ -443,7 +563,7 @@ def variance_profile(
         ks = s[n] - (s[i + lvl] - s[i])
         kt = t[n] - (t[i + lvl] - t[i])
         jstar = (n * (a0 + b0) / 2 - ks - lvl * b0) / (a0 - b0)
-        best = np.full(i.size, -np.inf)
+        best = np.full(i.size, -np.inf, dtype=ld)
         for cand in (
             np.zeros_like(jstar),
             np.full_like(jstar, lvl),
@@ -453,22 +573,23 @@ def variance_profile(
             j = np.clip(cand, 0, lvl)
             tot = ks + j * a0 + (lvl - j) * b0
             best = np.maximum(best, kt + j * a0**2 + (lvl - j) * b0**2 - tot**2 / n)
-        up[lvl] = float(best.max() / n)
+        up[lvl] = float(best.max() / n + lvl * step)
         w = n - lvl
         if w <= 1:
             dn[lvl] = 0.0
         else:
             i = np.arange(lvl + 1)
             ws, wt = s[i + w] - s[i], t[i + w] - t[i]
-            dn[lvl] = max(0.0, float((wt - ws**2 / w).min() / n))
-    up = np.maximum.accumulate(np.clip(up, center, hi))
-    dn = np.minimum.accumulate(np.clip(dn, 0.0, center))
+            dn[lvl] = float((wt - ws**2 / w).min() / n - lvl * step)
+    # running max / min and clipping to the public range keep Cor. 3.1
+    up = np.minimum(np.maximum.accumulate(up), hi)
+    dn = np.maximum(np.minimum.accumulate(dn), 0.0)
     gs = variance_global_sensitivity(n, a, b)
     if last == n:
         up[-1], dn[-1] = hi, 0.0
     else:
         up, dn = np.append(up, hi), np.append(dn, 0.0)
-    return ReachProfile(center, up, dn, 0.0, hi, gs, "variance", n, clipped)
+    return ReachProfile(center, up, dn, 0.0, hi, gs, "variance", n, clipped, tolerance=err)
 
 
 def from_callables(

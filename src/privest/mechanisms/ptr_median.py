@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privest.accounting.base import ApproxDP, Guarantee
+from privest.errors import ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.mechanisms.profiles import sorted_data
 from privest.mechanisms.smooth_sensitivity import (
@@ -103,9 +104,43 @@ class PTRMedian(Mechanism):
         out = np.where(noisy_gamma <= self.threshold, np.nan, out)
         return float(out) if size is None else out
 
+    @property
+    def release_probability(self) -> float:
+        """1 - :attr:`refusal_probability`."""
+        return 1.0 - self.refusal_probability
+
+    def cdf(self, y: ArrayLike) -> np.ndarray:
+        """P(M(x) <= y), exactly. The refusal (NaN, bottom) is never <= y, so the CDF rises
+        to :attr:`release_probability`, not to 1: the test and the release noise are
+        independent, the release given no refusal is ``f(x) + Lap(2 B/eps)``."""
+        z = (np.asarray(y, dtype=float) - self.value) / self.scale
+        lap = np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
+        return self.release_probability * lap
+
+    def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
+        """P(|M(x) - f(x)| <= alpha), a refusal counting as an infinite error."""
+        a = np.maximum(np.asarray(alpha, dtype=float), 0.0)
+        return self.release_probability * -np.expm1(-a / self.scale)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """p-quantiles of |M(x) - f(x)| (a refusal is an infinite error): inf for p above
+        :attr:`release_probability`."""
+        q = np.asarray(p, dtype=float)
+        if np.any(~((q >= 0) & (q <= 1))):
+            raise ValidationError("p: probabilities must lie in [0, 1]")
+        keep = self.release_probability
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = -self.scale * np.log1p(-q / keep) if keep > 0 else np.full(q.shape, np.inf)
+        return np.where(q < keep, inside, np.where(q == 0, 0.0, np.inf))
+
     def error_mean_abs(self) -> float:
-        """E|err| given release (the Laplace part)."""
+        """E[|M(x) - f(x)| | released] = 2 B/eps (unconditionally infinite if refusals are
+        possible; see :meth:`error_cdf` for the joint law)."""
         return self.scale
+
+    def error_mse(self) -> float:
+        """E[(M(x) - f(x))^2 | released] = 2 (2 B/eps)^2."""
+        return 2.0 * self.scale**2
 
     def __repr__(self) -> str:
         return f"PTRMedian(B={self.bound:g}, gamma={self.gamma:g}, eps={self.epsilon:g})"

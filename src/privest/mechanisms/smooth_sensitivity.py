@@ -201,6 +201,19 @@ class SmoothSensitivity(Mechanism):
         a = np.maximum(np.asarray(alpha, dtype=float), 0) / self.scale
         return 2 * self._z_cdf(a) - 1
 
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """p-quantiles of |err| = scale |Z|: |Z|^g / (1 + |Z|^g) ~ Beta(1/g, 1 - 1/g), or
+        |Z| ~ Exp(1) for the Laplace variant (before any clamping)."""
+        q = np.asarray(p, dtype=float)
+        if np.any(~((q >= 0) & (q <= 1))):
+            raise ValidationError("p: probabilities must lie in [0, 1]")
+        if self.delta > 0:
+            return -self.scale * np.log1p(-q)
+        g = self.gamma
+        v = special.betaincinv(1 / g, 1 - 1 / g, q)
+        with np.errstate(divide="ignore"):
+            return self.scale * (v / (1 - v)) ** (1 / g)
+
     def __repr__(self) -> str:
         return (
             f"SmoothSensitivity({self.statistic}, S_beta={self.sensitivity:.4g}, "

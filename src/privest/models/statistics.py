@@ -53,6 +53,7 @@ __all__ = [
     "private_statistic",
     "private_sum",
     "private_variance",
+    "profile_truncation",
 ]
 
 MECHANISMS = (
@@ -117,6 +118,17 @@ def _check_mechanism(mechanism: str) -> str:
     return mechanism
 
 
+#: the variance's reaches cost O(n) per level: above this n (public) PLM and INV compute
+#: only the first ceil(2 ln(1e6)/eps) levels and add the range-end tail (spec 2.7)
+VARIANCE_FULL_PROFILE_MAX_N = 2000
+
+
+def profile_truncation(statistic: str, n: int) -> str | None:
+    """``truncate=`` the ``private_*`` functions pass to PLM / INV (public inputs only)."""
+    name, _ = parse_statistic(statistic)
+    return "auto" if name == "variance" and n > VARIANCE_FULL_PROFILE_MAX_N else None
+
+
 def build_mechanism(
     x: Any,
     statistic: str,
@@ -127,16 +139,21 @@ def build_mechanism(
     q: float | None = None,
     clip: bool = False,
 ) -> tuple[str, Mechanism]:
-    """The resolved mechanism name and the mechanism object bound to ``x``."""
+    """The resolved mechanism name and the mechanism object bound to ``x``.
+
+    Every entry point (``private_*``, ``private_statistic``, ``privest stat``) comes
+    through here, so they all build the same mechanism (e.g. the truncated variance
+    profile of :func:`profile_truncation` for large n).
+    """
     eps = check_epsilon(epsilon)
     mech = _check_mechanism(mechanism)
     if mech == "auto":
         mech = auto_mechanism(statistic)
     kw: dict[str, Any] = {"epsilon": eps, "bounds": bounds, "q": q, "clip": clip}
-    if mech == "piecewise_laplace":
-        return mech, PiecewiseLaplace.for_statistic(x, statistic, **kw)
-    if mech == "inverse_sensitivity":
-        return mech, InverseSensitivity.for_statistic(x, statistic, **kw)
+    if mech in ("piecewise_laplace", "inverse_sensitivity"):
+        cls = PiecewiseLaplace if mech == "piecewise_laplace" else InverseSensitivity
+        truncate = profile_truncation(statistic, int(np.size(x)))
+        return mech, cls.for_statistic(x, statistic, truncate=truncate, **kw)
     if mech == "laplace":
         return mech, LaplaceMechanism.for_statistic(x, statistic, **kw)
     if bounds is None:
@@ -299,36 +316,10 @@ def private_variance(
 ) -> float | PrivateStatistic:
     """eps-DP population variance (1/n) of data in public ``bounds``.
 
-    PLM here computes reaches up to level ceil(2 ln(1e6)/eps) (spec 2.7 truncation with
-    the range-end tail) when n > 2000, O(n) per level; below that, all levels.
+    PLM and INV compute all n levels of the reaches for n <= 2000 and otherwise levels up
+    to ceil(2 ln(1e6)/eps), with the range-end tail (spec 2.7; still eps-DP), O(n) per
+    level. ``private_statistic(x, "variance", ...)`` and ``privest stat`` do the same.
     """
-    if mechanism in ("auto", "piecewise_laplace", "inverse_sensitivity"):
-        eps = check_epsilon(epsilon)
-        resolved = "piecewise_laplace" if mechanism == "auto" else mechanism
-        cls = PiecewiseLaplace if resolved == "piecewise_laplace" else InverseSensitivity
-        n = int(np.size(x))
-        truncate = "auto" if n > 2000 else None
-        gen = resolve_rng(rng)
-        mech = cls.for_statistic(
-            x, "variance", epsilon=eps, bounds=bounds, clip=clip, truncate=truncate
-        )
-        value = mech.release(gen)
-        if not return_result:
-            return value
-        lo, hi = np.asarray(bounds, dtype=float).ravel()[:2]
-        return PrivateStatistic(
-            value,
-            "variance",
-            resolved,
-            eps,
-            mech.guarantee,
-            mech.profile.n,
-            mech.profile.n_clipped,
-            (float(lo), float(hi)),
-            False,
-            rng_kind(gen),
-            mech,
-        )
     return private_statistic(
         x,
         "variance",
