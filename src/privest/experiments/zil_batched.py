@@ -608,7 +608,7 @@ def l1_ipm(
             state = (design, gram, iq, u, v, su, sv, rp, rd)
             dth, da, du, dv = _ipm_direction(state, -u * su, -v * sv)
             ap = np.minimum(1.0, np.minimum(_max_step(u, du), _max_step(v, dv)))
-            ad = np.minimum(1.0, np.minimum(_max_step(su, -da), _max_step(sv, da)))
+            ad = np.minimum(1.0, np.minimum(_max_step(su, da, -1.0), _max_step(sv, da)))
             mu_aff = (
                 (u + ap[:, None] * du) * (su - ad[:, None] * da)
                 + (v + ap[:, None] * dv) * (sv + ad[:, None] * da)
@@ -616,7 +616,7 @@ def l1_ipm(
             smu = ((np.clip(mu_aff / mu, 0.0, 1.0) ** 3) * mu)[:, None]
             dth, da, du, dv = _ipm_direction(state, smu - u * su + du * da, smu - v * sv - dv * da)
             ap = np.minimum(1.0, 0.99995 * np.minimum(_max_step(u, du), _max_step(v, dv)))
-            ad = np.minimum(1.0, 0.99995 * np.minimum(_max_step(su, -da), _max_step(sv, da)))
+            ad = np.minimum(1.0, 0.99995 * np.minimum(_max_step(su, da, -1.0), _max_step(sv, da)))
             th = th + ap[:, None] * dth
             u = u + ap[:, None] * du
             v = v + ap[:, None] * dv
@@ -636,11 +636,12 @@ def _ipm_direction(state: tuple, ru: np.ndarray, rv: np.ndarray) -> tuple[np.nda
     return dth, da, (ru + u * da) / su, (rv - v * da) / sv
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
-    """Largest alpha in (0, inf] with x + alpha dx >= 0, per row (x > 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(dx < 0, -x / dx, np.inf)
-    return ratio.min(axis=1)
+def _max_step(x: np.ndarray, dx: np.ndarray, sign: float = 1.0) -> np.ndarray:
+    """Largest alpha in (0, inf] with x + sign alpha dx >= 0, per row (x > 0): the inverse of
+    the largest relative decrease, max(-sign dx / x) (two passes over the rows)."""
+    m = (dx / x).min(axis=1) if sign > 0 else -(dx / x).max(axis=1)
+    with np.errstate(divide="ignore"):
+        return np.where(m < 0, -1.0 / m, np.inf)
 
 
 def dr_median_objective(
