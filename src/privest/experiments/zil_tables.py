@@ -532,8 +532,8 @@ T3_PRIVACY = (
 )
 T3_METHODS = ("ORA", "NAI", "sCL", "DR")
 SCL_BANDWIDTH = "h = 2500^(1/5) n^(-1/5)"
-# The paper's 5000 replications (the default, as for Tables 1-2) take 45 min or more on 2
-# cores: the DR DC algorithm needs ~35-45 exact L1 steps per fit. --reps 2500 halves that.
+# The paper's 5000 replications (the default, as for Tables 1-2) take 24 min on 2 cores
+# (docs/dr-estimation.md): the DR DC algorithm needs ~35-45 exact L1 steps per fit.
 T3_DEFAULT_REPS = 5000
 T3_PAPER = {
     ("A", 2500): {
