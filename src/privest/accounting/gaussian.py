@@ -39,6 +39,7 @@ __all__ = [
     "classic_gaussian_sigma",
     "gaussian_delta",
     "gaussian_sigma",
+    "require_gaussian_dp",
 ]
 
 Convention = Literal["dwork_roth", "paper_eq3", "analytic"]
@@ -82,6 +83,26 @@ def gaussian_delta(epsilon: float, distance: float, sigma: float) -> float:
     b = epsilon * sigma / distance
     second = math.exp(epsilon + float(log_ndtr(-a - b))) if epsilon < 700 else 0.0
     return max(0.0, float(ndtr(a - b)) - second)
+
+
+def require_gaussian_dp(
+    epsilon: float, delta: float, distance: float, sigma: float, what: str, remedy: str
+) -> float:
+    """Exact delta(eps) of a Gaussian step; :class:`PrivacyParameterError` if it exceeds delta.
+
+    The one check behind every claimed (eps, delta) of a Gaussian step in the library: the
+    classical calibration is proven for eps <= 1 only, so the exact profile (Balle and Wang
+    2018, Thm 8; :func:`gaussian_delta`) decides, with a relative slack of 1e-9 for the
+    rounding of the analytic calibration. ``what`` names the step and ``remedy`` says what to
+    change, both in the message.
+    """
+    exact = gaussian_delta(epsilon, distance, sigma)
+    if exact > delta * (1 + 1e-9):
+        raise PrivacyParameterError(
+            f"{what} has exact delta({epsilon:.4g}) = {exact:.3g} > {delta:g} (Balle and Wang "
+            f"2018, Thm 8); {remedy}"
+        )
+    return exact
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:

@@ -29,8 +29,9 @@ import numpy as np
 from scipy.special import expit, log_expit, log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP
-from privest.errors import PrivacyParameterError, ValidationError
-from privest.mechanisms.gaussian import c_delta, gaussian_delta
+from privest.accounting.gaussian import require_gaussian_dp
+from privest.errors import ValidationError
+from privest.mechanisms.gaussian import c_delta
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -81,13 +82,14 @@ def check_eptr_parameters(epsilon: float, delta: float) -> tuple[float, float]:
     """
     eps = check_epsilon(epsilon)
     dlt = check_probability(delta, "delta")
-    sigma = 2.0 * c_delta(dlt) / eps  # alpha = 1 (the check is scale-free)
-    exact = gaussian_delta(eps / 2.0, 1.0, sigma)
-    if exact > dlt * (1 + 1e-9):
-        raise PrivacyParameterError(
-            f"epsilon: {eps} is too large for ePTR at delta={dlt}: its Gaussian step at eps/2 "
-            f"has exact delta {exact:.3g} > {dlt}; use a smaller epsilon"
-        )
+    require_gaussian_dp(
+        eps / 2.0,
+        dlt,
+        1.0,
+        2.0 * c_delta(dlt) / eps,  # alpha = 1 (the check is scale-free)
+        f"epsilon: {eps} is too large for ePTR: its Gaussian step at eps/2",
+        "use a smaller epsilon",
+    )
     return eps, dlt
 
 

@@ -20,8 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from privest.accounting.base import ApproxDP
-from privest.accounting.gaussian import Convention, c_delta, gaussian_delta, gaussian_sigma
-from privest.errors import PrivacyParameterError
+from privest.accounting.gaussian import (
+    Convention,
+    c_delta,
+    gaussian_delta,
+    gaussian_sigma,
+    require_gaussian_dp,
+)
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -48,12 +53,15 @@ class GaussianMechanism:
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_probability(delta, "delta")
         self.sigma = gaussian_sigma(self.sensitivity, self.epsilon, self.delta, convention)
-        exact = gaussian_delta(self.epsilon, self.sensitivity, self.sigma)
-        if exact > self.delta * (1 + 1e-9):
-            raise PrivacyParameterError(
-                f"epsilon: {self.epsilon} is too large for the classical Gaussian calibration "
-                f"at delta={self.delta} (exact delta {exact:.3g}); use a smaller epsilon"
-            )
+        require_gaussian_dp(
+            self.epsilon,
+            self.delta,
+            self.sensitivity,
+            self.sigma,
+            f"epsilon: {self.epsilon} is too large for the {convention} Gaussian calibration: "
+            f"sigma={self.sigma:.4g}",
+            "use a smaller epsilon",
+        )
         self.guarantee = ApproxDP(self.epsilon, self.delta)
 
     def release(self, value: np.ndarray | float, rng: np.random.Generator | int | None = None):

@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 
 from privest.accounting.base import ApproxDP
-from privest.errors import PrivacyParameterError, ValidationError
+from privest.accounting.gaussian import require_gaussian_dp
+from privest.errors import ValidationError
 from privest.mechanisms.eptr import Bottom, EPTRRelease, resolve_bottom
-from privest.mechanisms.gaussian import c_delta, gaussian_delta
+from privest.mechanisms.gaussian import c_delta
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -81,15 +82,15 @@ class ClassicPTR:
         self.noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
         self._bottom = resolve_bottom(bottom, None)
         self.noise_scale = self.noise_multiplier * self.alpha * c_delta(self.delta) / self.epsilon
-        eps_gauss = self.epsilon / self.noise_multiplier
-        exact = gaussian_delta(eps_gauss, self.alpha, self.noise_scale)
-        if exact > self.delta * (1 + 1e-9):
-            raise PrivacyParameterError(
-                f"epsilon: {self.epsilon} is too large for classic PTR with noise_multiplier="
-                f"{self.noise_multiplier} at delta={self.delta}: its Gaussian step at "
-                f"eps/{self.noise_multiplier:g} = {eps_gauss:.4g} has exact delta {exact:.3g} > "
-                f"{self.delta}; use a smaller epsilon or a larger noise_multiplier"
-            )
+        require_gaussian_dp(
+            self.epsilon / self.noise_multiplier,
+            self.delta,
+            self.alpha,
+            self.noise_scale,
+            f"epsilon: {self.epsilon} is too large for classic PTR with noise_multiplier="
+            f"{self.noise_multiplier:g}: its Gaussian step",
+            "use a smaller epsilon or a larger noise_multiplier",
+        )
         total_eps = self.epsilon / 2.0 + self.epsilon / self.noise_multiplier
         self.guarantee = ApproxDP(total_eps, min(1.5 * self.delta, 0.999999))
 

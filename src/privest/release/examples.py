@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from privest.accounting.gaussian import LocalDP, calibrate_gaussian_sigma, gaussian_delta
-from privest.errors import BoundsError, PrivacyParameterError, StoreError, ValidationError
+from privest.accounting.gaussian import LocalDP, calibrate_gaussian_sigma, require_gaussian_dp
+from privest.errors import BoundsError, StoreError, ValidationError
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
@@ -299,21 +299,20 @@ def check_gaussian_part(
     (spec A3). The exact profile (Balle and Wang 2018, Thm 8) decides: at delta = 1e-5 the
     classic sigma holds up to eps ~ 8.4, so the paper's settings (eps_x <= 5) pass.
     """
-    exact = gaussian_delta(epsilon, sensitivity, sigma)
-    if exact > delta and calibration == "classic":
-        raise PrivacyParameterError(
+    if calibration == "classic":
+        what = (
             f"{name}: {epsilon:g} is too large for calibration='classic' at delta={delta:g}: "
             f"the classic sigma={sigma:.4g} (sensitivity {sensitivity:.4g}; proven for epsilon "
-            f"<= 1 only) has exact delta({epsilon:g}) = {exact:.3g} > {delta:g} (Balle and "
-            f"Wang 2018, Thm 8); use calibration='analytic', valid for every epsilon, or a "
-            f"smaller {name}"
+            "<= 1 only)"
         )
-    if exact > delta:
-        raise PrivacyParameterError(
+        remedy = f"use calibration='analytic', valid for every epsilon, or a smaller {name}"
+    else:
+        what = (
             f"{name}: sigma={sigma:.4g} at sensitivity {sensitivity:.4g} is not "
-            f"({epsilon:g}, {delta:g})-DP: exact delta({epsilon:g}) = {exact:.3g} > {delta:g}"
+            f"({epsilon:g}, {delta:g})-DP: it"
         )
-    return exact
+        remedy = "the calibration is wrong"
+    return require_gaussian_dp(epsilon, delta, sensitivity, sigma, what, remedy)
 
 
 def _gaussian_sigma(
