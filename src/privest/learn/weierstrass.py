@@ -157,8 +157,6 @@ class MarginLoss:
     ``order="auto"`` table (logistic).
     """
 
-    closed_form: bool = False
-
     def __init__(
         self,
         name: str,
@@ -194,33 +192,21 @@ class MarginLoss:
         return f"MarginLoss({self.name!r})"
 
 
-class _BuiltinLoss(MarginLoss):
-    """A built-in loss: dispatch in :mod:`privest.learn.iwp_losses` is on these types."""
-
-    def __init__(self, name: str, derivative: Callable[[np.ndarray, int], np.ndarray]):
-        self.name = name
-        self._derivative = derivative
-
-
-class ExponentialLoss(_BuiltinLoss):
+class ExponentialLoss(MarginLoss):
     """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (spec 2.4)."""
-
-    closed_form = True
 
     def __init__(self) -> None:
         super().__init__("exponential", _exp_derivative)
 
 
-class SquaredLoss(_BuiltinLoss):
+class SquaredLoss(MarginLoss):
     """f(z) = (z - 1)^2 / 2: W_s^{-1}[f] = f - s/2 exactly (spec 2.4)."""
-
-    closed_form = True
 
     def __init__(self) -> None:
         super().__init__("squared", _squared_derivative)
 
 
-class LogisticLoss(_BuiltinLoss):
+class LogisticLoss(MarginLoss):
     """f(z) = log(1 + e^-z): asymptotic series, truncated at K (``"auto"``: App. D.7)."""
 
     def __init__(self) -> None:
