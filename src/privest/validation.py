@@ -23,6 +23,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_positive",
+    "check_probabilities",
     "check_probability",
 ]
 
@@ -135,6 +136,14 @@ def check_probability(
         interval = f"{'(' if open_low else '['}0, 1{')' if open_high else ']'}"
         raise PrivacyParameterError(f"{name}: {p!r} is out of range; accepted: {interval}")
     return p
+
+
+def check_probabilities(p: Any, name: str = "p") -> np.ndarray:
+    """An array of probabilities in [0, 1] (e.g. the levels of an error quantile)."""
+    q = np.asarray(p, dtype=float)
+    if np.any(~((q >= 0) & (q <= 1))):
+        raise ValidationError(f"{name}: probabilities must lie in [0, 1]")
+    return q
 
 
 def check_delta(value: Any, name: str = "delta") -> float:

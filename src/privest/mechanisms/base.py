@@ -28,6 +28,7 @@ from scipy.special import logsumexp
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.errors import ValidationError
 from privest.rng import resolve_rng
+from privest.validation import check_probabilities
 
 __all__ = ["Mechanism", "PiecewiseDensity", "abs_error_quantile", "texp_moments"]
 
@@ -264,9 +265,7 @@ def abs_error_quantile(
     reaches p; only the segments before that bound enter the root search (Brent's method
     on the exact CDF, relative tolerance 1e-12).
     """
-    q = np.asarray(p, dtype=float)
-    if np.any(~((q >= 0) & (q <= 1))):
-        raise ValidationError("p: probabilities must lie in [0, 1]")
+    q = check_probabilities(p)
     groups = []
     for sgn in (-1.0, 1.0):
         sel = side == sgn

@@ -21,7 +21,7 @@ from privest.mechanisms.base import Mechanism
 from privest.mechanisms.piecewise_laplace import _ProfileMechanism
 from privest.mechanisms.profiles import ReachProfile
 from privest.rng import resolve_rng
-from privest.validation import check_epsilon
+from privest.validation import check_epsilon, check_probabilities
 
 __all__ = ["GridInverseSensitivity", "InverseSensitivity"]
 
@@ -116,9 +116,7 @@ class GridInverseSensitivity(Mechanism):
 
     def error_quantile(self, p: ArrayLike) -> np.ndarray:
         """p-quantiles of |err|: the smallest grid distance whose error CDF reaches p."""
-        q = np.asarray(p, dtype=float)
-        if np.any(~((q >= 0) & (q <= 1))):
-            raise ValidationError("p: probabilities must lie in [0, 1]")
+        q = check_probabilities(p)
         dist = np.abs(self.grid - self.value)
         order = np.argsort(dist, kind="stable")
         cum = np.cumsum(self.prob[order])

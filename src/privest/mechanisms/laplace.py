@@ -28,7 +28,7 @@ from privest.mechanisms.profiles import (
     variance_sup,
 )
 from privest.rng import resolve_rng
-from privest.validation import as_float_vector, check_epsilon, check_positive
+from privest.validation import as_float_vector, check_epsilon, check_positive, check_probabilities
 
 __all__ = ["LaplaceMechanism", "statistic_value"]
 
@@ -67,13 +67,6 @@ def statistic_value(
         (0.0, variance_sup(n, a, b)),
         clipped,
     )
-
-
-def _probabilities(p: ArrayLike) -> np.ndarray:
-    q = np.asarray(p, dtype=float)
-    if np.any(~((q >= 0) & (q <= 1))):
-        raise ValidationError("p: probabilities must lie in [0, 1]")
-    return q
 
 
 class LaplaceMechanism(Mechanism):
@@ -145,7 +138,7 @@ class LaplaceMechanism(Mechanism):
 
     def error_quantile(self, p: ArrayLike) -> np.ndarray:
         """p-quantiles of |err| ~ Exp(scale): -scale log(1 - p) (before any clamping)."""
-        return -self.scale * np.log1p(-_probabilities(p))
+        return -self.scale * np.log1p(-check_probabilities(p))
 
     def privacy_report(self) -> dict[str, float]:
         """eps-DP; its privacy-loss range is 2 eps wide; eps^2/2-zCDP."""

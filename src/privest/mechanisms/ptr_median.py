@@ -19,7 +19,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privest.accounting.base import ApproxDP, Guarantee
-from privest.errors import ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.mechanisms.profiles import sorted_data
 from privest.mechanisms.smooth_sensitivity import (
@@ -27,7 +26,7 @@ from privest.mechanisms.smooth_sensitivity import (
     order_statistic_ranks,
 )
 from privest.rng import resolve_rng
-from privest.validation import check_epsilon, check_positive, check_probability
+from privest.validation import check_epsilon, check_positive, check_probabilities, check_probability
 
 __all__ = ["PTRMedian", "distance_to_instability"]
 
@@ -125,9 +124,7 @@ class PTRMedian(Mechanism):
     def error_quantile(self, p: ArrayLike) -> np.ndarray:
         """p-quantiles of |M(x) - f(x)| (a refusal is an infinite error): inf for p above
         :attr:`release_probability`."""
-        q = np.asarray(p, dtype=float)
-        if np.any(~((q >= 0) & (q <= 1))):
-            raise ValidationError("p: probabilities must lie in [0, 1]")
+        q = check_probabilities(p)
         keep = self.release_probability
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = -self.scale * np.log1p(-q / keep) if keep > 0 else np.full(q.shape, np.inf)

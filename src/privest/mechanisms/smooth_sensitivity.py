@@ -29,7 +29,7 @@ from privest.errors import ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.mechanisms.profiles import parse_statistic, quantile_rank, sorted_data
 from privest.rng import resolve_rng
-from privest.validation import check_delta, check_epsilon
+from privest.validation import check_delta, check_epsilon, check_probabilities
 
 __all__ = [
     "SmoothSensitivity",
@@ -204,9 +204,7 @@ class SmoothSensitivity(Mechanism):
     def error_quantile(self, p: ArrayLike) -> np.ndarray:
         """p-quantiles of |err| = scale |Z|: |Z|^g / (1 + |Z|^g) ~ Beta(1/g, 1 - 1/g), or
         |Z| ~ Exp(1) for the Laplace variant (before any clamping)."""
-        q = np.asarray(p, dtype=float)
-        if np.any(~((q >= 0) & (q <= 1))):
-            raise ValidationError("p: probabilities must lie in [0, 1]")
+        q = check_probabilities(p)
         if self.delta > 0:
             return -self.scale * np.log1p(-q)
         g = self.gamma
