@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench lint clean
+.PHONY: install demo test test-fast bench lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,17 @@ $(BENCH_STAMP): pyproject.toml
 
 bench: $(BENCH_STAMP)
 	$(BENCH)/bin/python benchmarks/run_all.py
+
+# The API reference from the docstrings (pdoc, offline): HTML in build/docs/, not committed.
+# One page per module listed here and their submodules (each package's __all__ applies).
+API_MODULES := privest privest.accounting privest.audit privest.datasets privest.errors \
+	privest.experiments privest.learn privest.mechanisms privest.models privest.noise \
+	privest.release privest.rng privest.validation
+
+docs: $(STAMP)
+	rm -rf build/docs
+	$(BIN)/python -m pdoc --docformat numpy --output-directory build/docs $(API_MODULES)
+	@echo "API reference: build/docs/index.html"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     rng = np.random.default_rng(0)
     x = np.clip(rng.normal(scale=0.5, size=(n, d)), -1, 1)
     y = (rng.random(n) < 1 / (1 + np.exp(-(x @ np.ones(d))))).astype(float)
-    rel = pv.ZILMechanism(lam=0.5, delta=0.2, bounds=[(-1, 1)] * d).release(x, rng=pv.make_rng(1))
+    rel = pv.ZILMechanism(lam=0.25, zero_prob=0.2, bounds=[(-1, 1)] * d).release(
+        x, rng=pv.make_rng(1)
+    )
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():  # scikit-learn >= 1.8 deprecates penalty=None

@@ -92,7 +92,15 @@ def bench_ols(eps_grid, reps: int, p: int, rng) -> list[dict]:
                 return float(np.mean((pred - yt) ** 2))
 
             res["non-private"].append(mse(Xt @ np.linalg.lstsq(X, y, rcond=None)[0]))
-            m = EPTRLinearRegression(eps, DELTA, 4.0, 1.0, 0.4, random_state=rng).fit(X, y)
+            m = EPTRLinearRegression(
+                epsilon=eps,
+                delta=DELTA,
+                x_radius=4.0,
+                theta_radius=1.0,
+                c0=0.4,
+                random_state=rng,
+                clip=True,
+            ).fit(X, y)
             res["ePTR"].append(mse(m.predict(Xt)))
             if dpl is not None:
                 with warnings.catch_warnings():
@@ -135,7 +143,15 @@ def bench_bayes(eps_grid, reps: int, rng) -> list[dict]:
         for _ in range(reps):
             X, lab = sim(5000)
             Xt, lt = sim(50_000)
-            m = EPTRBayesClassifier(eps, DELTA, [0, 1, 2], 8.0, 0.04, random_state=rng)
+            m = EPTRBayesClassifier(
+                epsilon=eps,
+                delta=DELTA,
+                classes=[0, 1, 2],
+                x_radius=8.0,
+                c0=0.04,
+                random_state=rng,
+                clip=True,
+            )
             res["ePTR"].append(_balanced_error(m.fit(X, lab).predict(Xt), lt))
             if dpl is not None:
                 with warnings.catch_warnings():
@@ -173,9 +189,15 @@ def bench_speed(n: int, p: int, repeats: int = 3) -> dict[str, float]:
         np.linalg.lstsq(X, y, rcond=None)
         t_np.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        EPTRLinearRegression(1.0, 1e-6, 2 * np.sqrt(p * np.log(n)), 1.0, 0.25, random_state=1).fit(
-            X, y
-        )
+        EPTRLinearRegression(
+            epsilon=1.0,
+            delta=1e-6,
+            x_radius=2 * np.sqrt(p * np.log(n)),
+            theta_radius=1.0,
+            c0=0.25,
+            random_state=1,
+            clip=True,
+        ).fit(X, y)
         t_ep.append(time.perf_counter() - t0)
     out = {"lstsq_s": min(t_np), "eptr_s": min(t_ep)}
     out["ratio"] = out["eptr_s"] / out["lstsq_s"]

@@ -128,7 +128,7 @@ STATISTICS = {"median": 0.5, "quantile:0.9": 0.9}
 
 
 def _truth(x: np.ndarray, statistic: str) -> float:
-    """The statistic in privest's convention (spec 5.1)."""
+    """The statistic in privest's convention (docs/piecewise-laplace.md, "Quick start")."""
     if statistic == "median":
         return float(np.median(x))
     q = STATISTICS[statistic]

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     n, d = args.n, args.d
     x = np.random.default_rng(0).uniform(-1, 1, (n, d))
-    mech = pv.ZILMechanism(lam=1.0, delta=0.1, bounds=(-1.0, 1.0) if d == 1 else [(-1, 1)] * d)
+    mech = pv.ZILMechanism(lam=0.5, zero_prob=0.1, bounds=(-1.0, 1.0) if d == 1 else [(-1, 1)] * d)
     seeded, secure = pv.make_rng(1), pv.make_rng()
     base = best_time(lambda: seeded.standard_normal((n, d)), args.repeat)
     t_seeded = best_time(lambda: mech.release(x, rng=seeded), args.repeat)

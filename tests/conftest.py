@@ -10,8 +10,8 @@ matplotlib.use("Agg")
 
 
 def _shared_data() -> Path | None:
-    """The workspace's shared data folder: $PRIVEST_SHARED_DATA, ../shared/data next to the
-    checkout, or /work/shared/data (the product itself never reads it)."""
+    """The workspace's shared data folder: $PRIVEST_SHARED_DATA, a ``shared/data`` folder
+    beside the checkout, or /work/shared/data (the product itself never reads it)."""
     here = Path(__file__).resolve().parents[1]
     for cand in (
         os.environ.get("PRIVEST_SHARED_DATA"),

@@ -1,11 +1,13 @@
-"""The privest command: each subcommand end to end, and bad input exits 2 with one line."""
+"""The privest command: each subcommand end to end; bad input exits 2 and a failed valid
+request exits 1, each with one line on stderr."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from privest import load_release
-from privest.cli import main, parse_bounds
+from privest.cli import main
+from privest.commands._common import parse_bounds
 
 
 @pytest.fixture
@@ -48,9 +50,9 @@ def test_release_append_and_refuse_duplicates(csvs, capsys):
         "age=18:90,income=0:120",
         "--epsilon",
         "1",
-        "--target-delta",
-        "0.2",
         "--delta",
+        "0.2",
+        "--zero-prob",
         "0.05",
         "--id-column",
         "id",
@@ -73,7 +75,7 @@ def test_release_append_and_refuse_duplicates(csvs, capsys):
     capsys.readouterr()
     assert (
         main(["release", str(csvs / "more.csv"), "--append", "--id-column", "id", "-o", str(store)])
-        == 2
+        == 1  # a valid request that failed (DuplicateRecordError)
     )
     assert "already released" in _err_line(capsys)
     assert load_release(store).n == 80
@@ -82,15 +84,20 @@ def test_release_append_and_refuse_duplicates(csvs, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--bounds", "age=30:90", "--lam", "1", "--delta", "0.1"], "outside its bounds"),
-        (["--bounds", "age=18:90", "--lam", "1"], "--delta"),
-        (["--bounds", "age=90:18", "--lam", "1", "--delta", "0.1"], "lo < hi"),
+        (["--bounds", "age=30:90", "--lam", "1", "--zero-prob", "0.1"], "pass --clip"),
+        (["--bounds", "age=18:90", "--lam", "1"], "--zero-prob"),
+        (["--bounds", "age=90:18", "--lam", "1", "--zero-prob", "0.1"], "lo < hi"),
         (
-            ["--bounds", "age=18:90", "--epsilon", "1", "--target-delta", "0.01", "--delta", "0.1"],
+            ["--bounds", "age=18:90", "--epsilon", "1", "--delta", "0.01", "--zero-prob", "0.1"],
             "cannot be reached",
         ),
-        (["--lam", "1", "--delta", "0.1"], "--bounds is required"),
-        (["--bounds", "age=a:b", "--lam", "1", "--delta", "0.1"], "non-numeric"),
+        (["--lam", "1", "--zero-prob", "0.1"], "--bounds is required"),
+        (["--bounds", "age=a:b", "--lam", "1", "--zero-prob", "0.1"], "non-numeric"),
+        (
+            ["--bounds", "age=18:90", "--epsilon", "-1", "--delta", "0.2", "--zero-prob", "0.1"],
+            "epsilon",
+        ),
+        (["--bounds", "age=18:90", "--lam", "1", "--delta", "0.2", "--zero-prob", "0.1"], "either"),
     ],
 )
 def test_bad_release_exits_2_with_one_line_and_no_output(csvs, capsys, extra, message):
@@ -111,7 +118,7 @@ def test_missing_input_file(tmp_path, capsys):
                 "--bounds=0:1",
                 "--lam",
                 "1",
-                "--delta",
+                "--zero-prob",
                 "0.1",
                 "-o",
                 str(tmp_path / "s"),
@@ -130,7 +137,7 @@ def test_privacy_prints_profile_and_writes_plot(tmp_path, capsys):
                 "privacy",
                 "--lam",
                 "1",
-                "--delta",
+                "--zero-prob",
                 "0.05",
                 "--bounds=-1:1",
                 "--d",
@@ -142,7 +149,7 @@ def test_privacy_prints_profile_and_writes_plot(tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "T_{6,4.899,0.05}" in out and "profile" in out
+    assert "T_{6,2.449,0.05}" in out and "profile" in out
     assert plot.stat().st_size > 10_000
 
 
@@ -153,14 +160,14 @@ def test_privacy_calibrates(capsys):
                 "privacy",
                 "--epsilon",
                 "0.8",
-                "--target-delta",
-                "0.17",
                 "--delta",
+                "0.17",
+                "--zero-prob",
                 "0.05",
                 "--bounds=0:1",
                 "--d",
                 "4",
-                "--level",
+                "--unit",
                 "attribute",
                 "--plot",
                 "",
@@ -241,7 +248,7 @@ def test_fit_prints_summary_and_writes_csv(tmp_path, capsys):
                 "a=-1:1,b=-1:1",
                 "--lam",
                 "0.3",
-                "--delta",
+                "--zero-prob",
                 "0.3",
                 "-o",
                 str(store),
@@ -255,10 +262,10 @@ def test_fit_prints_summary_and_writes_csv(tmp_path, capsys):
     out_csv = tmp_path / "fit.csv"
     assert main(["fit", str(store), "--model", "linear", "--target", "y", "-o", str(out_csv)]) == 0
     text = capsys.readouterr().out
-    assert "method=dr" in text and "intercept" in text and "P>|z|" in text
-    table = pd.read_csv(out_csv, index_col=0)
+    assert "method=dr" in text and "intercept" in text and "p_value" in text
+    table = pd.read_csv(out_csv, index_col="parameter")
     assert list(table.index) == ["intercept", "a", "b"]
-    assert abs(table.loc["a", "coef"] - 1) < 4 * table.loc["a", "std err"]
+    assert abs(table.loc["a", "coef"] - 1) < 4 * table.loc["a", "std_err"]
     assert main(["fit", str(store), "--model", "quantile", "--target", "y", "--method", "sl"]) == 2
     assert "use method='dr'" in _err_line(capsys)
     assert (

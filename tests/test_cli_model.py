@@ -22,6 +22,7 @@ def test_ols_prints_estimate_and_guarantee(csv, capsys):
     rc = main(
         [
             "model",
+            "--clip",
             "eptr-ols",
             csv,
             "--target",
@@ -44,18 +45,29 @@ def test_ols_prints_estimate_and_guarantee(csv, capsys):
     )
     out = capsys.readouterr().out
     assert rc == 0 and "eptr-ols: released" in out and "(1, 1e-06)-DP" in out
-    assert "a" in out and "were projected onto them" in out
+    assert "a" in out and "are projected onto them" in out
 
 
 def test_no_count_of_projected_records_is_printed(tmp_path, capsys):
-    """Spec 3.2: how many records were projected depends on the data; the CLI never prints it."""
+    """How many records were projected depends on the data; the CLI never prints it."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((2000, 2))
     X[:37] *= 50.0  # 37 rows outside --x-radius 4
     y = X @ [0.5, -0.2] + rng.standard_normal(2000)
     path = tmp_path / "big.csv"
     pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(path, index=False)
-    args = ["model", "eptr-ols", str(path), "--target", "y", "--epsilon", "1", "--delta", "0.01"]
+    args = [
+        "model",
+        "eptr-ols",
+        "--clip",
+        str(path),
+        "--target",
+        "y",
+        "--epsilon",
+        "1",
+        "--delta",
+        "0.01",
+    ]
     rc = main(args + ["--x-radius", "4", "--theta-radius", "1", "--c0", "0.05", "--seed", "3"])
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "projected" in line]
@@ -66,6 +78,7 @@ def test_no_count_of_projected_records_is_printed(tmp_path, capsys):
 def test_same_seed_same_output(csv, capsys):
     args = [
         "model",
+        "--clip",
         "eptr-ols",
         csv,
         "--target",
@@ -95,6 +108,7 @@ def test_bayes_and_not_released_message(csv, capsys):
     rc = main(
         [
             "model",
+            "--clip",
             "eptr-bayes",
             csv,
             "--target",
@@ -121,6 +135,7 @@ def test_bayes_and_not_released_message(csv, capsys):
     rc = main(
         [
             "model",
+            "--clip",
             "eptr-bayes",
             csv,
             "--target",
@@ -149,6 +164,7 @@ def test_nw_query_points(csv, capsys):
     rc = main(
         [
             "model",
+            "--clip",
             "eptr-nw",
             csv,
             "--target",
@@ -159,11 +175,11 @@ def test_nw_query_points(csv, capsys):
             "2",
             "--delta",
             "1e-6",
-            "--domain=-3:3",
+            "--bounds=-3:3",
             "--query=-0.5,0.5",
             "--bandwidth",
             "0.3",
-            "--response-radius",
+            "--y-radius",
             "3",
             "--c0",
             "0.05",
@@ -188,7 +204,7 @@ def test_nw_query_points(csv, capsys):
     ],
 )
 def test_errors_exit_2_with_one_line(csv, capsys, extra, msg):
-    base = ["model", "eptr-ols", csv, "--epsilon", "1", "--delta", "0.01"]
+    base = ["model", "eptr-ols", "--clip", csv, "--epsilon", "1", "--delta", "0.01"]
     if "--target" not in extra:
         base += ["--target", "y"]
     rc = main(base + extra)

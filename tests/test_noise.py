@@ -1,4 +1,4 @@
-"""Oracles for the SL and ZIL samplers and the SL density (spec zil_drcl.md 11.1-11.2).
+"""Oracles for the SL and ZIL samplers and the SL density (paper 000, Sec. 3.1).
 
 Tolerances are multiples of the Monte Carlo standard error computed from the known
 moments, never from the observed result.

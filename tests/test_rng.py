@@ -18,7 +18,19 @@ def test_seeded_generator_is_reproducible_and_labelled():
     a, b = make_rng(42), make_rng(42)
     np.testing.assert_array_equal(a.standard_normal(5), b.standard_normal(5))
     assert rng_kind(a) == "seeded"
-    assert rng_kind(np.random.default_rng(1)) == "seeded"
+
+
+def test_kind_comes_from_the_seeding_not_the_class():
+    """Issue 14: a seeded cryptographic generator is not a secure release."""
+    from randomgen import AESCounter, ChaCha
+
+    assert rng_kind(np.random.default_rng(1)) == "user"
+    assert rng_kind(np.random.Generator(ChaCha(seed=1))) == "user"
+    assert rng_kind(np.random.Generator(AESCounter(key=1, counter=0))) == "user"
+    import pickle
+
+    assert rng_kind(pickle.loads(pickle.dumps(make_rng()))) == "user"  # copies lose the label
+    assert rng_kind(resolve_rng(5)) == "seeded"
 
 
 def test_resolve_rng_passes_generators_through():

@@ -86,10 +86,9 @@ def test_matrix_refuses_nan_and_inf(rows, cols, where, bad):
     x = np.zeros((rows, cols))
     i, j = where[0] % rows, where[1] % cols
     x[i, j] = bad
-    with pytest.raises(
-        ValidationError, match=rf"X: contains 1 NaN or infinite .*row {i}, column {j}"
-    ):
+    with pytest.raises(ValidationError, match=rf"X: columns \[{j}\] contain NaN or infinite") as e:
         as_float_matrix(x)
+    assert "row" not in str(e.value)  # no row, count or value of the data in the message
 
 
 def test_matrix_shapes_and_types():

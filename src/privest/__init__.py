@@ -1,76 +1,192 @@
 """privest: differentially private statistics and learning with honest inference.
 
-The public API is re-exported here; see ``docs/`` and ARCHITECTURE for the map.
+The public API is re-exported here; see ``docs/`` (``docs/vocabulary.md`` lists every
+public name).
+
+The names are loaded on first use (PEP 562): ``import privest`` imports neither numpy nor
+any subpackage, so the ``privest`` command starts fast. ``privest.ZILMechanism``,
+``from privest import ZILMechanism`` and ``dir(privest)`` work as with eager imports, and
+subpackages (``privest.audit``, ...) load on attribute access too.
 """
 
-from privest.accounting import ApproxDP, Guarantee, ZILGuarantee, ZILTradeoff
-from privest.errors import (
-    BoundsError,
-    DuplicateRecordError,
-    PrivacyParameterError,
-    PrivestError,
-    StoreError,
-    UnreachableTargetError,
-    ValidationError,
-)
-from privest.learn import (
-    DRHingeClassifier,
-    DRLinearRegression,
-    DRLogisticRegression,
-    DRMEstimator,
-    DRQuantileRegressor,
-    IWPSGDClassifier,
-    IWPSGDRegressor,
-)
-from privest.mechanisms import EPTR, ClassicPTR, EPTRRelease, GaussianMechanism, PiecewiseLaplace
-from privest.models import (
-    EPTRBayesClassifier,
-    EPTRKernelRegressor,
-    EPTRLinearRegression,
-    PrivateStatistic,
-    private_count,
-    private_mean,
-    private_median,
-    private_quantile,
-    private_sum,
-    private_variance,
-)
-from privest.release import (
-    PrivateExamples,
-    ZILMechanism,
-    ZILRelease,
-    load_release,
-    release_examples,
-    release_regression_examples,
-)
-from privest.rng import make_rng, rng_kind
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
+from privest._version import __version__
+
+if TYPE_CHECKING:  # the same names, for type checkers and IDEs
+    from privest.accounting import (
+        ApproxDP,
+        Guarantee,
+        ZILGuarantee,
+        ZILTradeoff,
+    )
+    from privest.errors import (
+        BoundsError,
+        DuplicateRecordError,
+        EstimationError,
+        PrivacyParameterError,
+        PrivestError,
+        StoreError,
+        UnreachableTargetError,
+        ValidationError,
+    )
+    from privest.learn import (
+        DRHingeClassifier,
+        DRLinearRegression,
+        DRLogisticRegression,
+        DRMEstimator,
+        DRQuantileRegressor,
+        IWPSGDClassifier,
+        IWPSGDRegressor,
+    )
+    from privest.mechanisms import (
+        EPTR,
+        ClassicPTR,
+        EPTRRelease,
+        GaussianMechanism,
+        InverseSensitivity,
+        LaplaceMechanism,
+        Mechanism,
+        PiecewiseLaplace,
+        PrivateStatistic,
+        PrivateValue,
+        PTRMedian,
+        SmoothSensitivity,
+    )
+    from privest.models import (
+        EPTRBayesClassifier,
+        EPTRKernelRegressor,
+        EPTRLinearRegression,
+        private_count,
+        private_mean,
+        private_median,
+        private_quantile,
+        private_statistic,
+        private_sum,
+        private_variance,
+        statistic_mechanism,
+    )
+    from privest.release import (
+        ExampleMechanism,
+        PrivateExamples,
+        RegressionExampleMechanism,
+        ZILMechanism,
+        ZILRelease,
+        load_release,
+        release_examples,
+        release_regression_examples,
+    )
+    from privest.rng import make_rng, rng_kind
+
+#: Where each public name lives (the module it is imported from on first use).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "privest.accounting": (
+        "ApproxDP",
+        "Guarantee",
+        "ZILGuarantee",
+        "ZILTradeoff",
+    ),
+    "privest.errors": (
+        "BoundsError",
+        "DuplicateRecordError",
+        "EstimationError",
+        "PrivacyParameterError",
+        "PrivestError",
+        "StoreError",
+        "UnreachableTargetError",
+        "ValidationError",
+    ),
+    "privest.learn": (
+        "DRHingeClassifier",
+        "DRLinearRegression",
+        "DRLogisticRegression",
+        "DRMEstimator",
+        "DRQuantileRegressor",
+        "IWPSGDClassifier",
+        "IWPSGDRegressor",
+    ),
+    "privest.mechanisms": (
+        "EPTR",
+        "ClassicPTR",
+        "EPTRRelease",
+        "GaussianMechanism",
+        "InverseSensitivity",
+        "LaplaceMechanism",
+        "Mechanism",
+        "PTRMedian",
+        "PiecewiseLaplace",
+        "PrivateStatistic",
+        "PrivateValue",
+        "SmoothSensitivity",
+    ),
+    "privest.models": (
+        "EPTRBayesClassifier",
+        "EPTRKernelRegressor",
+        "EPTRLinearRegression",
+        "private_count",
+        "private_mean",
+        "private_median",
+        "private_quantile",
+        "private_statistic",
+        "private_sum",
+        "private_variance",
+        "statistic_mechanism",
+    ),
+    "privest.release": (
+        "ExampleMechanism",
+        "PrivateExamples",
+        "RegressionExampleMechanism",
+        "ZILMechanism",
+        "ZILRelease",
+        "load_release",
+        "release_examples",
+        "release_regression_examples",
+    ),
+    "privest.rng": (
+        "make_rng",
+        "rng_kind",
+    ),
+}
+_LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+#: kept literal for linters; tests/test_package.py checks it equals _EXPORTS
 __all__ = [
-    "EPTR",
     "ApproxDP",
-    "ClassicPTR",
     "BoundsError",
+    "ClassicPTR",
     "DRHingeClassifier",
     "DRLinearRegression",
     "DRLogisticRegression",
     "DRMEstimator",
     "DRQuantileRegressor",
     "DuplicateRecordError",
+    "EPTR",
     "EPTRBayesClassifier",
     "EPTRKernelRegressor",
     "EPTRLinearRegression",
     "EPTRRelease",
+    "EstimationError",
+    "ExampleMechanism",
     "GaussianMechanism",
+    "Guarantee",
     "IWPSGDClassifier",
     "IWPSGDRegressor",
-    "Guarantee",
+    "InverseSensitivity",
+    "LaplaceMechanism",
+    "Mechanism",
+    "PTRMedian",
     "PiecewiseLaplace",
     "PrivacyParameterError",
     "PrivateExamples",
     "PrivateStatistic",
+    "PrivateValue",
     "PrivestError",
+    "RegressionExampleMechanism",
+    "SmoothSensitivity",
     "StoreError",
     "UnreachableTargetError",
     "ValidationError",
@@ -85,9 +201,27 @@ __all__ = [
     "private_mean",
     "private_median",
     "private_quantile",
+    "private_statistic",
     "private_sum",
     "private_variance",
     "release_examples",
     "release_regression_examples",
     "rng_kind",
+    "statistic_mechanism",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a subpackage such as ``audit``) on first access."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -33,3 +33,7 @@ class StoreError(PrivestError, RuntimeError):
 
 class DuplicateRecordError(StoreError):
     """A record id was already released: releasing it again would compose privacy loss."""
+
+
+class EstimationError(PrivestError, RuntimeError):
+    """A fit produced no meaningful estimate (e.g. most parameters on the parameter box)."""

@@ -1,10 +1,15 @@
-"""Randomness for privest: secure by default, reproducible when seeded.
+"""Randomness for privest: secure by default, reproducible when seeded, and labelled by
+how it was made.
 
-A real release must draw its noise from a cryptographically secure bit stream
-(anchors.md pitfall 8): ``make_rng()`` keys randomgen's AES-128 counter-mode generator
-(hardware AES where the CPU has it) from the operating system's entropy.
-``make_rng(seed)`` gives numpy's PCG64 for reproducible experiments; :func:`rng_kind`
-tells the two apart and every release records it.
+A real release must draw its noise from a cryptographically secure bit stream:
+``make_rng()`` keys randomgen's AES-128 counter-mode generator (hardware AES where the
+CPU has it) from the operating system's entropy. ``make_rng(seed)`` gives numpy's PCG64
+for reproducible experiments. :func:`rng_kind` says how a generator was made, from the
+seeding, not from its class: ``"secure"`` (made by ``make_rng()``, or ``rng=None``),
+``"seeded"`` (made by ``make_rng(seed)``, or an integer ``rng``) or ``"user"`` (a
+Generator the caller built: privest cannot know how it was seeded, so it is never called
+secure). Every release records its kind; stores refuse to mix a non-secure part into a
+secure store.
 """
 
 from __future__ import annotations
@@ -14,10 +19,22 @@ from typing import Literal
 
 import numpy as np
 
-RNGKind = Literal["secure", "seeded"]
+RNGKind = Literal["secure", "seeded", "user"]
 _SPAWN_KEY = 0x70726976  # "priv"
 
-__all__ = ["RNGKind", "make_rng", "rng_kind"]
+__all__ = ["RNGKind", "make_rng", "resolve_rng", "rng_kind"]
+
+
+class _SecureGenerator(np.random.Generator):
+    """A Generator made by ``make_rng()`` (the class records how it was seeded)."""
+
+    kind: RNGKind = "secure"
+
+
+class _SeededGenerator(np.random.Generator):
+    """A Generator made by ``make_rng(seed)``."""
+
+    kind: RNGKind = "seeded"
 
 
 def make_rng(seed: int | None = None) -> np.random.Generator:
@@ -32,22 +49,23 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
     if seed is None:
         from randomgen import AESCounter
 
-        return np.random.Generator(AESCounter(key=secrets.randbits(128), counter=0))
+        return _SecureGenerator(AESCounter(key=secrets.randbits(128), counter=0))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         from privest.errors import ValidationError
 
         raise ValidationError(f"seed: {seed!r} must be None (secure) or a non-negative integer")
     # A privest-specific spawn key keeps this stream apart from numpy's default_rng(seed):
     # the same integer seeding both the data and the noise must not correlate them.
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(_SPAWN_KEY,)))
-    )
+    bits = np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(_SPAWN_KEY,)))
+    return _SeededGenerator(bits)
 
 
 def rng_kind(rng: np.random.Generator) -> RNGKind:
-    """``"secure"`` if ``rng`` draws from a cryptographic bit generator, else ``"seeded"``."""
-    name = type(rng.bit_generator).__name__
-    return "secure" if name in {"ChaCha", "AESCounter", "SPECK128"} else "seeded"
+    """How ``rng`` was made: ``"secure"``, ``"seeded"`` or ``"user"`` (module docstring).
+
+    A copy (pickle) of a privest generator is a plain Generator again: ``"user"``.
+    """
+    return getattr(rng, "kind", "user")
 
 
 def resolve_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
@@ -55,3 +73,12 @@ def resolve_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     return make_rng(rng)
+
+
+def randomness_note(kind: str) -> str:
+    """What a user should know about a randomness kind ("" for secure)."""
+    if kind == "secure":
+        return ""
+    if kind == "seeded":
+        return "reproducible: for experiments only, never for a real release"
+    return "a caller-supplied generator: privest cannot tell whether it is secure"

@@ -8,7 +8,7 @@ is accepted. NaN and inf are always errors.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 __all__ = [
     "as_float_matrix",
     "as_float_vector",
+    "box_bounds",
     "check_bounds",
     "check_delta",
     "check_epsilon",
@@ -35,7 +36,9 @@ def _short(value: Any) -> str:
 
 def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite, non-empty 2-D float array (a 1-D input becomes one column)."""
+    names = None
     if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
         bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
         if bad:
             raise ValidationError(
@@ -53,7 +56,8 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
         raise ValidationError(
             f"{name}: cannot be read as numbers ({exc}); pass a numeric array or DataFrame"
         ) from None
-    if arr.ndim == 1:
+    one_d = arr.ndim == 1
+    if one_d:
         arr = arr[:, None]
     if arr.ndim != 2:
         raise ValidationError(
@@ -62,11 +66,14 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValidationError(f"{name}: is empty (shape {arr.shape}); need at least one record")
     # One cheap pass first: the sum is finite unless some entry is NaN/inf (or it overflows).
+    # The message names columns only: a row, a count or a value would describe the data.
     if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
-        rows, cols = np.nonzero(~np.isfinite(arr))
+        bad = np.flatnonzero(~np.all(np.isfinite(arr), axis=0))
+        where = [names[j] for j in bad] if names is not None else bad.tolist()
+        cols = "" if one_d else f"columns {where} "
         raise ValidationError(
-            f"{name}: contains {rows.size} NaN or infinite values (first at row {rows[0]}, "
-            f"column {cols[0]}: {arr[rows[0], cols[0]]}); remove or impute them first"
+            f"{name}: {cols}contain{'s' if one_d else ''} NaN or infinite values; remove or "
+            "impute them first"
         )
     return arr
 
@@ -106,7 +113,39 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
         raise BoundsError(
             f"{name}: pair {j} is ({arr[j, 0]}, {arr[j, 1]}); each pair needs lo < hi"
         )
+    with np.errstate(over="ignore"):
+        wide = ~np.isfinite(arr[:, 1] - arr[:, 0])
+    if wide.any():
+        j = int(np.flatnonzero(wide)[0])
+        raise BoundsError(
+            f"{name}: pair {j} is ({arr[j, 0]:g}, {arr[j, 1]:g}); its width hi - lo overflows "
+            "the float range: use bounds of ordinary size"
+        )
     return arr
+
+
+def box_bounds(
+    bounds: Any, d: int, names: Sequence[str] | None = None, name: str = "bounds"
+) -> np.ndarray:
+    """A public box over all ``d`` columns as a ``(d, 2)`` array.
+
+    ``bounds`` is one ``(lo, hi)`` for every column, a list of ``d`` pairs, or a mapping
+    ``{column: (lo, hi)}`` naming every column of a DataFrame (``names``) exactly once.
+    """
+    if isinstance(bounds, Mapping):
+        if names is None:
+            raise BoundsError(
+                f"{name}: a mapping needs a DataFrame with named columns; give a list of "
+                f"{d} pairs for an array"
+            )
+        lookup = {str(k): v for k, v in bounds.items()}
+        if sorted(lookup) != sorted(names) or len(lookup) != len(bounds):
+            raise BoundsError(
+                f"{name}: names {list(lookup)} do not match the columns {list(names)}; give "
+                "one pair per column"
+            )
+        bounds = [lookup[c] for c in names]
+    return check_bounds(bounds, d, name)
 
 
 def _as_real(value: Any, name: str, exc: type[ValidationError]) -> float:

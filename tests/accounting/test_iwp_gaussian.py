@@ -6,15 +6,17 @@ import numpy as np
 import pytest
 from scipy import special
 
-from privest.accounting.gaussian import (
-    GaussianRRGuarantee,
-    LocalDP,
-    analytic_gaussian_sigma,
-    calibrate_gaussian_sigma,
-    classic_gaussian_sigma,
-)
+from privest.accounting.gaussian import GaussianRRGuarantee, LocalDP, gaussian_sigma
 from privest.errors import ValidationError
 from privest.mechanisms.gaussian import gaussian_delta
+
+
+def classic_gaussian_sigma(eps, delta, sens):
+    return gaussian_sigma(eps, delta, sens, "classic")
+
+
+def analytic_gaussian_sigma(eps, delta, sens):
+    return gaussian_sigma(eps, delta, sens, "analytic")
 
 
 def _delta(eps, sigma, sensitivity):
@@ -23,7 +25,7 @@ def _delta(eps, sigma, sensitivity):
 
 
 def test_classic_sigma_matches_paper_formula():
-    # spec 8.1: sigma^2 = 8 log(1.25/delta) R^2 / eps^2 with sensitivity 2R, R = 1.
+    # Paper 004, Prop 2.2: sigma^2 = 8 log(1.25/delta) R^2 / eps^2 with sensitivity 2R, R = 1.
     assert classic_gaussian_sigma(1.0, 1e-5, 2.0) ** 2 == pytest.approx(8 * math.log(1.25e5))
     assert classic_gaussian_sigma(1.0, 1e-5, 2.0) ** 2 == pytest.approx(93.889, abs=1e-3)
     # proportional to R^2 / eps^2
@@ -81,6 +83,6 @@ def test_combined_profile_matches_monte_carlo_privacy_loss():
 def test_local_dp_label_and_dispatch():
     g = LocalDP(2.0, 1e-5)
     assert "LDP" in g.label and g.epsilon(1e-5) == pytest.approx(2.0, abs=1e-9)
-    assert calibrate_gaussian_sigma(1, 1e-5, 2, "classic") == classic_gaussian_sigma(1, 1e-5, 2)
+    assert gaussian_sigma(1, 1e-5, 2) == classic_gaussian_sigma(1, 1e-5, 2)  # the default
     with pytest.raises(ValidationError, match="calibration"):
-        calibrate_gaussian_sigma(1, 1e-5, 2, "magic")
+        gaussian_sigma(1, 1e-5, 2, "magic")

@@ -1,4 +1,4 @@
-"""Oracles for ZIL privacy accounting (spec 5.1-5.5, 11 items 3 and 5; paper 000 Section 3)."""
+"""Oracles for ZIL privacy accounting (paper 000, Section 3; docs/zil-release.md, Notes)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from privest.accounting import (
     ZILTradeoff,
     approx_dp_tradeoff,
     beta_c,
-    beta_c_delta,
+    beta_c_zil,
     calibrate_c,
     calibrate_lam,
     delta_c,
     delta_tilde,
     laplace_delta,
     laplace_tradeoff,
-    laplace_tradeoff_delta,
+    laplace_tradeoff_zil,
     tradeoff_montecarlo,
 )
 from privest.accounting.zil import beta_type1, beta_type2
@@ -177,9 +177,9 @@ def test_zil_tradeoff_endpoints(exact):
     assert np.all(np.diff(b, 2) >= -1e-12)
 
 
-def test_beta_c_delta_is_the_shrinkage():
+def test_beta_c_zil_is_the_shrinkage():
     a = np.linspace(0, 0.9, 50)
-    assert np.allclose(beta_c_delta(a, 0.5, 0.1), 0.9 * beta_c(a / 0.9, 0.5), atol=1e-15)
+    assert np.allclose(beta_c_zil(a, 0.5, 0.1), 0.9 * beta_c(a / 0.9, 0.5), atol=1e-15)
 
 
 # ------------------------------------------------------------------ d = 1 exact Laplace
@@ -198,7 +198,7 @@ def test_laplace_reference_values():
     assert np.allclose(laplace_tradeoff([0.05, 0.2, 0.5], 0.5), [0.899, 0.594, 0.247], atol=5e-4)
     a = np.linspace(0, 1, 101)
     assert np.allclose(
-        laplace_tradeoff_delta(a, 0.5, 0.05),
+        laplace_tradeoff_zil(a, 0.5, 0.05),
         np.where(a <= 0.95, 0.95 * laplace_tradeoff(np.minimum(a / 0.95, 1), 0.5), 0.0),
     )
 
@@ -290,9 +290,9 @@ def test_unreachable_target():
     for dlt in (0.17, 0.2):
         with pytest.raises(UnreachableTargetError, match="without noise") as info:
             calibrate_c(0.8, 0.17, dlt)
-        assert "smaller" in str(info.value) and "larger target_delta" in str(info.value)
+        assert "zero_prob < delta" in str(info.value) and "larger delta" in str(info.value)
     with pytest.raises(UnreachableTargetError):
-        calibrate_lam(1.0, 0.05, 0.1, [(0, 1), (0, 1)])
+        calibrate_lam(1.0, 0.05, 0.1, 2)
 
 
 @pytest.mark.parametrize(
@@ -384,19 +384,18 @@ def test_epsilon_inverts_delta(c, dlt, d):
 
 
 # ------------------------------------------------------------------ guarantee objects
-def test_zil_guarantee_levels():
-    bounds = [(0.0, 1.0), (-1.0, 1.0), (0.0, 2.0)]
-    g = ZILGuarantee(lam=2.0, delta=0.1, bounds=bounds)
+def test_zil_guarantee_units():
+    g = ZILGuarantee(lam=0.5, zero_prob=0.1, n_noised=3)
     assert g.n_noised == 3
-    assert g.c_individual == pytest.approx(math.sqrt(1 + 4 + 4) / 2)
-    assert g.c_attribute == pytest.approx(1.0)
+    assert g.c_individual == pytest.approx(math.sqrt(3) / 0.5)  # the unit cube's diameter
+    assert g.c_attribute == pytest.approx(2.0)
     assert not g.individual.exact_laplace and g.individual.d == 3
     assert g.delta(1.0) == g.individual.delta(1.0)
     assert g.epsilon(0.3) == g.individual.epsilon(0.3)
     assert np.allclose(g.tradeoff(GRID), g.individual.tradeoff(GRID))
     assert np.all(g.attribute.tradeoff(GRID) >= g.individual.tradeoff(GRID) - 1e-15)
     data = json.loads(json.dumps(g.to_dict()))
-    assert data["c_attribute"] == pytest.approx(1.0) and data["individual"]["d"] == 3
+    assert data["c_attribute"] == pytest.approx(2.0) and data["individual"]["d"] == 3
     assert ZILTradeoff.from_dict(data["attribute"]).label == g.attribute.label
     text = g.summary()
     for piece in ("individual", "attribute", "released exactly", "c^2/(2 eps)", "GDP"):
@@ -404,21 +403,21 @@ def test_zil_guarantee_levels():
     assert len(text.splitlines()) < 20
     assert "T_{3," in g.individual.label and "beta bound" in g.individual.label
 
-    one = ZILGuarantee(lam=1.0, delta=0.05, bounds=(0.0, 1.0))
+    one = ZILGuarantee(lam=1.0, zero_prob=0.05, n_noised=1)
     assert one.individual.exact_laplace and one.c_individual == one.c_attribute == 1.0
-    assert ZILGuarantee(1.0, 0.05, (0, 1), n_noised=4).c_individual == pytest.approx(2.0)
+    assert ZILGuarantee(1.0, 0.05, n_noised=4).c_individual == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("level", ["individual", "attribute"])
-@pytest.mark.parametrize("bounds", [[(0, 1)], [(0, 1), (-2, 2), (0, 3)]])
-def test_calibrate_lam_round_trip(level, bounds):
-    lam = calibrate_lam(1.0, 0.2, 0.05, bounds, level=level)
-    g = ZILGuarantee(lam, 0.05, bounds)
-    guarantee = g.individual if level == "individual" else g.attribute
+@pytest.mark.parametrize("unit", ["individual", "attribute"])
+@pytest.mark.parametrize("n_noised", [1, 3])
+def test_calibrate_lam_round_trip(unit, n_noised):
+    lam = calibrate_lam(1.0, 0.2, 0.05, n_noised, unit=unit)
+    g = ZILGuarantee(lam, 0.05, n_noised)
+    guarantee = g.individual if unit == "individual" else g.attribute
     assert guarantee.delta(1.0) <= 0.2 + 1e-12
     assert guarantee.delta(1.0) == pytest.approx(0.2, abs=1e-9)
-    with pytest.raises(ValidationError):
-        calibrate_lam(1.0, 0.2, 0.05, bounds, level="LDP")
+    with pytest.raises(ValidationError, match="unit"):
+        calibrate_lam(1.0, 0.2, 0.05, n_noised, unit="LDP")
 
 
 # ------------------------------------------------------------------------------ plots
@@ -430,7 +429,7 @@ def test_plot_smoke(tmp_path):
 
     from privest.accounting.plot import plot_guarantee, plot_tradeoffs
 
-    g = ZILGuarantee(lam=1.0, delta=0.05, bounds=[(0, 0.3), (0, 0.4)])
+    g = ZILGuarantee(lam=1.0, zero_prob=0.05, n_noised=2)
     ax = g.plot(epsilons=(0.5, 1.0))
     assert ax.get_xlabel() == "type I error α" and ax.get_ylabel() == "type II error β"
     plot_guarantee(ApproxDP(1.0, 0.01), ax=ax)

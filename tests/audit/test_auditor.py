@@ -345,7 +345,7 @@ def test_explicit_thresholds_and_reproducibility():
     [
         ({"llr": np.asarray, "score": np.asarray}, "not both"),
         ({"n": 0}, "n:"),
-        ({"confidence": 1.0}, "confidence"),
+        ({"conf_level": 1.0}, "conf_level"),
         ({"score": lambda y: y[:-1]}, "expected"),
         ({"score": lambda y: np.full(len(y), np.nan)}, "NaN"),
     ],
@@ -371,7 +371,7 @@ def test_false_contradiction_rate_is_controlled():
     p, q = laplace_samplers(1.0)
     llr = laplace_llr(1.0)
     hits = sum(
-        audit(p, q, ApproxDP(1.0), n=20_000, llr=llr, confidence=0.8, rng=seed).contradicts
+        audit(p, q, ApproxDP(1.0), n=20_000, llr=llr, conf_level=0.8, rng=seed).contradicts
         for seed in range(40)
     )
     assert hits <= 15

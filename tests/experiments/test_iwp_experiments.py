@@ -1,4 +1,4 @@
-"""IWP-SGD reproductions: registration, CI-sized runs, and the E1 smoke test (spec 8.18)."""
+"""IWP-SGD reproductions: registration, CI-sized runs, and a CI-sized E1 smoke test."""
 
 import math
 from pathlib import Path
@@ -26,7 +26,7 @@ def _get(table, method, parameter):
 
 @pytest.mark.slow
 def test_e1_smoke_iwp_is_closer_to_real_than_naive():
-    """spec 8.18: exp loss, p = 2, n = 2e5, eps_x = 4, eps_y = 2, lambda = 1, B = 32, 5 reps."""
+    """E1 at CI size: exp loss, p = 2, n = 2e5, eps_x = 4, eps_y = 2, lambda = 1, B = 32, 5 reps."""
     res = run_synthetic(
         5, np.random.default_rng(0), False, "exponential", n_train=200_000,
         settings=({"p": 2, "eps": 6.0},), lam=1.0, batch_size=32, gamma=1e-3, eps_split=4 / 6,

@@ -1,4 +1,4 @@
-"""DRMEstimator and the convenience estimators: closed forms, solvers, inference (spec 11.8-12)."""
+"""DRMEstimator and the convenience estimators: closed forms, solvers, inference (paper 000)."""
 
 import math
 import warnings
@@ -35,7 +35,8 @@ def _linear_release(n=2000, lam=0.5, delta=0.2, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (n, 3))
     y = 0.5 + x @ np.array([1.0, -1.0, 2.0]) + rng.normal(size=n)
-    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * 3).release(
+    # bounds of width 2: lam per unit of range is half the absolute noise scale
+    rel = pv.ZILMechanism(lam=lam / 2, zero_prob=delta, bounds=[(-1, 1)] * 3).release(
         x, rng=pv.make_rng(seed + 1)
     )
     return rel, x, y
@@ -45,7 +46,7 @@ def test_least_squares_closed_forms_match_spec_6_3b():
     rel, _, y = _linear_release()
     d1 = np.column_stack([np.ones(rel.n), rel.x1])
     d2 = np.column_stack([np.ones(rel.n), rel.x2])
-    delta, lam, n = rel.delta, rel.lam, rel.n
+    delta, lam, n = rel.zero_prob, rel.noise_scale[0], rel.n
     p_mat = np.diag([0.0, 1, 1, 1])
     expected = {
         "dr": np.linalg.solve(
@@ -64,24 +65,24 @@ def test_least_squares_closed_forms_match_spec_6_3b():
 
 def test_transformed_squared_closed_forms():
     rng = np.random.default_rng(1)
-    rel = pv.ZILMechanism(lam=0.3, delta=0.2, bounds=(0, 1)).release(
+    rel = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds=(0, 1)).release(
         rng.uniform(0, 1, (3000, 1)), rng=pv.make_rng(2)
     )
     g = abs_sin_squared()
     dr = DRMEstimator(loss=g, method="dr").fit(rel)
     pseudo = g.g(rel.x1[:, 0]) / 0.2 + (1 - 1 / 0.2) * g.g(rel.x2[:, 0])
     assert dr.coef_[0] == pytest.approx(pseudo.mean(), rel=1e-10)
-    sl = DRMEstimator(loss=g, method="sl").fit(rel)  # spec A2: (1 + 2 pi^2 lam^2) mean g(X2)
+    sl = DRMEstimator(loss=g, method="sl").fit(rel)  # A2: (1 + 2 pi^2 lam^2) mean g(X2)
     assert sl.coef_[0] == pytest.approx((1 + 2 * math.pi**2 * 0.09) * g.g(rel.x2[:, 0]).mean())
 
 
 def test_scalar_quantile_scan_is_the_exact_global_minimum():
     rng = np.random.default_rng(3)
-    rel = pv.ZILMechanism(lam=0.5, delta=0.3, bounds=(0, 1)).release(
+    rel = pv.ZILMechanism(lam=0.5, zero_prob=0.3, bounds=(0, 1)).release(
         rng.uniform(0, 1, (300, 1)), rng=pv.make_rng(4)
     )
     loss = ScalarQuantileLoss(quantile=0.3)
-    est = DRMEstimator(loss=loss, method="dr", param_bounds=(-3, 3), inference="none").fit(rel)
+    est = DRMEstimator(loss=loss, method="dr", theta_bounds=(-3, 3), inference="none").fit(rel)
     cand = np.concatenate([rel.x1[:, 0], rel.x2[:, 0], [-3, 3]])
     cand = cand[(cand >= -3) & (cand <= 3)]
 
@@ -155,9 +156,46 @@ def test_fit_needs_a_release_and_reports_the_box():
     with pytest.raises(pv.ValidationError, match="ZILRelease"):
         DRLinearRegression().fit(x, y)
     rel, _, y = _linear_release(n=500)
+    # the naive slope of x2 (about 1.27) is pinned on a box of half-width 1; the others inside
     with pytest.warns(BoundaryWarning, match="parameter box"):
-        est = DRLinearRegression(method="naive", param_bounds=(-0.1, 0.1)).fit(rel, y)
-    assert est.at_bound_.any()
+        est = DRLinearRegression(method="naive", theta_bounds=(-1.0, 1.0)).fit(rel, y)
+    assert est.at_bound_.tolist() == [False, False, False, True]
+    res = est.results_
+    assert np.isnan(res.bse.iloc[3]) and np.isnan(res.pvalues.iloc[3])
+    assert np.all(np.isfinite(res.bse.iloc[:3]))
+    assert np.isnan(res.conf_int().iloc[3]).all()
+    assert str(est.summary()).count("on bound") == 5  # std_err, z, p, both CI ends
+    # most parameters on the box: no estimate, and the error says why
+    with pytest.raises(pv.EstimationError, match="4 of 4 parameters.*noise is too large"):
+        DRLinearRegression(method="naive", theta_bounds=(-0.1, 0.1)).fit(rel, y)
+
+
+def test_response_array_that_duplicates_a_release_column_is_refused():
+    """Issue 13: releasing y with the features and passing it again as an array."""
+    import pandas as pd
+
+    rng = np.random.default_rng(30)
+    df = pd.DataFrame({"a": rng.uniform(0, 1, 400), "b": rng.uniform(0, 1, 400)})
+    df["y"] = (rng.random(400) < 0.5).astype(float)
+    kept = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "b": (0, 1)})
+    noised = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "y": (0, 1)})
+    for mech in (kept, noised):
+        rel = mech.release(df, rng=pv.make_rng(31))
+        for y in (df["y"], df["y"].to_numpy()):
+            with pytest.raises(pv.ValidationError, match="duplicates the release column 'y'"):
+                DRLinearRegression().fit(rel, y)
+        # naming the predictors is the explicit way out
+        fit = DRLinearRegression(features=["a", "b"]).fit(rel, df["y"].to_numpy())
+        assert fit.param_names_ == ["intercept", "a", "b"]
+    # a continuous response that the release noised (exact rows sit on the output grid)
+    z = np.clip(rng.normal(size=400), -5, 5)
+    cont = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "z": (-5, 5)})
+    rel = cont.release(df[["a", "b"]].assign(z=z), rng=pv.make_rng(33))
+    with pytest.raises(pv.ValidationError, match="duplicates the release column 'z'"):
+        DRLinearRegression().fit(rel, z)
+    # an unrelated response array is accepted
+    rel = kept.release(df, rng=pv.make_rng(32))
+    assert DRLinearRegression().fit(rel, rng.normal(size=400)).coef_.shape == (4,)
 
 
 def test_user_callable_loss_with_numerical_gradients():
@@ -171,10 +209,11 @@ def test_summary_predict_and_sklearn_protocol():
     rel, x, y = _linear_release(n=1000)
     est = DRLinearRegression(method="dr").fit(rel, y)
     text = str(est.summary())
-    for word in ("coef", "std err", "P>|z|", "intercept", "method=dr", "delta=0.2"):
+    for word in ("coef", "std_err", "p_value", "intercept", "method=dr", "zero_prob=0.2"):
         assert word in text
+    assert str(rel.guarantee) in text  # the release's guarantee is in the header
     assert est.predict(x).shape == (1000,)
-    ci = est.conf_int(0.9)
+    ci = est.results_.conf_int(alpha=0.1).to_numpy()
     assert np.all(ci[:, 0] < est.coef_) and np.all(est.coef_ < ci[:, 1])
     twin = clone(est)
     assert twin.get_params() == est.get_params()
@@ -189,21 +228,21 @@ def test_release_column_as_response():
     import pandas as pd
 
     df = pd.DataFrame(data, columns=["a", "b", "y"])
-    rel = pv.ZILMechanism(lam=0.3, delta=0.3, bounds={"a": (0, 1), "b": (0, 1)}).release(
+    rel = pv.ZILMechanism(lam=0.3, zero_prob=0.3, bounds={"a": (0, 1), "b": (0, 1)}).release(
         df, rng=pv.make_rng(11)
     )
     est = DRLinearRegression().fit(rel, "y")
     assert est.param_names_ == ["intercept", "a", "b"]
 
 
-# ---------------------------------------------------------------- variances (spec 11.8)
+# ---------------------------------------------------------------- variances (mean example)
 def test_mean_example_variances():
     """l = (x - theta)^2: n Var = Var X + (1-delta) lam^2/delta (DR), + lam^2 (SL),
     + (1-delta) lam^2 (SDR); the sandwich estimates them."""
     n, lam, delta = 400_000, 0.8, 0.25
     rng = np.random.default_rng(12)
     x = rng.uniform(0, 1, (n, 1))
-    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(x, rng=pv.make_rng(13))
+    rel = pv.ZILMechanism(lam=lam, zero_prob=delta, bounds=(0, 1)).release(x, rng=pv.make_rng(13))
     ident = TransformedSquaredLoss(
         lambda v: v, lambda v: np.ones_like(v), lambda v: np.zeros_like(v), name="mean"
     )
@@ -228,7 +267,7 @@ def test_b_draw_dr_keeps_the_mean_and_lowers_the_variance():
     est = {1: [], 5: []}
     for r in range(reps):
         rng = np.random.default_rng(100 + r)
-        rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(
+        rel = pv.ZILMechanism(lam=lam, zero_prob=delta, bounds=(0, 1)).release(
             rng.uniform(0, 1, (n, 1)), rng=pv.make_rng(1000 + r)
         )
         for b in est:
@@ -241,7 +280,7 @@ def test_b_draw_dr_keeps_the_mean_and_lowers_the_variance():
     assert e5.var() / e1.var() < 0.75
 
 
-# ---------------------------------------------------------------- coverage (spec 11.10)
+# ---------------------------------------------------------------- coverage (Thms 5.3, 6.1)
 def _coverage(hits, reps):
     rate = hits / reps
     se = math.sqrt(0.95 * 0.05 / reps)
@@ -259,9 +298,11 @@ def test_dr_coverage_on_section_7_1_losses(loss, theta0):
     hits = 0
     for r in range(reps):
         x = np.random.default_rng(r).uniform(0, 1, (n, 1))
-        rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=(0, 1)).release(x, rng=pv.make_rng(r))
+        rel = pv.ZILMechanism(lam=lam, zero_prob=delta, bounds=(0, 1)).release(
+            x, rng=pv.make_rng(r)
+        )
         fit = DRMEstimator(loss=loss, method="dr").fit(rel)
-        lo, hi = fit.conf_int(0.95)[0]
+        lo, hi = fit.results_.conf_int().to_numpy()[0]
         hits += lo <= theta0 <= hi
     rate, se = _coverage(hits, reps)
     assert abs(rate - 0.95) < 2 * se + 0.005, rate
@@ -274,15 +315,15 @@ def test_coverage_logistic_setting_a():
     hits = np.zeros(6)
     for r in range(reps):
         rng = np.random.default_rng(500 + r)
-        x = truncnorm.rvs(-0.5, 0.5, size=(n, 6), random_state=rng)  # spec A3 design
+        x = truncnorm.rvs(-0.5, 0.5, size=(n, 6), random_state=rng)  # the A3 design
         y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
-        rel = pv.ZILMechanism(lam=0.5, delta=0.2, bounds=[(-0.5, 0.5)] * 6).release(
+        rel = pv.ZILMechanism(lam=0.5, zero_prob=0.2, bounds=[(-0.5, 0.5)] * 6).release(
             x, rng=pv.make_rng(900 + r)
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = DRLogisticRegression(method="dr", fit_intercept=False).fit(rel, y)
-        ci = fit.conf_int(0.95)
+        ci = fit.results_.conf_int().to_numpy()
         hits += (ci[:, 0] <= 1.0) & (1.0 <= ci[:, 1])
     rate, se = _coverage(hits.mean(), reps)
     # six correlated coefficients pooled: the SE of the pooled rate is at most that of one
@@ -299,7 +340,7 @@ def test_linear_model_asymptotic_variances_of_003_prop_6_1():
     rng = np.random.default_rng(20)
     x = rng.uniform(-1, 1, (n, 2))
     y = x @ theta + sigma * rng.normal(size=n)
-    rel = pv.ZILMechanism(lam=lam, delta=delta, bounds=[(-1, 1)] * 2).release(
+    rel = pv.ZILMechanism(lam=lam / 2, zero_prob=delta, bounds=[(-1, 1)] * 2).release(
         x, rng=pv.make_rng(21)
     )
     sx = np.eye(2) / 3
@@ -322,3 +363,52 @@ def test_linear_model_asymptotic_variances_of_003_prop_6_1():
         # the sandwich's relative error here is a few percent (fourth moments of SL noise)
         np.testing.assert_allclose(n * np.diag(fit.cov_), np.diag(asy), rtol=0.08)
         assert np.all(np.abs(fit.coef_ - theta) < Z_TOL * np.sqrt(np.diag(asy) / n))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["dr", "sdr", "sl"])
+def test_unbiased_with_coverage_when_ranges_differ_by_ten_thousand(method):
+    """Issue 13: each column is noised in units of its own range, and the corrected losses
+    use each column's noise variance: unbiased estimates and 95% coverage per coefficient
+    with x1 in [0, 1] beside x2 in [0, 10^4]."""
+    reps, n = 300, 4000
+    beta = np.array([1.0, 2.0, 3e-4])
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.3, bounds={"x1": (0, 1), "x2": (0, 1e4)})
+    est, hits = [], np.zeros(3)
+    for r in range(reps):
+        rng = np.random.default_rng(4000 + r)
+        import pandas as pd
+
+        x = pd.DataFrame({"x1": rng.uniform(0, 1, n), "x2": rng.uniform(0, 1e4, n)})
+        y = beta[0] + x.to_numpy() @ beta[1:] + rng.normal(size=n)
+        rel = mech.release(x, rng=pv.make_rng(5000 + r))
+        fit = DRLinearRegression(method=method).fit(rel, y)
+        est.append(fit.coef_)
+        ci = fit.results_.conf_int().to_numpy()
+        hits += (ci[:, 0] <= beta) & (beta <= ci[:, 1])
+    est = np.array(est)
+    # unbiased: the mean of the replicates is within Z_TOL Monte Carlo SEs of the truth
+    mc_se = est.std(axis=0, ddof=1) / math.sqrt(reps)
+    assert np.all(np.abs(est.mean(axis=0) - beta) < Z_TOL * mc_se), (est.mean(axis=0), mc_se)
+    # coverage of each coefficient within 3 binomial SEs of 95% (plus the sandwich's
+    # small-sample slack of 0.01)
+    se = math.sqrt(0.95 * 0.05 / reps)
+    assert np.all(np.abs(hits / reps - 0.95) < 3 * se + 0.01), hits / reps
+
+
+def test_naive_fit_on_differing_ranges_is_biased():
+    """Negative control for the test above: ignoring the noise attenuates both slopes."""
+    import pandas as pd
+
+    n = 20_000
+    rng = np.random.default_rng(77)
+    x = pd.DataFrame({"x1": rng.uniform(0, 1, n), "x2": rng.uniform(0, 1e4, n)})
+    y = 1.0 + x.to_numpy() @ [2.0, 3e-4] + rng.normal(size=n)
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.3, bounds={"x1": (0, 1), "x2": (0, 1e4)})
+    rel = mech.release(x, rng=pv.make_rng(78))
+    naive = DRLinearRegression(method="naive").fit(rel, y).results_
+    sdr = DRLinearRegression(method="sdr").fit(rel, y).results_
+    # attenuation factor 1 / (1 + 12 (1 - zero_prob) lam^2) = 0.57 on each slope
+    for j, b in ((1, 2.0), (2, 3e-4)):
+        assert abs(naive.params.iloc[j] - b) > 10 * naive.bse.iloc[j]
+        assert abs(sdr.params.iloc[j] - b) < Z_TOL * sdr.bse.iloc[j]

@@ -1,7 +1,7 @@
 """IWP loss and gradient: unbiasedness (Thm 5.2), naive bias (Thm 4.2), gradients, variance.
 
 Monte Carlo over the release noise at a fixed (theta, x, y); every tolerance is 5 Monte
-Carlo standard errors computed from the draws (spec 8, "Tolerances").
+Carlo standard errors computed from the draws.
 """
 
 import copy
@@ -60,7 +60,7 @@ def _setting(seed, p=3):
 @pytest.mark.parametrize("eps_y", [0.5, 1.0, 3.0, math.inf])
 def test_closed_form_iwp_loss_and_gradient_are_unbiased(loss, sigma2, eps_y):
     theta, x, y = _setting(int(sigma2 * 10) + (0 if math.isinf(eps_y) else int(eps_y * 7)))
-    if loss == "exponential":  # keep sigma^2 ||theta||^2 <= 2 (spec 8.7)
+    if loss == "exponential":  # keep sigma^2 ||theta||^2 <= 2 (its IWP variance ~ e^{that})
         theta = theta * math.sqrt(2.0 / sigma2) / np.linalg.norm(theta)
     Xn, yn = _draws(theta, x, y, sigma2, eps_y, seed=1)
     thetas = np.broadcast_to(theta, (N_GROUPS, theta.size))
@@ -70,8 +70,8 @@ def test_closed_form_iwp_loss_and_gradient_are_unbiased(loss, sigma2, eps_y):
     _check_mean(g, plain_gradient(theta, x[None], np.array([y]), loss))
 
 
-def test_spec_reference_point_for_the_exponential_gradient():
-    """spec 8.7 [ours]: p = 3, sigma^2 = 4, eps_y = 1: the MC mean is unbiased at 5 SE."""
+def test_prototype_reference_point_for_the_exponential_gradient():
+    """A prototype's reference point: p = 3, sigma^2 = 4, eps_y = 1: unbiased at 5 SE."""
     theta, x, y = np.array([0.3, -0.4, 0.5]), np.array([0.2, -0.9, 0.6]), 1.0
     Xn, yn = _draws(theta, x, y, 4.0, 1.0, seed=2)
     g = iwp_gradient(np.broadcast_to(theta, (N_GROUPS, 3)), Xn, yn, 4.0, 1.0, "exponential")
@@ -174,11 +174,11 @@ def _var_check(values, var):
 
 @pytest.mark.parametrize("sigma2", [2.0, 8.0])
 def test_feature_variance_matches_lemma_d2_quadratic_identity(sigma2):
-    """p = 1, theta = 1, x = 0, y = 1 (spec 2.6, 8.11).
+    """p = 1, theta = 1, x = 0, y = 1 (Lemma D.2; A12-A13 in docs/iwp-sgd.md).
 
     Loss: f(x) = (x - 1)^2 / 2 has Sigma = 1, b = -1, so Var = sigma^2 + sigma^4 / 2.
-    Gradient: (w - 1) w - sigma^2 has Var = sigma^2 + 2 sigma^4 (the spec's 136 at sigma^2 = 8,
-    which Thm 5.3's bound with C over X, 9 sigma^2 = 72, misses: spec A12).
+    Gradient: (w - 1) w - sigma^2 has Var = sigma^2 + 2 sigma^4 (136 at sigma^2 = 8, which
+    Thm 5.3's bound with C over X, 9 sigma^2 = 72, misses: A12).
     """
     rng = np.random.default_rng(8)
     n = 1_000_000
@@ -192,7 +192,7 @@ def test_feature_variance_matches_lemma_d2_quadratic_identity(sigma2):
     # Negative control: the same check rejects the loss's variance for the gradient.
     with pytest.raises(AssertionError):
         _var_check(g, sigma2 + sigma2**2 / 2)
-    # spec A12: the measured gradient variance exceeds Thm 5.3's 9 sigma^2 iff sigma^2 > 4.
+    # A12: the measured gradient variance exceeds Thm 5.3's 9 sigma^2 iff sigma^2 > 4.
     assert (g.var() > 9 * sigma2) == (sigma2 > 4)
 
 
@@ -232,7 +232,7 @@ def test_regression_correction_is_unbiased_and_naive_is_not():
 
 
 def test_public_intercept_column_is_left_out_of_the_correction():
-    """spec 2.4: an un-noised constant column is left out of every sigma^2 theta term."""
+    """A7: an un-noised constant column is left out of every sigma^2 theta term."""
     theta, x, y, sigma2, eps_y = np.array([0.3, -0.2, 0.4]), np.array([0.5, -0.5]), 1.0, 3.0, 1.0
     rng = np.random.default_rng(11)
     Xn = x + math.sqrt(sigma2) * rng.standard_normal((N_GROUPS, GROUP, 2))
@@ -302,7 +302,7 @@ def test_user_exponential_loss_matches_the_closed_form(eps_y):
 
 
 def test_user_polynomial_loss_is_the_hermite_inverse_and_its_gradient():
-    """Generic path = W_s^{-1} of the polynomial (Hermite form, spec 2.2); gradient = FD."""
+    """Generic path = W_s^{-1} of the polynomial (Hermite form); gradient = FD."""
     theta, X, y = _batch(13)
     sigma2 = 2.0
     s = sigma2 * theta @ theta

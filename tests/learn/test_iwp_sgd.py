@@ -1,4 +1,4 @@
-"""IWP-SGD estimators and the convergence properties of paper 004 (Thm 5.5; spec 8.13-8.14)."""
+"""IWP-SGD estimators and the convergence properties of paper 004 (Thm 5.5)."""
 
 import math
 
@@ -106,7 +106,7 @@ def test_projection_keeps_theta_in_the_ball():
     X, y = _classification(5000)
     rel = release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), rng=4)
     est = IWPSGDClassifier(
-        loss="squared", batch_size=1, learning_rate=0.05, projection_radius=0.5, progress=False
+        loss="squared", batch_size=1, learning_rate=0.05, theta_radius=0.5, progress=False
     ).fit(rel)
     assert np.all(np.linalg.norm(est.trajectory_, axis=1) <= 0.5 + 1e-12)
 
@@ -122,16 +122,14 @@ def test_regressor_on_a_regression_release():
         epsilon_y=4,
         delta_x=5e-6,
         delta_y=5e-6,
-        target_bounds=(0, 100),
+        y_bounds=(0, 100),
         bounds=(-1, 1),
         rng=6,
     )
     kw = dict(batch_size=16, learning_rate=2e-3, alpha=0.1, progress=False, averaging="tail")
     iwp = IWPSGDRegressor(**kw).fit(rel)
     naive = IWPSGDRegressor(method="naive", **kw).fit(rel)
-    oracle = IWPSGDRegressor(method="oracle", **kw).fit(
-        X, t, bounds=(-1, 1), target_bounds=(0, 100)
-    )
+    oracle = IWPSGDRegressor(method="oracle", **kw).fit(X, t, bounds=(-1, 1), y_bounds=(0, 100))
     assert np.linalg.norm(iwp.coef_ - oracle.coef_) < np.linalg.norm(naive.coef_ - oracle.coef_)
     assert iwp.predict(X).shape == (100_000,)
 
@@ -152,7 +150,7 @@ def test_public_intercept_is_learned_without_correction():
     assert np.linalg.norm(full(iwp) - full(oracle)) < 0.25 * np.linalg.norm(full(oracle))
 
 
-# ---------------------------------------------------------------- Thm 5.5, spec 8.13 / 8.14
+# ---------------------------------------------------------------- Thm 5.5: rate and endpoints
 LAM, EPS_X, EPS_Y = 1.0, 4.0, 2.0
 BETA = np.array([1.0, -0.5])
 
@@ -162,7 +160,7 @@ def _stream(reps, n, seed):
     X = rng.uniform(-1, 1, size=(reps * n, 2))
     y = np.where(X @ BETA + 0.3 * rng.standard_normal(reps * n) > 0, 1.0, -1.0)
     rel = release_examples(
-        X, y, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=1e-5, radius=math.sqrt(2), rng=seed + 1
+        X, y, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=1e-5, x_radius=math.sqrt(2), rng=seed + 1
     )
     return rel.X.reshape(reps, n, 2), rel.y.reshape(reps, n), rel
 
@@ -195,7 +193,7 @@ def test_convergence_rate_slope_and_naive_plateau(exy):
                 batch_size=1,
                 learning_rate=math.log(n) / (mu * n),
                 alpha=LAM,
-                projection_radius=5.0,
+                theta_radius=5.0,
                 record_every=n,
             )
             errs[method].append(np.sum((path.last - theta_star) ** 2, axis=1))
@@ -205,7 +203,7 @@ def test_convergence_rate_slope_and_naive_plateau(exy):
     slope_naive = np.polyfit(np.log(ns), np.log(mean_naive), 1)[0]
     assert -1.5 <= slope_iwp <= -0.6, (slope_iwp, mean_iwp)
     assert -0.2 <= slope_naive <= 0.2, (slope_naive, mean_naive)
-    # The naive plateau is the Thm 4.2 closed form ||theta~* - theta*||^2 (spec 3).
+    # The naive plateau is the Thm 4.2 closed form ||theta~* - theta*||^2 (docs/iwp-sgd.md).
     S = 1 / (1 + math.exp(-EPS_Y))
     tilde = (2 * S - 1) * exy / (1 / 3 + rel.sigma2 + LAM)
     plateau = np.sum((tilde - theta_star) ** 2)
@@ -215,7 +213,7 @@ def test_convergence_rate_slope_and_naive_plateau(exy):
 
 @pytest.mark.slow
 def test_endpoints_naive_converges_to_the_biased_minimiser_iwp_to_theta_star(exy):
-    """spec 8.14: averaged endpoints within 5 SE of theta~* (naive) and theta* (IWP)."""
+    """Averaged endpoints within 5 SE of theta~* (naive) and theta* (IWP)."""
     mu = 1 / 3 + LAM
     theta_star = exy / mu
     reps, n = 40, 50_000
@@ -233,10 +231,22 @@ def test_endpoints_naive_converges_to_the_biased_minimiser_iwp_to_theta_star(exy
             batch_size=10,
             learning_rate=5e-3,
             alpha=LAM,
-            projection_radius=5.0,
+            theta_radius=5.0,
             averaging="tail",
         )
         end = path.average
         se = end.std(axis=0) / math.sqrt(reps)
         assert np.all(np.abs(end.mean(axis=0) - target) <= 5 * se + 1e-3), (method, end.mean(0))
     assert np.linalg.norm(tilde - theta_star) > 0.2  # the two targets are far apart
+
+
+def test_summary_reports_the_release_guarantee():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, (2000, 2))
+    y = (X.sum(axis=1) > 0).astype(int)
+    ex = release_examples(X, y, epsilon_x=4.0, epsilon_y=2.0, delta=1e-5, bounds=(-1, 1), rng=6)
+    clf = IWPSGDClassifier(progress=False).fit(ex)
+    text = clf.summary()
+    assert str(ex.guarantee) in text and "post-processing" in text
+    oracle = IWPSGDClassifier(method="oracle", progress=False).fit(X, y)
+    assert "no privacy" in oracle.summary()

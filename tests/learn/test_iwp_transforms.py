@@ -1,4 +1,4 @@
-"""Bernoulli and Weierstrass transforms and inverses (paper 004, Thm 5.1; spec 8.4-8.6, 8.9)."""
+"""Bernoulli and Weierstrass transforms and inverses (paper 004, Thm 5.1, App. D.5, D.7)."""
 
 import math
 
@@ -95,7 +95,7 @@ def test_logistic_derivatives_match_finite_differences():
 
 
 def test_glm_laplacian_identity_by_finite_differences():
-    """Delta_x f(y theta^T x) = ||theta||^2 f''(y theta^T x) (spec 8.6, k = 1)."""
+    """Delta_x f(y theta^T x) = ||theta||^2 f''(y theta^T x) (App. D.5, k = 1)."""
     f = get_margin_loss("logistic")
     theta, x, y = np.array([0.4, -1.1, 0.7]), np.array([0.3, 0.2, -0.5]), -1.0
     h = 1e-3
@@ -109,21 +109,21 @@ def test_glm_laplacian_identity_by_finite_differences():
     assert lap == pytest.approx(theta @ theta * f.derivative(y * theta @ x, 2), rel=1e-5)
 
 
-def test_truncation_bias_matches_the_spec_table_for_small_t():
-    spec = {
+def test_truncation_bias_matches_a_prototype_table_for_small_t():
+    table = {
         0.05: (1.5e-4, 4.5e-6, 2.1e-7),
         0.5: (9.6e-3, 1.8e-3, 4.6e-4),
         1.0: (2.8e-2, 7.6e-3, 2.7e-3),
         5.0: (2.1e-1, 9.9e-2, 6.1e-2),
     }
-    for t, values in spec.items():
+    for t, values in table.items():
         ours = [truncation_bias(t, K) for K in (1, 2, 3)]
         assert np.allclose(ours, values, rtol=0.1), (t, ours)
         assert ours[0] > ours[1] > ours[2]  # decreasing in K for small t
 
 
 def test_truncation_bias_agrees_with_monte_carlo_at_large_t():
-    """bias_K(25) by quadrature agrees with MC (the spec's 80-node values, 1.8 and 68, do not)."""
+    """bias_K(25) by quadrature agrees with MC (a prototype's 80-node values, 1.8 and 68, don't)."""
     rng = np.random.default_rng(3)
     f = get_margin_loss("logistic")
     t, z = 25.0, 0.0

@@ -1,9 +1,10 @@
-"""Oracles for the loss catalogue (spec zil_drcl.md sections 6, 8 and 11.6-11.7).
+"""Oracles for the loss catalogue (paper 000, Sections 4-7).
 
 Two kinds of checks:
 
 * derivatives: every analytic gradient / Hessian / Laplacian against finite differences;
-* conditional unbiasedness of the corrected losses (spec 11.6): at a fixed record x, with
+* conditional unbiasedness of the corrected losses (docs/dr-estimation.md, "Why the
+  corrected losses are unbiased"): at a fixed record x, with
   X1 = x + Z, Z ~ ZIL(delta, lam^2 I) and X2 = X1 + S, S ~ SL(delta lam^2 I) on the noised
   columns, E l_DR = l(x) (any integrable loss) and E l_SL = E l_SDR = l(x) (C^2 losses).
 
@@ -11,7 +12,7 @@ Monte Carlo tolerance logic: a z-test on the mean of N i.i.d. pseudo-values, wit
 standard error estimated from the same sample, |z| < 4.5 (two-sided p ~ 7e-6 per check,
 so a few dozen checks keep the family-wise false alarm rate below 1e-3 even before the
 seeds are fixed). The DR pseudo-values have variance of order Var(l)/delta^2, so delta =
-0.3 and N = 2e6-4e6 give standard errors of a few 1e-3. Negative controls (spec 11.7)
+0.3 and N = 2e6-4e6 give standard errors of a few 1e-3. Negative controls
 show the same tests have power: the biases there are > 6-10 standard errors, and where
 the bias has a closed form the tests also check it within 4.5 standard errors.
 """
@@ -106,15 +107,16 @@ def fd_theta(f, theta: np.ndarray, h: float = 1e-6) -> np.ndarray:
     return np.stack(cols, axis=-1)
 
 
-def num_laplacian(loss: Loss, x, y, theta, noised, h: float = 1e-3) -> np.ndarray:
-    """Second differences of value() in x, summed over the noised columns only."""
+def num_laplacian(loss: Loss, x, y, theta, noise_var, h: float = 1e-3) -> np.ndarray:
+    """Second differences of value() in x, weighted by the noise variance of each column."""
+    w = np.asarray(noise_var, dtype=float)
     v0 = loss.value(x, y, theta)
     out = np.zeros(x.shape[0])
-    for k in np.flatnonzero(noised):
+    for k in np.flatnonzero(w):
         xp, xm = x.copy(), x.copy()
         xp[:, k] += h
         xm[:, k] -= h
-        out += (loss.value(xp, y, theta) - 2 * v0 + loss.value(xm, y, theta)) / h**2
+        out += w[k] * (loss.value(xp, y, theta) - 2 * v0 + loss.value(xm, y, theta)) / h**2
     return out
 
 
@@ -166,11 +168,15 @@ SMOOTH_INDEX = [
     SquaredLoss(fit_intercept=True),
     SquaredLoss(fit_intercept=False),
 ]
-MASKS = [np.array([True, False, True, True]), np.array([True, True, True, True])]
+MASKS = [
+    np.array([True, False, True, True]),
+    np.array([True, True, True, True]),
+    np.array([0.25, 0.0, 4.0, 1e-4]),  # per-column noise variances (ranges differing 10^2)
+]
 
 
 @pytest.mark.parametrize("loss", SMOOTH_INDEX, ids=repr)
-@pytest.mark.parametrize("mask", MASKS, ids=["partial", "all"])
+@pytest.mark.parametrize("mask", MASKS, ids=["partial", "all", "weighted"])
 def test_index_loss_derivatives(loss, mask):
     x, y, theta, w = _index_case(loss)
     # gradient and Hessian in theta
@@ -198,7 +204,7 @@ def test_index_loss_derivatives(loss, mask):
 
 
 def test_logistic_matches_spec_formulas():
-    """Spec 8 item 4 in closed form, no intercept, all columns noised."""
+    """The logistic loss of paper 000, Sec. 7.2 in closed form, no intercept, all columns noised."""
     loss = LogisticLoss()
     x, y, beta, _ = _index_case(loss, seed=3)
     u = x @ beta
@@ -366,7 +372,7 @@ def test_callable_loss_uses_given_or_finite_difference_gradient():
 
 
 # ------------------------------------------------------------------------------------
-# conditional unbiasedness of the DR loss (spec 11.6, paper Thm 5.1)
+# conditional unbiasedness of the DR loss (paper Thm 5.1, record by record)
 
 LAM1 = 1.0
 THETA1 = np.array([0.4])
@@ -466,7 +472,7 @@ def test_dr_unbiased_population_uniform_square():
 
 
 # ------------------------------------------------------------------------------------
-# SL and SDR for smooth losses (spec 11.6, paper eq. 6.1)
+# SL and SDR for smooth losses (paper eqs. 6.1-6.2)
 
 
 def _sl_sdr_dr(loss, x0, y0, theta, mask, lam, n_total, seed):
@@ -522,7 +528,7 @@ def test_sl_sdr_unbiased_polynomial_and_sine(mask):
 
 
 # ------------------------------------------------------------------------------------
-# negative controls (spec 11.7)
+# negative controls
 
 
 def test_naive_loss_is_biased():
@@ -577,7 +583,7 @@ def test_dr_with_per_coordinate_zil_is_biased_for_max():
 
 @pytest.mark.parametrize("x0", [0.0, 0.5, -0.3])
 def test_sl_relu_bias_at_fixed_x(x0):
-    """SL with a.e. derivatives on (theta - relu x)^2 [derived, spec 11.7].
+    """SL with a.e. derivatives on (theta - relu x)^2 [derived].
 
     With U = X2 - x ~ Laplace(b), b = lam/sqrt2: E relu(x + U) - relu(x) = (b/2) e^{-|x|/b},
     so theta_SL = mean relu(X2) is off by (b/2) e^{-|x|/b} (b/2 at x = 0). The relu^2 part
@@ -604,7 +610,7 @@ def test_sl_relu_bias_at_fixed_x(x0):
 
 
 def test_sl_relu_bias_population_closed_form():
-    """X ~ U(0, 1): E theta_SL - theta_0 = E (b/2) e^{-X/b} = (b^2/2)(1 - e^{-1/b}) (spec 11.7).
+    """X ~ U(0, 1): E theta_SL - theta_0 = E (b/2) e^{-X/b} = (b^2/2)(1 - e^{-1/b}) [derived].
 
     Paper Table 1, (delta, lam) = (0.1, 0.94): b = 0.665 gives 0.172, matching the SL RMSE 0.173.
     """
@@ -737,8 +743,10 @@ def test_argument_validation():
         loss.value(x, np.ones(3), np.zeros(3))
     with pytest.raises(ValidationError, match="response"):
         loss.value(x, None, np.zeros(2))
-    with pytest.raises(ValidationError, match="noised"):
-        loss.laplacian(x, np.ones(3), np.zeros(2), np.array([1, 0]))
+    with pytest.raises(ValidationError, match="noise_var"):
+        loss.laplacian(x, np.ones(3), np.zeros(2), np.array([1.0, -1.0]))
+    with pytest.raises(ValidationError, match="noise_var"):
+        loss.laplacian(x, np.ones(3), np.zeros(2), np.array([1.0, 0.0, 1.0]))
     with pytest.raises(NotImplementedError):
         QuantileRegressionLoss().hess_sum(x, np.ones(3), np.zeros(3))
 

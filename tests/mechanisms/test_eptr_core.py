@@ -1,4 +1,4 @@
-"""The ePTR adapter, classic PTR and the Gaussian mechanism (spec eptr.md 3.2 and 10.1-10.3, 10.6).
+"""The ePTR adapter, classic PTR and the Gaussian mechanism (paper 001, Algorithms 1-2, eq. (3)).
 
 Statistical tolerances: binomial z-tests at |z| < 4 and goodness-of-fit p-values > 1e-4, with
 fixed seeds.
@@ -16,15 +16,15 @@ from privest.mechanisms.eptr import (
     eptr_noise_scale,
     eptr_pair_divergence,
     eptr_step,
-    project_rows,
     ptr_threshold,
     release_probability,
 )
 from privest.mechanisms.gaussian import GaussianMechanism, c_delta, gaussian_delta, gaussian_sigma
 from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
+from privest.projection import project_rows
 from privest.rng import make_rng
 
-TABLE = [  # spec 3.2: eps, delta, M, q(0)
+TABLE = [  # Algorithm 2, computed independently: eps, delta, M, q(0)
     (1.0, 0.01, 10.210340, 0.00602874),
     (0.5, 0.01, 19.420681, 0.00772782),
     (1.5, 0.01, 7.140227, 0.00470146),
@@ -183,18 +183,25 @@ def test_pair_divergence_negative_controls():
 
 
 def test_gaussian_mechanism_calibration():
-    assert gaussian_sigma(2.0, 1.0, 0.01) == pytest.approx(2 * 3.107511, abs=1e-5)
-    assert gaussian_sigma(1.0, 1.0, 0.01, "paper_eq3") == pytest.approx(
-        math.sqrt(2) * gaussian_sigma(1.0, 1.0, 0.01)
+    assert gaussian_sigma(1.0, 0.01, 2.0) == pytest.approx(2 * 3.107511, abs=1e-5)
+    assert gaussian_sigma(1.0, 0.01, 1.0, "paper_eq3") == pytest.approx(
+        math.sqrt(2) * gaussian_sigma(1.0, 0.01, 1.0)
     )
-    mech = GaussianMechanism(1.0, 1.0, 0.01)
+    mech = GaussianMechanism(epsilon=1.0, delta=0.01, sensitivity=1.0, calibration="classic")
     assert gaussian_delta(1.0, 1.0, mech.sigma) <= 0.01
     assert gaussian_delta(1.0, 1.0, mech.sigma / 2) > 0.01  # negative control
-    assert mech.release(np.zeros(3), rng=1).shape == (3,)
+    out = mech.release(np.zeros(1), rng=1)
+    assert np.asarray(out).shape == (1,) and out.guarantee is mech.guarantee
+    assert float(mech.guarantee.delta(1.0)) <= 0.01
+    three = GaussianMechanism(epsilon=1.0, delta=0.01, sensitivity=1.0, dims=3)
+    assert np.asarray(three.release(np.zeros(3), rng=1)).shape == (3,)
+    with pytest.raises(ValidationError, match="dims"):
+        mech.release(np.zeros(3), rng=1)
     with pytest.raises(PrivacyParameterError):
-        GaussianMechanism(1.0, 8.0, 0.01)  # classical calibration fails beyond ~6.77
+        GaussianMechanism(epsilon=8.0, delta=0.01, sensitivity=1.0, calibration="classic")
+    assert GaussianMechanism(epsilon=8.0, delta=0.01, sensitivity=1.0, calibration="analytic")
     with pytest.raises(ValidationError):
-        gaussian_sigma(1.0, 1.0, 0.01, "other")
+        gaussian_sigma(1.0, 0.01, 1.0, "other")
 
 
 def test_motivating_ols_example_has_unbounded_global_sensitivity():

@@ -12,12 +12,15 @@ import numpy as np
 
 from privest.accounting.base import ApproxDP
 from privest.audit import audit
-from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, RadiusBounds
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import sorted_data
-from privest.mechanisms.smooth_sensitivity import SmoothSensitivity, local_sensitivity_at_distance
+from privest.mechanisms.smooth_sensitivity import (
+    SmoothSensitivityLaw,
+    local_sensitivity_at_distance,
+)
 
 EPS = 1.0
 N = 60_000
@@ -38,26 +41,26 @@ def _audit(m, mp, claimed, seed):
 
 
 def test_plm_meets_its_guarantee():
-    m = PiecewiseLaplace.for_statistic(X, "median", epsilon=EPS, bounds=(0, 1))
-    mp = PiecewiseLaplace.for_statistic(XP, "median", epsilon=EPS, bounds=(0, 1))
+    m = PiecewiseLaplaceLaw.for_statistic(X, "median", epsilon=EPS, bounds=(0, 1))
+    mp = PiecewiseLaplaceLaw.for_statistic(XP, "median", epsilon=EPS, bounds=(0, 1))
     result = _audit(m, mp, m.guarantee, 1)
     assert not result.contradicts, result.summary()
     assert result.epsilon_lower_bound() > 0.3  # the audit has power on this pair
 
 
 def test_baselines_meet_their_guarantees():
-    for cls in (InverseSensitivity, LaplaceMechanism):
+    for cls in (InverseSensitivityLaw, LaplaceLaw):
         m = cls.for_statistic(X, "median", epsilon=EPS, bounds=(0, 1))
         mp = cls.for_statistic(XP, "median", epsilon=EPS, bounds=(0, 1))
         assert not _audit(m, mp, m.guarantee, 2).contradicts
-    s, sp = (SmoothSensitivity(d, epsilon=EPS, bounds=(0, 1)) for d in (X, XP))
+    s, sp = (SmoothSensitivityLaw(d, epsilon=EPS, bounds=(0, 1)) for d in (X, XP))
     assert not _audit(s, sp, s.guarantee, 3).contradicts
 
 
 def test_broken_plm_is_caught():
     """Negative control: PLM run at 4 eps but claimed eps-DP."""
-    m = PiecewiseLaplace.for_statistic(X, "median", epsilon=4 * EPS, bounds=(0, 1))
-    mp = PiecewiseLaplace.for_statistic(XP, "median", epsilon=4 * EPS, bounds=(0, 1))
+    m = PiecewiseLaplaceLaw.for_statistic(X, "median", epsilon=4 * EPS, bounds=(0, 1))
+    mp = PiecewiseLaplaceLaw.for_statistic(XP, "median", epsilon=4 * EPS, bounds=(0, 1))
     result = _audit(m, mp, ApproxDP(EPS), 4)
     assert result.contradicts
     assert result.epsilon_lower_bound() > EPS
@@ -66,8 +69,8 @@ def test_broken_plm_is_caught():
 def test_local_sensitivity_laplace_is_caught():
     """Negative control: Laplace scaled to the local sensitivity (no pieces) leaks."""
     ls = lambda d: max(np.diff(np.sort(np.r_[d, 0.0, 1.0]))[1:-1].max(), 1e-3)  # noqa: E731
-    m = LaplaceMechanism(float(np.median(X)), 2 * ls(X), EPS)
-    mp = LaplaceMechanism(float(np.median(XP)), 2 * ls(XP), EPS)
+    m = LaplaceLaw(float(np.median(X)), 2 * ls(X), EPS)
+    mp = LaplaceLaw(float(np.median(XP)), 2 * ls(XP), EPS)
     assert _audit(m, mp, ApproxDP(EPS), 5).contradicts
 
 
@@ -76,20 +79,20 @@ def _approximate(d, radii_from):
     """Approximate 1-D PLM of the median (rank 3 of 5) from A_0, A_1 on [0, 1]."""
     aug, *_ = sorted_data(d, (0, 1))
     ak = local_sensitivity_at_distance(aug, 3, [0, 1])
-    return ApproximatePiecewiseLaplace(float(aug[3]), radii_from(ak), EPS)
+    return ApproximatePiecewiseLaplaceLaw(float(aug[3]), radii_from(ak), EPS)
 
 
 VARIANTS = {
-    "rho-PLM": lambda d: PiecewiseLaplace.for_statistic(
+    "rho-PLM": lambda d: PiecewiseLaplaceLaw.for_statistic(
         d, "median", epsilon=EPS, bounds=(0, 1), rho=0.05
     ),
-    "truncated PLM, GS tail": lambda d: PiecewiseLaplace.for_statistic(
+    "truncated PLM, GS tail": lambda d: PiecewiseLaplaceLaw.for_statistic(
         d, "median", epsilon=EPS, bounds=(0, 1), truncate=2, tail="gs"
     ),
-    "truncated INV, range-end tail": lambda d: InverseSensitivity.for_statistic(
+    "truncated INV, range-end tail": lambda d: InverseSensitivityLaw.for_statistic(
         d, "median", epsilon=EPS, bounds=(0, 1), truncate=3
     ),
-    "grid INV": lambda d: GridInverseSensitivity.for_statistic(
+    "grid INV": lambda d: GridInverseSensitivityLaw.for_statistic(
         d, "median", epsilon=EPS, grid=np.linspace(0, 1, 101), bounds=(0, 1)
     ),
     "approximate PLM, capped radii": lambda d: _approximate(

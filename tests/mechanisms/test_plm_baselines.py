@@ -10,14 +10,14 @@ from scipy import integrate, stats
 
 from privest.accounting.base import ApproxDP
 from privest.audit import audit
-from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, RadiusBounds
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import median_profile, sorted_data
-from privest.mechanisms.ptr_median import PTRMedian, distance_to_instability
+from privest.mechanisms.ptr_median import PTRMedianLaw, distance_to_instability
 from privest.mechanisms.smooth_sensitivity import (
-    SmoothSensitivity,
+    SmoothSensitivityLaw,
     local_sensitivity_at_distance,
 )
 
@@ -37,7 +37,7 @@ def test_distance_to_instability_matches_its_definition():
 
 def test_ptr_refusal_probability_and_release_law():
     x = np.linspace(0.4, 0.6, 101)
-    mech = PTRMedian(x, epsilon=1.0, delta=1e-3, bounds=(0, 1), bound=0.05)
+    mech = PTRMedianLaw(x, epsilon=1.0, delta=1e-3, bounds=(0, 1), local_sensitivity=0.05)
     assert mech.guarantee.eps == 1.0 and mech.guarantee.dlt == 1e-3
     draws = mech.sample(40_000, rng=1)
     refused = np.isnan(draws)
@@ -46,8 +46,12 @@ def test_ptr_refusal_probability_and_release_law():
     released = draws[~refused]
     lap = stats.laplace(mech.value, mech.scale)
     assert stats.kstest(released, lap.cdf).pvalue > 1e-3
-    unstable = PTRMedian(
-        np.r_[np.zeros(50), np.ones(51)], epsilon=1.0, delta=1e-3, bounds=(0, 1), bound=0.05
+    unstable = PTRMedianLaw(
+        np.r_[np.zeros(50), np.ones(51)],
+        epsilon=1.0,
+        delta=1e-3,
+        bounds=(0, 1),
+        local_sensitivity=0.05,
     )
     assert unstable.gamma == 0 and unstable.refusal_probability > 0.99  # the paper's criticism
 
@@ -63,8 +67,8 @@ def test_ptr_audit_and_broken_ptr():
     x = np.r_[np.full(9, 0.5), 0.51, 0.52, np.full(10, 0.53)]
     xp = x.copy()
     xp[-1] = 0.0  # moves the median's neighbourhood
-    m = PTRMedian(x, epsilon=eps, delta=delta, bounds=(0, 1), bound=0.02)
-    mp = PTRMedian(xp, epsilon=eps, delta=delta, bounds=(0, 1), bound=0.02)
+    m = PTRMedianLaw(x, epsilon=eps, delta=delta, bounds=(0, 1), local_sensitivity=0.02)
+    mp = PTRMedianLaw(xp, epsilon=eps, delta=delta, bounds=(0, 1), local_sensitivity=0.02)
     result = audit(
         lambda n, g: m.sample(n, g),
         lambda n, g: mp.sample(n, g),
@@ -75,7 +79,7 @@ def test_ptr_audit_and_broken_ptr():
     )
     assert not result.contradicts
 
-    class NoTest(PTRMedian):
+    class NoTest(PTRMedianLaw):
         @property
         def refusal_probability(self):
             return 0.0
@@ -86,8 +90,8 @@ def test_ptr_audit_and_broken_ptr():
 
     a = np.r_[np.zeros(10), np.ones(11)]  # median 1
     b = np.r_[np.zeros(11), np.ones(10)]  # one record swapped: median 0
-    na = NoTest(a, epsilon=eps, delta=delta, bounds=(0, 1), bound=0.02)
-    nb = NoTest(b, epsilon=eps, delta=delta, bounds=(0, 1), bound=0.02)
+    na = NoTest(a, epsilon=eps, delta=delta, bounds=(0, 1), local_sensitivity=0.02)
+    nb = NoTest(b, epsilon=eps, delta=delta, bounds=(0, 1), local_sensitivity=0.02)
     assert na.value == 1.0 and nb.value == 0.0
     # larger outputs point towards the second data set (the auditor's convention)
     broken = audit(
@@ -103,7 +107,7 @@ def test_ptr_audit_and_broken_ptr():
 @pytest.mark.parametrize("delta", [0.0, 1e-4])
 def test_smooth_sensitivity_noise_law(delta):
     x = np.random.default_rng(4).normal(size=41).clip(-5, 5)
-    mech = SmoothSensitivity(x, epsilon=1.0, bounds=(-5, 5), delta=delta)
+    mech = SmoothSensitivityLaw(x, epsilon=1.0, bounds=(-5, 5), delta=delta)
     total = integrate.quad(lambda y: float(mech.pdf(y)), -np.inf, np.inf, limit=200)[0]
     assert total == pytest.approx(1.0, abs=1e-8)
     draws = mech.sample(20_000, rng=5)
@@ -117,7 +121,7 @@ def test_smooth_sensitivity_is_an_upper_bound_on_local_sensitivity():
     rng = np.random.default_rng(6)
     for _ in range(10):
         x = rng.uniform(0, 1, 15)
-        mech = SmoothSensitivity(x, epsilon=1.0, bounds=(0, 1))
+        mech = SmoothSensitivityLaw(x, epsilon=1.0, bounds=(0, 1))
         aug, *_ = sorted_data(x, (0, 1))
         ls = local_sensitivity_at_distance(aug, 8, [0])[0]
         assert mech.sensitivity >= ls
@@ -131,15 +135,17 @@ def test_grid_inverse_sensitivity_privacy():
         x = rng.uniform(0, 1, int(rng.integers(2, 12)))
         y = x.copy()
         y[rng.integers(x.size)] = rng.choice([0.0, 1.0, rng.uniform()])
-        m1 = GridInverseSensitivity(median_profile(x, (0, 1)), 1.0, grid)
-        m2 = GridInverseSensitivity(median_profile(y, (0, 1)), 1.0, grid)
+        m1 = GridInverseSensitivityLaw(median_profile(x, (0, 1)), 1.0, grid)
+        m2 = GridInverseSensitivityLaw(median_profile(y, (0, 1)), 1.0, grid)
         assert np.max(np.abs(m1.log_prob - m2.log_prob)) <= 1.0 + 1e-9
 
 
 def test_ptr_cdf_and_error_functionals_are_its_exact_law():
-    """PTRMedian's law: a refusal atom (NaN) and f(x) + Lap(2B/eps) otherwise, independent."""
+    """PTRMedianLaw's law: a refusal atom (NaN) and f(x) + Lap(2B/eps) otherwise, independent."""
     x = np.linspace(0.4, 0.6, 101)
-    mech = PTRMedian(x, epsilon=1.0, delta=1e-3, bounds=(0, 1), bound=0.03)  # gamma = 14
+    mech = PTRMedianLaw(
+        x, epsilon=1.0, delta=1e-3, bounds=(0, 1), local_sensitivity=0.03
+    )  # gamma = 14
     keep = mech.release_probability
     assert 0.05 < keep < 0.95  # both parts of the law carry mass here
     draws = mech.sample(40_000, rng=8)
@@ -165,19 +171,19 @@ def test_error_quantiles_invert_the_error_cdfs():
     x = np.random.default_rng(9).normal(size=41).clip(-5, 5)
     probs = np.array([0.05, 0.5, 0.9, 0.99])
     mechs = [
-        PiecewiseLaplace.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
-        InverseSensitivity.for_statistic(x, "mean", epsilon=0.5, bounds=(-5, 5)),
-        PiecewiseLaplace.for_statistic(x, "median", epsilon=2.0, bounds=(-5, 5), rho=0.1),
-        LaplaceMechanism.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
-        SmoothSensitivity(x, epsilon=1.0, bounds=(-5, 5)),
-        SmoothSensitivity(x, epsilon=1.0, bounds=(-5, 5), delta=1e-5),
-        ApproximatePiecewiseLaplace(0.0, RadiusBounds([0.2, 0.5, 1.0]), 1.0),
+        PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
+        InverseSensitivityLaw.for_statistic(x, "mean", epsilon=0.5, bounds=(-5, 5)),
+        PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=2.0, bounds=(-5, 5), rho=0.1),
+        LaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(-5, 5)),
+        SmoothSensitivityLaw(x, epsilon=1.0, bounds=(-5, 5)),
+        SmoothSensitivityLaw(x, epsilon=1.0, bounds=(-5, 5), delta=1e-5),
+        ApproximatePiecewiseLaplaceLaw(0.0, RadiusBounds([0.2, 0.5, 1.0]), 1.0),
     ]
     for mech in mechs:
         q = mech.error_quantile(probs)
         assert np.all(np.diff(q) > 0)
         assert np.allclose(mech.error_cdf(q), probs, atol=1e-9), type(mech).__name__
-    grid = GridInverseSensitivity(median_profile(x, (-5, 5)), 1.0, np.linspace(-5, 5, 201))
+    grid = GridInverseSensitivityLaw(median_profile(x, (-5, 5)), 1.0, np.linspace(-5, 5, 201))
     q = grid.error_quantile(probs)
     assert np.all(grid.error_cdf(q) >= probs - 1e-12)
     assert np.all(grid.error_cdf(q - 1e-9) < probs)  # the smallest such grid distance

@@ -1,4 +1,8 @@
-"""PLM and INV as distributions: spec 8 oracles T1-T5, T11, T12 and the error functionals."""
+"""PLM and INV as distributions (paper 002, Sec. 3-4) and the exact error functionals.
+
+The error functionals and the worst case of equal pieces are derived in
+docs/piecewise-laplace.md, "Exact error laws".
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,8 @@ from scipy import integrate, stats
 
 from privest.errors import ValidationError
 from privest.mechanisms.base import log_k, texp_moments
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import ReachProfile, count_profile, median_profile
 
 
@@ -34,9 +38,9 @@ def _data(seed: int, n: int = 15, ties: bool = False) -> np.ndarray:
 
 @pytest.mark.parametrize("seed,ties,eps", [(0, False, 1.0), (1, True, 0.5), (2, True, 3.0)])
 def test_density_matches_definition_and_integrates_to_one(seed, ties, eps):
-    """T1: quad of exp(-eps s/2) (s from Def. 3.1) gives Z = K W; the density integrates to 1."""
+    """quad of exp(-eps s/2) (s from Def. 3.1) gives Z = K W; the density integrates to 1."""
     prof = median_profile(_data(seed, ties=ties), (-4, 4))
-    mech = PiecewiseLaplace(prof, eps)
+    mech = PiecewiseLaplaceLaw(prof, eps)
     pieces = prof.pieces()
     w = np.sum(np.exp(-eps * pieces["level"] / 2) * pieces["length"])
     bp = np.unique(np.concatenate([prof.upper, prof.lower]))
@@ -57,10 +61,10 @@ def test_density_matches_definition_and_integrates_to_one(seed, ties, eps):
     assert mech.logpdf(4.5) == -np.inf
 
 
-@pytest.mark.parametrize("cls", [PiecewiseLaplace, InverseSensitivity])
+@pytest.mark.parametrize("cls", [PiecewiseLaplaceLaw, InverseSensitivityLaw])
 @pytest.mark.parametrize("rho", [0.0, 0.05])
 def test_sampler_matches_cdf_and_piece_law(cls, rho):
-    """T2: KS of 2e4 draws against the closed-form CDF; chi-square of piece frequencies."""
+    """KS of 2e4 draws against the closed-form CDF; chi-square of piece frequencies."""
     prof = median_profile(_data(4, n=25, ties=True), (-4, 4))
     mech = cls(prof, 1.5, rho=rho)
     draws = mech.sample(20_000, rng=12)
@@ -77,9 +81,9 @@ def test_sampler_matches_cdf_and_piece_law(cls, rho):
 
 
 def test_same_piece_law_for_plm_and_inv():
-    """T11: both samplers pick pieces with the same probabilities (chi-square, two samples)."""
+    """both samplers pick pieces with the same probabilities (chi-square, two samples)."""
     prof = median_profile(_data(5, n=21), (-4, 4))
-    plm, inv = PiecewiseLaplace(prof, 2.0), InverseSensitivity(prof, 2.0)
+    plm, inv = PiecewiseLaplaceLaw(prof, 2.0), InverseSensitivityLaw(prof, 2.0)
     assert np.allclose(plm.density.prob, inv.density.prob)
     a, b = plm.sample(20_000, rng=1), inv.sample(20_000, rng=2)
     edges = np.unique(np.concatenate([prof.upper, prof.lower]))
@@ -91,11 +95,11 @@ def test_same_piece_law_for_plm_and_inv():
 
 
 def test_density_geometry():
-    """T3: ratio inner/outer end of each piece is e^{eps/2}; continuity; skipped pieces jump."""
+    """ratio inner/outer end of each piece is e^{eps/2}; continuity; skipped pieces jump."""
     eps = 1.3
     x = np.array([-1.0, -0.5, 0.0, 0.2, 0.7, 0.7, 1.5])  # U_2 = U_1 = 0.7: a skipped piece
     prof = median_profile(x, (-2, 2))
-    mech = PiecewiseLaplace(prof, eps)
+    mech = PiecewiseLaplaceLaw(prof, eps)
     d = mech.density
     inner = d.inner + d.side * 1e-13 * d.width
     outer = d.inner + d.side * (1 - 1e-13) * d.width
@@ -105,16 +109,16 @@ def test_density_geometry():
     for b in (-0.5, 0.0, 1.5):  # boundaries between positive-length pieces
         assert mech.logpdf(b - tiny) == pytest.approx(mech.logpdf(b + tiny), abs=1e-9)
     assert mech.logpdf(0.2) - mech.logpdf(0.2 + tiny) == pytest.approx(0.0, abs=1e-9)
-    ties = PiecewiseLaplace(median_profile(np.array([0.0, 0.3, 0.3, 0.3, 1.0]), (-2, 2)), eps)
+    ties = PiecewiseLaplaceLaw(median_profile(np.array([0.0, 0.3, 0.3, 0.3, 1.0]), (-2, 2)), eps)
     # the median 0.3 is tied: both first pieces have length 0, score jumps from 1 to 2
     assert ties.logpdf(0.3) - ties.logpdf(0.3 + tiny) == pytest.approx(eps / 2, abs=1e-9)
     assert ties.logpdf(0.3) - ties.logpdf(0.3 - tiny) == pytest.approx(eps / 2, abs=1e-9)
 
 
 def test_count_profile_is_truncated_laplace():
-    """T4: the count PLM is Lap(k, 2/eps) restricted to [0, n] and renormalised."""
+    """the count PLM is Lap(k, 2/eps) restricted to [0, n] and renormalised."""
     eps, n, k = 0.7, 30, 12
-    mech = PiecewiseLaplace(count_profile(np.r_[np.ones(k), np.zeros(n - k)]), eps)
+    mech = PiecewiseLaplaceLaw(count_profile(np.r_[np.ones(k), np.zeros(n - k)]), eps)
     lap = stats.laplace(k, 2 / eps)
     ys = np.linspace(0.01, n - 0.01, 500)
     mass = lap.cdf(n) - lap.cdf(0)
@@ -123,7 +127,8 @@ def test_count_profile_is_truncated_laplace():
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 5.0, 10.0])
 def test_worst_case_table_e3_and_moments(eps):
-    """T12: spec 2.4 (m1, m2) table and E3: equal pieces far from the bounds."""
+    """(m1, m2) values and the worst case of equal pieces far from the bounds: E|err| is
+    2 Delta/eps for PLM and (1/(1 - r) - 1/2) Delta for INV, r = e^{-eps/2}."""
     table = {
         0.1: (0.49583, 0.32917, 20.000, 20.004),
         0.5: (0.47919, 0.31270, 4.000, 4.021),
@@ -138,7 +143,7 @@ def test_worst_case_table_e3_and_moments(eps):
     half = int(min(big // 2, 4000 / eps))
     ind = np.r_[np.ones(big // 2), np.zeros(big - big // 2)]
     prof = count_profile(ind).truncated(half)
-    plm, inv = PiecewiseLaplace(prof, eps), InverseSensitivity(prof, eps)
+    plm, inv = PiecewiseLaplaceLaw(prof, eps), InverseSensitivityLaw(prof, eps)
     assert plm.error_mean_abs() == pytest.approx(plm_ref, rel=1e-3)
     assert inv.error_mean_abs() == pytest.approx(inv_ref, rel=1e-3)
     assert plm.error_mse() == pytest.approx(8 / eps**2, rel=1e-3)
@@ -149,7 +154,7 @@ def test_worst_case_table_e3_and_moments(eps):
 
 def test_error_functionals_match_monte_carlo():
     prof = median_profile(_data(8, n=31), (-4, 4))
-    for cls in (PiecewiseLaplace, InverseSensitivity):
+    for cls in (PiecewiseLaplaceLaw, InverseSensitivityLaw):
         mech = cls(prof, 1.0, rho=0.02)
         err = np.abs(mech.sample(100_000, rng=3) - prof.center)
         se1 = err.std() / math.sqrt(err.size)
@@ -162,20 +167,20 @@ def test_error_functionals_match_monte_carlo():
 
 
 def test_equivariance():
-    """T5: translation, scaling and reflection of data and bounds move the output law."""
+    """translation, scaling and reflection of data and bounds move the output law."""
     x = _data(9, n=13)
-    base = PiecewiseLaplace.for_statistic(x, "median", epsilon=1.0, bounds=(-4, 4))
+    base = PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(-4, 4))
     ys = np.linspace(-3.9, 3.9, 101)
-    moved = PiecewiseLaplace.for_statistic(2.5 * x + 7, "median", epsilon=1.0, bounds=(-3, 17))
+    moved = PiecewiseLaplaceLaw.for_statistic(2.5 * x + 7, "median", epsilon=1.0, bounds=(-3, 17))
     assert np.allclose(moved.cdf(2.5 * ys + 7), base.cdf(ys), atol=1e-12)
-    mirrored = PiecewiseLaplace.for_statistic(-x, "median", epsilon=1.0, bounds=(-4, 4))
+    mirrored = PiecewiseLaplaceLaw.for_statistic(-x, "median", epsilon=1.0, bounds=(-4, 4))
     assert np.allclose(mirrored.cdf(-ys), 1 - base.cdf(ys), atol=1e-12)
 
 
 def test_mean_variance_sum_quantile_distributions_are_proper():
     x = np.random.default_rng(3).beta(2, 5, 40)
     for stat in ("mean", "sum", "variance", "quantile:0.9"):
-        mech = PiecewiseLaplace.for_statistic(x, stat, epsilon=1.0, bounds=(0, 1))
+        mech = PiecewiseLaplaceLaw.for_statistic(x, stat, epsilon=1.0, bounds=(0, 1))
         lo, hi = mech.support
         assert float(mech.cdf(lo - 1)) == 0.0 and float(mech.cdf(hi)) == 1.0
         assert stats.kstest(mech.sample(5000, rng=4), mech.cdf).pvalue > 1e-3
@@ -185,7 +190,7 @@ def test_grid_inverse_sensitivity():
     x = _data(10, n=11)
     prof = median_profile(x, (-4, 4))
     grid = np.linspace(-4, 4, 401)
-    mech = GridInverseSensitivity(prof, 1.0, grid)
+    mech = GridInverseSensitivityLaw(prof, 1.0, grid)
     assert mech.prob.sum() == pytest.approx(1.0)
     ell = prof.path_length(grid)
     assert np.allclose(mech.log_prob - mech.log_prob.max(), -0.5 * (ell - ell.min()))
@@ -201,8 +206,8 @@ def test_grid_inverse_sensitivity():
 
 def test_truncated_variant_is_close_to_exact():
     x = np.random.default_rng(6).normal(size=301).clip(-4, 4)
-    full = PiecewiseLaplace.for_statistic(x, "median", epsilon=1.0, bounds=(-4, 4))
-    cheap = PiecewiseLaplace.for_statistic(
+    full = PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(-4, 4))
+    cheap = PiecewiseLaplaceLaw.for_statistic(
         x, "median", epsilon=1.0, bounds=(-4, 4), truncate="auto"
     )
     assert cheap.profile.levels < full.profile.levels
@@ -215,7 +220,7 @@ def test_truncated_variant_is_close_to_exact():
 
 def test_error_functionals_by_pieces_equal_the_density_path():
     prof = median_profile(_data(11, n=40, ties=True), (-4, 4))
-    for cls in (PiecewiseLaplace, InverseSensitivity):
+    for cls in (PiecewiseLaplaceLaw, InverseSensitivityLaw):
         mech = cls(prof, 0.7)
         assert mech.error_mean_abs() == pytest.approx(mech.density.error_mean_abs(), rel=1e-12)
         assert mech.error_mse() == pytest.approx(mech.density.error_mse(), rel=1e-12)
@@ -227,9 +232,9 @@ def test_truncation_tail_is_honoured(statistic):
     for the variance too (whose reaches stop at k - 1 from the start)."""
     x = np.random.default_rng(12).beta(2, 5, 60)
     kw = {"epsilon": 1.0, "bounds": (0, 1), "truncate": 3}
-    full = PiecewiseLaplace.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1)).profile
-    end = PiecewiseLaplace.for_statistic(x, statistic, **kw).profile
-    gs = PiecewiseLaplace.for_statistic(x, statistic, tail="gs", **kw).profile
+    full = PiecewiseLaplaceLaw.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1)).profile
+    end = PiecewiseLaplaceLaw.for_statistic(x, statistic, **kw).profile
+    gs = PiecewiseLaplaceLaw.for_statistic(x, statistic, tail="gs", **kw).profile
     assert np.array_equal(end.upper[:3], full.upper[:3])
     assert np.array_equal(end.upper, np.append(full.upper[:3], full.hi))
     assert np.array_equal(end.lower, np.append(full.lower[:3], full.lo))
@@ -238,4 +243,4 @@ def test_truncation_tail_is_honoured(statistic):
     assert gs.upper.size > 4 or statistic == "median"
     assert gs.upper[-1] == full.hi and gs.lower[-1] == full.lo
     with pytest.raises(ValidationError, match="only applies to a truncated profile"):
-        PiecewiseLaplace.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1), tail="gs")
+        PiecewiseLaplaceLaw.for_statistic(x, statistic, epsilon=1.0, bounds=(0, 1), tail="gs")

@@ -8,8 +8,8 @@ import pytest
 
 from privest.experiments import plm_dominance as exp_mod
 from privest.experiments import registry
-from privest.mechanisms.inverse_sensitivity import InverseSensitivity
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 
 
 @pytest.fixture()
@@ -53,7 +53,7 @@ def test_tiny_run_reports_error_distributions(tiny, tmp_path):
     plm, plm_se = _cell(t, "median/normal/eps=1", "PLM", "E|err|")
     assert _cell(t, "median/normal/eps=1", "Laplace GS/eps", "E|err|") == (20.0, 0.0)
     assert 20.0 > 50 * (plm + 3 * plm_se)
-    # mean: eps-DP Laplace beats PLM (spec 2.5), PLM sits below Lap(2 GS/eps)
+    # mean: eps-DP Laplace beats PLM (paper 002, Sec. 4.1), PLM sits below Lap(2 GS/eps)
     lap = _cell(t, "mean/normal/eps=1", "Laplace GS/eps", "E|err|")[0]
     plm_mean = _cell(t, "mean/normal/eps=1", "PLM", "E|err|")[0]
     assert lap < plm_mean < 2 * lap
@@ -63,7 +63,7 @@ def test_error_quantiles_agree_with_monte_carlo():
     """The exact quantiles the table reports against sampled errors (PLM and INV)."""
     x = exp_mod.draw("lognormal", 300, np.random.default_rng(0))
     errs, _ = exp_mod._errors(x, "quantile:0.1", (1.0,))
-    for name, cls in (("PLM", PiecewiseLaplace), ("INV", InverseSensitivity)):
+    for name, cls in (("PLM", PiecewiseLaplaceLaw), ("INV", InverseSensitivityLaw)):
         mech = cls.for_statistic(x, "quantile:0.1", epsilon=1.0, bounds=exp_mod.BOUNDS)
         e = np.abs(mech.sample(40_000, rng=1) - mech.value)
         mean, q50, q90 = errs[name, 1.0]

@@ -1,9 +1,9 @@
-"""Exact privacy checks (spec 8, T6 and T9): log-density ratios between neighbours.
+"""Exact privacy checks: log-density ratios between neighbours, and negative controls.
 
 The log densities of PLM, INV and the approximate 1-D PLM are linear between the union of
 both data sets' breakpoints, so evaluating the log-ratio just inside both ends of every
 sub-interval finds its supremum (sub-intervals shorter than 1e-12 x range are skipped, as
-the spec prescribes for float noise). Required: max |log p_x - log p_x'| <= eps + 1e-9
+a float-noise tolerance). Required: max |log p_x - log p_x'| <= eps + 1e-9
 and the bounded-range span max - min <= eps + 1e-9. Negative controls must fail.
 """
 
@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from privest.errors import ValidationError
-from privest.mechanisms.approximate import ApproximatePiecewiseLaplace, RadiusBounds
+from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, RadiusBounds
 from privest.mechanisms.base import PiecewiseDensity
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, segments_from_profile
+from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw, segments_from_profile
 from privest.mechanisms.profiles import count_profile, sorted_data
 from privest.mechanisms.smooth_sensitivity import (
-    SmoothSensitivity,
+    SmoothSensitivityLaw,
     local_sensitivity_at_distance,
 )
 
@@ -74,9 +74,9 @@ STATISTICS = ["median", "quantile:0.1", "quantile:0.5", "quantile:0.9", "mean", 
 
 
 @pytest.mark.parametrize("statistic", STATISTICS)
-@pytest.mark.parametrize("cls", [PiecewiseLaplace, InverseSensitivity])
+@pytest.mark.parametrize("cls", [PiecewiseLaplaceLaw, InverseSensitivityLaw])
 def test_exact_log_ratio_bounded_by_epsilon(statistic, cls):
-    """T6 for PLM and INV, every named statistic, random and adversarial neighbours."""
+    """PLM and INV, every named statistic, random and adversarial neighbours."""
     rng = np.random.default_rng(zlib.crc32(f"{statistic}/{cls.__name__}".encode()))
     eps = float(rng.choice([0.3, 1.0, 2.5]))
     span = 0.0
@@ -97,8 +97,8 @@ def test_all_ranks_of_order_statistics():
         for q in np.linspace(0, 1, 7):
 
             def build(d, q=q):
-                return PiecewiseLaplace.for_statistic(
-                    d, "quantile", q=q, epsilon=eps, bounds=(-2, 3)
+                return PiecewiseLaplaceLaw.for_statistic(
+                    d, "quantile", quantile=q, epsilon=eps, bounds=(-2, 3)
                 )
 
             for y in neighbours(x, -2.0, 3.0, rng):
@@ -106,12 +106,12 @@ def test_all_ranks_of_order_statistics():
 
 
 def test_median_br_span_reaches_epsilon():
-    """The spec observed the BR span at exactly eps for the median: the bound is tight."""
+    """The BR span reaches exactly eps for the median (as a prototype found): the bound is tight."""
     eps = 1.0
     x = np.array([0.0, 0.1, 0.2, 0.3, 0.4])
     y = x.copy()
     y[0] = 1.0
-    m = lambda d: PiecewiseLaplace.for_statistic(d, "median", epsilon=eps, bounds=(0, 1))  # noqa: E731
+    m = lambda d: PiecewiseLaplaceLaw.for_statistic(d, "median", epsilon=eps, bounds=(0, 1))  # noqa: E731
     top, bottom = log_ratio_extremes(m(x), m(y), 0.0, 1.0)
     assert top - bottom == pytest.approx(eps, abs=1e-6)
 
@@ -119,7 +119,7 @@ def test_median_br_span_reaches_epsilon():
 @pytest.mark.parametrize("rho", [0.01, 0.3])
 def test_rho_smoothed_plm_and_inv(rho):
     rng = np.random.default_rng(int(rho * 100))
-    for cls in (PiecewiseLaplace, InverseSensitivity):
+    for cls in (PiecewiseLaplaceLaw, InverseSensitivityLaw):
         for x in datasets(rng, 15):
 
             def build(d, cls=cls):
@@ -137,7 +137,7 @@ def test_truncated_variants(tail, statistic):
         for k in (1, 2, 4):
 
             def build(d, k=k):
-                return PiecewiseLaplace.for_statistic(
+                return PiecewiseLaplaceLaw.for_statistic(
                     d, statistic, epsilon=0.8, bounds=(-2, 3), truncate=k, tail=tail
                 )
 
@@ -146,7 +146,8 @@ def test_truncated_variants(tail, statistic):
 
 
 def test_count_is_only_epsilon_dp_not_half():
-    """Spec 2.5: truncated Lap(2/eps) on [0, n] loses up to eps (normaliser), not eps/2."""
+    """Paper 002, Sec. 4.1: truncated Lap(2/eps) on [0, n] loses up to eps (normaliser),
+    not eps/2."""
     eps = 1.0
     ind = np.r_[np.ones(5), np.zeros(5)]
     worst = 0.0
@@ -156,13 +157,13 @@ def test_count_is_only_epsilon_dp_not_half():
             if 0 <= j <= 10:
                 y = np.r_[np.ones(j), np.zeros(10 - j)]
                 m1, m2 = (
-                    PiecewiseLaplace(count_profile(x), eps),
-                    PiecewiseLaplace(count_profile(y), eps),
+                    PiecewiseLaplaceLaw(count_profile(x), eps),
+                    PiecewiseLaplaceLaw(count_profile(y), eps),
                 )
                 top, bottom = log_ratio_extremes(m1, m2, 0.0, 10.0)
                 worst = max(worst, top, -bottom)
     assert eps / 2 + 0.05 < worst <= eps + SLACK
-    assert PiecewiseLaplace(count_profile(ind), eps).privacy_report()["pure_dp"] == eps
+    assert PiecewiseLaplaceLaw(count_profile(ind), eps).privacy_report()["pure_dp"] == eps
 
 
 @pytest.mark.parametrize("indexing", ["paper", "tight"])
@@ -179,7 +180,7 @@ def test_approximate_plm_from_local_sensitivity(indexing):
                 rank = (n + 1) // 2
                 ak = local_sensitivity_at_distance(aug, rank, np.arange(levels + 1))
                 radii = RadiusBounds.from_local_sensitivity(ak, indexing=indexing, cap=b - a)
-                return ApproximatePiecewiseLaplace(
+                return ApproximatePiecewiseLaplaceLaw(
                     float(aug[rank]), radii, eps, output_range=(a, b)
                 )
 
@@ -215,7 +216,7 @@ def _median_from_a0_a1(d, radii_from, output_range=None):
     """Approximate PLM of the median of 11 points in [0, 1] from A_0, A_1 only."""
     aug, *_ = sorted_data(d, (0, 1))
     ak = local_sensitivity_at_distance(aug, 6, [0, 1])
-    return ApproximatePiecewiseLaplace(
+    return ApproximatePiecewiseLaplaceLaw(
         float(aug[6]), radii_from(ak), 1.0, output_range=output_range
     )
 
@@ -248,14 +249,14 @@ def test_negative_control_data_dependent_tail_is_caught():
 
 def _triangles_and_ls(adj: np.ndarray) -> tuple[float, float]:
     """Triangle count and its exact local sensitivity under edge toggles, max common
-    neighbours of a pair (spec 5.6)."""
+    neighbours of a pair (paper 002, Sec. 5.2)."""
     a2 = adj @ adj
     np.fill_diagonal(a2, 0)
     return float(np.trace(adj @ adj @ adj) / 6), float(a2.max())
 
 
 def test_approximate_plm_lipschitz_radii_triangle_count():
-    """Cor. 5.2 (spec 5.6): R_l = min(LS + l - 1, n - 2) for the triangle count; exact
+    """Cor. 5.2: R_l = min(LS + l - 1, n - 2) for the triangle count; exact
     log-ratio between graphs differing in one edge, output restricted to [0, C(n, 3)]."""
     rng = np.random.default_rng(4)
     nv = 7
@@ -265,7 +266,7 @@ def test_approximate_plm_lipschitz_radii_triangle_count():
     def build(adj):
         tri, ls = _triangles_and_ls(adj)
         radii = RadiusBounds.lipschitz(ls, 1.0, levels=nv, cap=float(nv - 2))
-        return ApproximatePiecewiseLaplace(tri, radii, eps, output_range=(0.0, top))
+        return ApproximatePiecewiseLaplaceLaw(tri, radii, eps, output_range=(0.0, top))
 
     span = 0.0
     for _ in range(40):
@@ -287,7 +288,7 @@ def test_grid_inverse_sensitivity_exact_pmf_ratios():
         for x in datasets(rng, 10):
             for y in neighbours(x, -2.0, 3.0, rng):
                 m1, m2 = (
-                    GridInverseSensitivity.for_statistic(
+                    GridInverseSensitivityLaw.for_statistic(
                         d, stat, epsilon=1.0, grid=g, bounds=(-2, 3)
                     )
                     for d in (x, y)
@@ -306,17 +307,17 @@ def test_laplace_and_smooth_sensitivity_density_ratios():
     for x in datasets(rng, 12):
         for y in neighbours(x, -2.0, 3.0, rng):
             for stat in ("median", "mean", "variance"):
-                m1 = LaplaceMechanism.for_statistic(x, stat, epsilon=eps, bounds=(-2, 3))
-                m2 = LaplaceMechanism.for_statistic(y, stat, epsilon=eps, bounds=(-2, 3))
+                m1 = LaplaceLaw.for_statistic(x, stat, epsilon=eps, bounds=(-2, 3))
+                m2 = LaplaceLaw.for_statistic(y, stat, epsilon=eps, bounds=(-2, 3))
                 assert np.max(np.abs(m1.logpdf(grid) - m2.logpdf(grid))) <= eps + SLACK
-            s1 = SmoothSensitivity(x, epsilon=eps, bounds=(-2, 3))
-            s2 = SmoothSensitivity(y, epsilon=eps, bounds=(-2, 3))
+            s1 = SmoothSensitivityLaw(x, epsilon=eps, bounds=(-2, 3))
+            s2 = SmoothSensitivityLaw(y, epsilon=eps, bounds=(-2, 3))
             assert np.max(np.abs(s1.logpdf(grid) - s2.logpdf(grid))) <= eps + SLACK
 
 
-# -- negative controls (T9) -----------------------------------------------------------------
-class _ZeroCentre(PiecewiseLaplace):
-    """Broken rho-PLM: score 0 (not 1) on the rho-centre (spec 2.6 warns against it)."""
+# -- negative controls ----------------------------------------------------------------------
+class _ZeroCentre(PiecewiseLaplaceLaw):
+    """Broken rho-PLM: score 0 (not 1) on the rho-centre (docs/piecewise-laplace.md)."""
 
     @property
     def density(self) -> PiecewiseDensity:
@@ -328,12 +329,12 @@ class _ZeroCentre(PiecewiseLaplace):
 
 
 class _LocalLaplace:
-    """Broken: Laplace with scale 2 LS(x)/eps, no pieces (spec T9)."""
+    """Broken: Laplace with scale 2 LS(x)/eps, no pieces."""
 
     def __init__(self, x, eps):
         aug, *_ = sorted_data(x, (-2, 3))
         rank = (aug.size - 1) // 2
-        self.inner = LaplaceMechanism(
+        self.inner = LaplaceLaw(
             float(aug[rank]), 2 * local_sensitivity_at_distance(aug, rank, [0])[0] + 1e-3, eps
         )
 

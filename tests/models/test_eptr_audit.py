@@ -34,7 +34,15 @@ def _samplers(c0):
     def make(data):
         def sample(n, rng):
             out = np.empty(n)
-            model = EPTRLinearRegression(EPS, DELTA, RX, RT, c0, random_state=rng)
+            model = EPTRLinearRegression(
+                epsilon=EPS,
+                delta=DELTA,
+                x_radius=RX,
+                theta_radius=RT,
+                c0=c0,
+                random_state=rng,
+                clip=True,
+            )
             for i in range(n):
                 model.fit(*data)
                 out[i] = -model.coef_[0] if model.released_ else -1e9
@@ -47,7 +55,9 @@ def _samplers(c0):
 
 def _c0_near_boundary():
     (X, y), (Xp, yp) = _pair()
-    m = EPTRLinearRegression(EPS, DELTA, RX, RT, 0.5)
+    m = EPTRLinearRegression(
+        epsilon=EPS, delta=DELTA, x_radius=RX, theta_radius=RT, c0=0.5, clip=True
+    )
     lam = min(m.explain(X, y)["lambda_min"], m.explain(Xp, yp)["lambda_min"])
     return (lam - 2 * RX**2 * 13.0) / 200  # gamma ~ 12 > 2M = 11.2: nearly always released
 
@@ -55,7 +65,9 @@ def _c0_near_boundary():
 def test_distance_is_a_sizeable_fraction_of_alpha():
     c0 = _c0_near_boundary()
     (X, y), (Xp, yp) = _pair()
-    m = EPTRLinearRegression(EPS, DELTA, RX, RT, c0)
+    m = EPTRLinearRegression(
+        epsilon=EPS, delta=DELTA, x_radius=RX, theta_radius=RT, c0=c0, clip=True
+    )
     a, b = m.explain(X, y), m.explain(Xp, yp)
     dist = abs(a["estimate"][0] - b["estimate"][0])
     assert 0.1 * a["alpha"] < dist <= a["alpha"]
@@ -67,8 +79,8 @@ def test_fit_meets_its_guarantee_and_a_wrong_margin_is_caught(monkeypatch):
     sample_p, sample_q = _samplers(c0)
     res = audit(sample_p, sample_q, ApproxDP(EPS, DELTA), n=4000, rng=1)
     assert not res.contradicts, res.summary()
-    real_alpha = ols_module.ols_alpha
-    monkeypatch.setattr(ols_module, "ols_alpha", lambda *a: real_alpha(*a) / 50)
+    real_alpha = ols_module.ols_local_sensitivity
+    monkeypatch.setattr(ols_module, "ols_local_sensitivity", lambda *a: real_alpha(*a) / 50)
     sample_p, sample_q = _samplers(c0)
     bad = audit(sample_p, sample_q, ApproxDP(EPS, DELTA), n=4000, rng=2)
     assert bad.contradicts, bad.summary()

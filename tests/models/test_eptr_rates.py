@@ -1,7 +1,7 @@
-"""Theoretical rates of paper 001 as slope checks (spec eptr.md 9; slow).
+"""Theoretical rates of paper 001 as slope checks (Theorems 3.3 and 4.3; slow).
 
 Log-log least-squares slopes over n in {1000, 2000, 4000, 8000, 16000} with 200 replicates per
-point, tolerance +-0.15 (spec 9). The privacy part of the error is checked against its exact
+point, tolerance +-0.15. The privacy part of the error is checked against its exact
 value p sigma^2 with a 4-SE tolerance per point, then its slope.
 """
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from privest.mechanisms.eptr import eptr_noise_scale
-from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_alpha
-from privest.models.eptr_nw import nw_alpha, nw_statistics
-from privest.models.eptr_ols import EPTRLinearRegression, ols_alpha
+from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_local_sensitivity
+from privest.models.eptr_nw import nw_local_sensitivity, nw_statistics
+from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
 from privest.rng import make_rng
 
 NS = np.array([1000, 2000, 4000, 8000, 16000])
@@ -33,7 +33,9 @@ def test_ols_privacy_part_and_total_error_rates():
     theta /= np.linalg.norm(theta)
     priv, nonpriv = [], []
     for n in NS:
-        m = EPTRLinearRegression(eps, delta, 4.0, 1.0, 0.4)
+        m = EPTRLinearRegression(
+            epsilon=eps, delta=delta, x_radius=4.0, theta_radius=1.0, c0=0.4, clip=True
+        )
         d_priv, d_tot, d_np = [], [], []
         for _ in range(REPS):
             X = rng.standard_normal((n, p))
@@ -44,7 +46,7 @@ def test_ols_privacy_part_and_total_error_rates():
             d_priv.append(np.sum((m.coef_ - hat) ** 2))
             d_tot.append(np.sum((m.coef_ - theta) ** 2))
             d_np.append(np.sum((hat - theta) ** 2))
-        expected = p * eptr_noise_scale(ols_alpha(n, 4.0, 1.0, 0.4), eps, delta) ** 2
+        expected = p * eptr_noise_scale(ols_local_sensitivity(n, 4.0, 1.0, 0.4), eps, delta) ** 2
         se = np.std(d_priv) / math.sqrt(REPS)
         assert abs(np.mean(d_priv) - expected) < 4 * se
         # the noise is independent of theta_hat: total = non-private + p sigma^2
@@ -65,7 +67,9 @@ def test_privacy_part_slope_in_eps_and_bayes_in_n():
     y = X @ [0.5, 0.3, -0.2] + rng.standard_normal(8000)
     priv = []
     for eps in eps_grid:
-        m = EPTRLinearRegression(eps, 0.01, 4.0, 1.0, 0.4)
+        m = EPTRLinearRegression(
+            epsilon=eps, delta=0.01, x_radius=4.0, theta_radius=1.0, c0=0.4, clip=True
+        )
         hat = m.explain(X, y)["estimate"]
         priv.append(
             np.mean(
@@ -81,7 +85,15 @@ def test_privacy_part_slope_in_eps_and_bayes_in_n():
         lab = rng.choice(3, size=n, p=[0.5, 0.3, 0.2])
         Xb = rng.standard_normal((n, 4))
         Xb[np.arange(n), lab] += 3.0
-        m = EPTRBayesClassifier(4.0, 0.01, [0, 1, 2], 6.0, 0.1, bottom="fixed")
+        m = EPTRBayesClassifier(
+            epsilon=4.0,
+            delta=0.01,
+            classes=[0, 1, 2],
+            x_radius=6.0,
+            c0=0.1,
+            bottom="fixed",
+            clip=True,
+        )
         hat = m.explain(Xb, lab)["estimate"]
         d = []
         for _ in range(REPS):
@@ -95,10 +107,10 @@ def test_privacy_part_slope_in_eps_and_bayes_in_n():
     # p^3 (ln n)^2) and ~ p ln n for Bayes (K (p + 1) sigma^2 ~ p^2 ln n), exactly
     for p in (2, 8):
         r = math.sqrt(p * math.log(1e4))
-        assert ols_alpha(10_000, r, 1.0, 0.2) ** 2 * p == pytest.approx(
+        assert ols_local_sensitivity(10_000, r, 1.0, 0.2) ** 2 * p == pytest.approx(
             p**3 * math.log(1e4) ** 2 * (4 / (0.2 * 1e4)) ** 2
         )
-        assert bayes_alpha(10_000, r, 0.1) ** 2 == pytest.approx(
+        assert bayes_local_sensitivity(10_000, r, 0.1) ** 2 == pytest.approx(
             4 / 1e8 * (2 * p * math.log(1e4) / 0.01 + 2)
         )
 
@@ -108,7 +120,9 @@ def test_nw_rates_in_n():
     """alpha^2 ~ n^-8/5 with h ~ n^-1/5 (exact), non-private MSE slope ~ -0.8 (d = 1)."""
     rng = np.random.default_rng(5)
     h = 0.2 * NS ** (-1 / 5)
-    alpha2 = np.array([nw_alpha(n, 1, hh, 1.0, 0.4) ** 2 for n, hh in zip(NS, h, strict=True)])
+    alpha2 = np.array(
+        [nw_local_sensitivity(n, 1, hh, 1.0, 0.4) ** 2 for n, hh in zip(NS, h, strict=True)]
+    )
     assert _slope(NS, alpha2) == pytest.approx(-1.6, abs=1e-9)
     mse = []
     for n, hh in zip(NS, h, strict=True):

@@ -1,7 +1,7 @@
-"""Shape checks of the paper-001 reproductions (spec eptr.md 10.12; slow), on few replicates.
+"""Shape checks of the paper-001 reproductions (its Figures 1-3; slow), on few replicates.
 
 Each comparison is between method means over the same replicates; where methods are close the
-check uses the grid points the spec names.
+check uses only the grid points where the paper's figures separate them.
 """
 
 import numpy as np

@@ -1,9 +1,9 @@
 """Safety lower bounds of ePTR-Bayes, -OLS and -NW by brute force, and an exact privacy check.
 
-Spec eptr.md 10.4-10.6. For small datasets we enumerate single replacements (adversarial ones
-included: a member of the smallest class relabelled, x' on the R_x sphere along the eigenvector
-of the smallest eigenvalue or opposite a class mean, a point moved onto or away from x_0) and
-check, on every neighbour X':
+Paper 001, Definition 2.1 and Theorem 2.2. For small datasets we enumerate single
+replacements (adversarial ones included: a member of the smallest class relabelled, x' on
+the R_x sphere along the eigenvector of the smallest eigenvalue or opposite a class mean, a
+point moved onto or away from x_0) and check, on every neighbour X':
 
 * (L) |gamma(X) - gamma(X')| <= 1;
 * (S) gamma(X) > 0 implies ||theta_hat(X) - theta_hat(X')|| <= alpha;
@@ -20,10 +20,11 @@ import math
 import numpy as np
 import pytest
 
-from privest.mechanisms.eptr import eptr_pair_divergence, project_rows
-from privest.models.eptr_bayes import bayes_alpha, bayes_statistics
-from privest.models.eptr_nw import gaussian_kernel_matrix, nw_alpha, nw_statistics
-from privest.models.eptr_ols import ols_alpha, ols_statistics
+from privest.mechanisms.eptr import eptr_pair_divergence
+from privest.models.eptr_bayes import bayes_local_sensitivity, bayes_statistics
+from privest.models.eptr_nw import gaussian_kernel_matrix, nw_local_sensitivity, nw_statistics
+from privest.models.eptr_ols import ols_local_sensitivity, ols_statistics
+from privest.projection import project_rows
 
 # ---------------------------------------------------------------------------------------------
 # OLS (Algorithm 4)
@@ -118,14 +119,15 @@ def test_ols_salbo_and_exact_privacy_just_inside_the_safe_set():
         assert c0 > 0
         st = ols_statistics(X, y, rx, rt, c0)
         assert 0 < st["gamma"] <= 1
-        alpha = ols_alpha(X.shape[0], rx, rt, c0)
+        alpha = ols_local_sensitivity(X.shape[0], rx, rt, c0)
         gammas, thetas = _ols_neighbours(Xp, yc, rx, rt, c0, rng)
         worst = _check_pairs(st["gamma"], st["estimate"], gammas, thetas, alpha)
         assert worst > alpha / 50  # the brute force does reach a sizeable fraction of alpha
 
 
 def test_ols_large_unprojected_norm_is_safe_with_the_papers_alpha():
-    """The spec's factor-2 caveat: our proof (module docstring) gives alpha; brute force agrees."""
+    """The factor-2 caveat of a direct bound (docs/eptr.md, "Notes, errata and choices"): our
+    proof (module docstring of privest.models.eptr_ols) gives alpha; brute force agrees."""
     rng = np.random.default_rng(2)
     X = 0.4 * rng.standard_normal((60, 2))
     y = np.sign(X[:, 0])
@@ -137,7 +139,7 @@ def test_ols_large_unprojected_norm_is_safe_with_the_papers_alpha():
         st = ols_statistics(X, y, 1.0, 1.0, c0)
         gammas, thetas = _ols_neighbours(Xp, yc, 1.0, 1.0, c0, rng)
         d = np.linalg.norm(thetas - st["estimate"], axis=1).max()
-        ratios.append(d / ols_alpha(60, 1.0, 1.0, c0))
+        ratios.append(d / ols_local_sensitivity(60, 1.0, 1.0, c0))
     assert 0.01 < max(ratios) <= 1.0
 
 
@@ -159,7 +161,9 @@ def test_ols_lipschitz_on_random_and_atypical_data():
     st = ols_statistics(X, y, 2.0, 1.0, 0.01)
     assert st["gamma"] == 0.0 and st["lambda_min"] == pytest.approx(0.0, abs=1e-12)
     gammas, thetas = _ols_neighbours(*_project_ols(X, y, 2.0, 1.0), 2.0, 1.0, 0.01, rng)
-    _check_pairs(st["gamma"], st["estimate"], gammas, thetas, ols_alpha(30, 2.0, 1.0, 0.01))
+    _check_pairs(
+        st["gamma"], st["estimate"], gammas, thetas, ols_local_sensitivity(30, 2.0, 1.0, 0.01)
+    )
 
 
 def test_ols_negative_controls_are_caught():
@@ -171,7 +175,9 @@ def test_ols_negative_controls_are_caught():
     st = ols_statistics(X, y, rx, rt, c0)
     gammas, thetas = _ols_neighbours(Xp, yc, rx, rt, c0, rng)
     with pytest.raises(AssertionError):
-        _check_pairs(st["gamma"], st["estimate"], gammas, thetas, ols_alpha(40, rx, rt, c0) / 20)
+        _check_pairs(
+            st["gamma"], st["estimate"], gammas, thetas, ols_local_sensitivity(40, rx, rt, c0) / 20
+        )
     # motivating example (p = 1): gamma_bad = lambda / (2 R_x^2) is positive, estimates differ 2/u
     u = 0.05
     x = np.zeros((200, 1))
@@ -184,7 +190,7 @@ def test_ols_negative_controls_are_caught():
     assert a["gamma"] == 0.0  # the real SaLBo refuses
     broken = a["lambda_min"] * 1e6  # a "SaLBo" with no margin, rescaled to look safe
     dist = float(np.linalg.norm(a["estimate"] - b["estimate"]))
-    alpha = ols_alpha(200, 1.0, 100.0, 0.4)
+    alpha = ols_local_sensitivity(200, 1.0, 100.0, 0.4)
     assert dist > alpha
     assert eptr_pair_divergence(broken, broken, dist, alpha, 1.0, 0.01) > 0.01
 
@@ -240,7 +246,7 @@ def test_bayes_salbo_and_exact_privacy_just_inside_the_safe_set():
         assert st["gamma"] == pytest.approx(0.5)
         scale, _ = project_rows(X, rx)
         gammas, thetas = _bayes_neighbours(X * scale[:, None], labels, k, rx, c0, rng)
-        alpha = bayes_alpha(60, rx, c0)
+        alpha = bayes_local_sensitivity(60, rx, c0)
         worst = _check_pairs(st["gamma"], st["estimate"], gammas, thetas, alpha)
         assert worst > alpha / 10
 
@@ -253,7 +259,9 @@ def test_bayes_negative_control_too_small_alpha():
     scale, _ = project_rows(X, 3.0)
     gammas, thetas = _bayes_neighbours(X * scale[:, None], labels, 3, 3.0, c0, rng)
     with pytest.raises(AssertionError):
-        _check_pairs(st["gamma"], st["estimate"], gammas, thetas, bayes_alpha(60, 3.0, c0) / 10)
+        _check_pairs(
+            st["gamma"], st["estimate"], gammas, thetas, bayes_local_sensitivity(60, 3.0, c0) / 10
+        )
 
 
 def test_bayes_lipschitz_with_a_singleton_class():
@@ -266,7 +274,9 @@ def test_bayes_lipschitz_with_a_singleton_class():
     gammas, thetas = _bayes_neighbours(
         X * project_rows(X, 2.0)[0][:, None], labels, 3, 2.0, 0.05, rng
     )
-    _check_pairs(st["gamma"], st["estimate"], gammas, thetas, bayes_alpha(41, 2.0, 0.05))
+    _check_pairs(
+        st["gamma"], st["estimate"], gammas, thetas, bayes_local_sensitivity(41, 2.0, 0.05)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,7 +316,7 @@ def test_nw_salbo_and_exact_privacy_just_inside_the_safe_set():
         st = nw_statistics(np.array([[x0]]), Xc, yc, h, rf, c0)
         assert st["gamma"][0] == pytest.approx(0.5)
         gammas, thetas = _nw_neighbours(Xc, yc, x0, h, rf, c0)
-        alpha = nw_alpha(n, 1, h, rf, c0)
+        alpha = nw_local_sensitivity(n, 1, h, rf, c0)
         _check_pairs(st["gamma"][0], st["estimate"], gammas, thetas, alpha)
 
 
@@ -317,7 +327,7 @@ def test_nw_lipschitz_and_privacy_with_no_points_near_x0():
     st = nw_statistics(np.array([[0.2]]), x, y, 0.05, 1.0, 0.3)
     assert st["gamma"][0] == 0.0
     gammas, thetas = _nw_neighbours(x, y, 0.2, 0.05, 1.0, 0.3)
-    _check_pairs(0.0, st["estimate"], gammas, thetas, nw_alpha(60, 1, 0.05, 1.0, 0.3))
+    _check_pairs(0.0, st["estimate"], gammas, thetas, nw_local_sensitivity(60, 1, 0.05, 1.0, 0.3))
     c0 = 0.3  # negative control: alpha a tenth of the real bound
     xs = rng.random((60, 1))
     ys = rng.uniform(-1, 1, 60)
@@ -325,4 +335,6 @@ def test_nw_lipschitz_and_privacy_with_no_points_near_x0():
     assert s2["gamma"][0] > 0
     g2, t2 = _nw_neighbours(xs, ys, 0.5, 0.1, 1.0, c0)
     with pytest.raises(AssertionError):
-        _check_pairs(s2["gamma"][0], s2["estimate"], g2, t2, nw_alpha(60, 1, 0.1, 1.0, c0) / 10)
+        _check_pairs(
+            s2["gamma"][0], s2["estimate"], g2, t2, nw_local_sensitivity(60, 1, 0.1, 1.0, c0) / 10
+        )

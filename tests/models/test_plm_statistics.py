@@ -10,10 +10,10 @@ from scipy import stats
 
 from privest.accounting.base import ApproxDP
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
+from privest.mechanisms.released import PrivateStatistic
 from privest.models.statistics import (
-    PrivateStatistic,
     auto_mechanism,
     private_count,
     private_mean,
@@ -22,6 +22,7 @@ from privest.models.statistics import (
     private_statistic,
     private_sum,
     private_variance,
+    statistic_mechanism,
 )
 
 X = np.random.default_rng(0).uniform(20, 80, 2001)
@@ -48,12 +49,11 @@ def test_median_releases_follow_the_mechanism_law(mechanism):
     """A release is the mechanism's own draw (clamped where it clamps) for the same seed,
     and 300 seeded releases pass a KS test against that law: a wrong mechanism, scale,
     centre or clamp fails it."""
-    r = private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=1, return_result=True)
-    mech = r.mechanism_object
+    r = private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=1)
+    mech = statistic_mechanism("median", epsilon=1.0, bounds=B, mechanism=mechanism).law(X)
     raw = mech.sample(None, rng=1)
     expected = float(mech.clamp(raw)) if hasattr(mech, "clamp") else raw
-    assert isinstance(r.value, float) and r.value == expected
-    assert r.clamped == (expected != raw)
+    assert isinstance(r, float) and float(r) == expected
     values = np.array(
         [private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=s) for s in range(300)]
     )
@@ -75,25 +75,35 @@ def test_values_are_close_at_large_epsilon_and_reproducible():
 
 def test_release_error_matches_the_mechanism_error_functional():
     """Mean |private_median - median| over seeds agrees with E|err| within 4 MC SE."""
-    mech = PiecewiseLaplace.for_statistic(X, "median", epsilon=0.5, bounds=B)
+    mech = PiecewiseLaplaceLaw.for_statistic(X, "median", epsilon=0.5, bounds=B)
     errs = np.array(
         [abs(private_median(X, epsilon=0.5, bounds=B, rng=s) - np.median(X)) for s in range(400)]
     )
     assert abs(errs.mean() - mech.error_mean_abs()) < 4 * errs.std() / math.sqrt(errs.size)
 
 
-def test_result_object_reports_guarantee_and_clipping():
+def test_result_is_a_float_that_carries_its_guarantee():
     x = np.r_[X, [-5.0, 150.0]]
     with pytest.raises(BoundsError, match="outside the public bounds"):
         private_median(x, epsilon=1, bounds=B)
-    r = private_median(x, epsilon=1, bounds=B, clip=True, return_result=True, rng=2)
-    assert isinstance(r, PrivateStatistic)
-    assert r.n_clipped == 2 and r.n == x.size and r.mechanism == "piecewise_laplace"
+    r = private_median(x, epsilon=1, bounds=B, clip=True, rng=2)
+    assert isinstance(r, PrivateStatistic) and isinstance(r, float)
+    assert r.n == x.size and r.mechanism == "piecewise_laplace" and r.statistic == "median"
     assert isinstance(r.guarantee, ApproxDP) and r.guarantee.eps == 1 and r.guarantee.dlt == 0
     assert r.randomness == "seeded" and float(r) == r.value
-    assert "clipped: 2" in r.summary()
-    secure = private_mean(X, epsilon=1, bounds=B, return_result=True)
+    assert type(r + 1.0) is float  # arithmetic gives plain floats: derived values lose it
+    assert "1-DP" in r.summary() and "clipped" not in r.summary()  # no exact counts
+    import pickle
+
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r and back.guarantee.label == r.guarantee.label
+    secure = private_mean(X, epsilon=1, bounds=B)
     assert secure.randomness == "secure" and secure.mechanism == "laplace"
+    # one return type for every function
+    for f in (private_median, private_mean, private_sum, private_variance):
+        assert isinstance(f(X, epsilon=1, bounds=B, rng=3), PrivateStatistic)
+    assert isinstance(private_quantile(X, 0.9, epsilon=1, bounds=B, rng=3), PrivateStatistic)
+    assert isinstance(private_count(X > 50, epsilon=1, rng=3), PrivateStatistic)
 
 
 def test_auto_rule_uses_public_inputs_only():
@@ -103,20 +113,24 @@ def test_auto_rule_uses_public_inputs_only():
     assert auto_mechanism("mean") == auto_mechanism("sum") == auto_mechanism("count") == "laplace"
     # the rule is right on the worst case: for a count PLM is Lap(2/eps), twice Laplace's error
     ind = np.r_[np.ones(500), np.zeros(500)]
-    plm = PiecewiseLaplace.for_statistic(ind, "count", epsilon=1.0)
-    lap = LaplaceMechanism.for_statistic(ind, "count", epsilon=1.0)
+    plm = PiecewiseLaplaceLaw.for_statistic(ind, "count", epsilon=1.0)
+    lap = LaplaceLaw.for_statistic(ind, "count", epsilon=1.0)
     assert plm.error_mean_abs() == pytest.approx(2 * lap.error_mean_abs(), rel=1e-6)
 
 
 def test_laplace_release_is_clamped_into_the_range():
     """Lap(1000) around 2 on [0, 10]: nearly every release is clamped to a bound and says so."""
-    kw = {"epsilon": 0.01, "bounds": (0, 10), "mechanism": "laplace", "return_result": True}
-    results = [private_median(np.array([1.0, 2.0, 3.0]), rng=s, **kw) for s in range(50)]
-    for r in results:
-        raw = r.mechanism_object.sample(None, rng=results.index(r))
-        assert r.value == min(max(raw, 0.0), 10.0) and r.clamped == (not 0 <= raw <= 10)
-    assert sum(r.clamped for r in results) >= 45
-    assert {r.value for r in results if r.clamped} == {0.0, 10.0}
+    kw = {"epsilon": 0.01, "bounds": (0, 10), "mechanism": "laplace"}
+    x = np.array([1.0, 2.0, 3.0])
+    law = statistic_mechanism("median", **kw).law(x)
+    results = [private_median(x, rng=s, **kw) for s in range(50)]
+    clamped = 0
+    for s, r in enumerate(results):
+        raw = law.sample(None, rng=s)
+        assert r == min(max(raw, 0.0), 10.0)
+        clamped += not 0 <= raw <= 10
+    assert clamped >= 45
+    assert {float(r) for r in results} >= {0.0, 10.0}
 
 
 def test_validation_errors():
@@ -130,7 +144,7 @@ def test_validation_errors():
         private_mean(X, epsilon=math.inf, bounds=B)
     with pytest.raises(ValidationError, match="mechanism"):
         private_median(X, epsilon=1, bounds=B, mechanism="gaussian")
-    with pytest.raises(ValidationError, match="median and quantiles only"):
+    with pytest.raises(ValidationError, match="does not release the mean"):
         private_mean(X, epsilon=1, bounds=B, mechanism="smooth_sensitivity")
     with pytest.raises(ValidationError, match="q"):
         private_quantile(X, 1.5, epsilon=1, bounds=B)
@@ -150,10 +164,10 @@ def test_count_with_predicate_and_statistic_by_name():
 
 def test_variance_large_n_uses_truncated_profile():
     x = np.random.default_rng(1).uniform(0, 1, 5000)
-    r = private_variance(x, epsilon=1.0, bounds=(0, 1), return_result=True, rng=6)
-    prof = r.mechanism_object.profile
+    r = private_variance(x, epsilon=1.0, bounds=(0, 1), rng=6)
+    prof = statistic_mechanism("variance", epsilon=1.0, bounds=(0, 1)).law(x).profile
     assert prof.levels < 100 and prof.upper[-1] == prof.hi
-    assert abs(r.value - x.var()) < 0.01
+    assert abs(r - x.var()) < 0.01
 
 
 @pytest.mark.parametrize("mechanism", ["auto", "piecewise_laplace", "inverse_sensitivity"])
@@ -161,12 +175,12 @@ def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     """private_variance, private_statistic(..., "variance") (privest stat) agree: same
     truncated profile for n > 2000, same release for the same seed."""
     x = np.random.default_rng(2).uniform(0, 1, 3000)
-    kw = {"epsilon": 1.0, "bounds": (0, 1), "mechanism": mechanism, "return_result": True}
+    kw = {"epsilon": 1.0, "bounds": (0, 1), "mechanism": mechanism}
     a = private_variance(x, rng=4, **kw)
     b = private_statistic(x, "variance", rng=4, **kw)
-    assert a.value == b.value and a.mechanism == b.mechanism
-    pa, pb = a.mechanism_object.profile, b.mechanism_object.profile
+    assert a == b and a.mechanism == b.mechanism
+    law = statistic_mechanism("variance", **kw).law
+    pa, pb = law(x).profile, law(x).profile
     assert pa.levels == pb.levels < 100
     assert np.array_equal(pa.upper, pb.upper) and np.array_equal(pa.lower, pb.lower)
-    small = private_statistic(x[:500], "variance", rng=4, **kw).mechanism_object.profile
-    assert small.levels == 500  # all levels at n <= 2000
+    assert law(x[:500]).profile.levels == 500  # all levels at n <= 2000

@@ -7,12 +7,7 @@ import pytest
 from scipy import special, stats
 
 import privest.release.examples as examples_module
-from privest.accounting.gaussian import (
-    GaussianRRGuarantee,
-    LocalDP,
-    analytic_gaussian_sigma,
-    classic_gaussian_sigma,
-)
+from privest.accounting.gaussian import GaussianRRGuarantee, LocalDP, gaussian_sigma
 from privest.audit.auditor import audit
 from privest.errors import BoundsError, PrivacyParameterError, StoreError
 from privest.learn.iwp_sgd import IWPSGDRegressor
@@ -63,14 +58,14 @@ def test_label_flip_rate_is_randomized_response():
 
 def test_infinite_epsilons_mean_no_noise():
     X, y = _data(1000)
-    rel = release_examples(X, y, epsilon_x=math.inf, epsilon_y=math.inf, delta=0.0, radius=2)
+    rel = release_examples(X, y, epsilon_x=math.inf, epsilon_y=math.inf, delta=0.0, x_radius=2)
     assert rel.sigma2 == 0 and np.array_equal(rel.X, X) and np.array_equal(rel.y, y)
     assert rel.flip_probability == 0
 
 
 def test_guarantee_composes_feature_and_label_parts():
     X, y = _data(1000)
-    rel = release_examples(X, y, epsilon_x=1.5, epsilon_y=0.5, delta=1e-6, radius=2, rng=3)
+    rel = release_examples(X, y, epsilon_x=1.5, epsilon_y=0.5, delta=1e-6, x_radius=2, rng=3)
     assert isinstance(rel.guarantee, LocalDP)
     assert rel.guarantee.eps == 2.0 and rel.guarantee.dlt == 1e-6
 
@@ -78,16 +73,17 @@ def test_guarantee_composes_feature_and_label_parts():
 def test_out_of_bounds_is_an_error_unless_projection_is_requested():
     X, y = _data(1000)
     X[:7] *= 3.0
-    with pytest.raises(BoundsError, match="project=True"):
-        release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, radius=math.sqrt(3))
+    with pytest.raises(BoundsError, match="clip=True"):
+        release_examples(X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, x_radius=math.sqrt(3))
     rel = release_examples(
-        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), project=True, rng=1
+        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(-1, 1), clip=True, rng=1
     )
-    assert rel.n_projected == np.sum(np.any(np.abs(X) > 1, axis=1))
+    assert np.all(np.abs(rel.transform(np.clip(X, -1, 1))) <= 1)
+    assert not hasattr(rel, "n_clipped")  # a data-dependent count is never released
     rel = release_examples(
-        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, radius=1.0, project=True, rng=1
+        X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, x_radius=1.0, clip=True, rng=1
     )
-    assert rel.n_projected == np.sum(np.linalg.norm(X, axis=1) > 1)
+    assert rel.x_radius == 1.0
 
 
 def test_box_is_mapped_to_the_unit_cube():
@@ -96,7 +92,7 @@ def test_box_is_mapped_to_the_unit_cube():
         X, [0, 1], epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=[(0, 4), (10, 30)], rng=1
     )
     assert np.allclose(rel.transform(X), [[-1, -1], [1, 1]])
-    assert rel.radius == pytest.approx(math.sqrt(2))
+    assert rel.x_radius == pytest.approx(math.sqrt(2))
 
 
 def test_save_load_roundtrip_and_tamper_detection(tmp_path):
@@ -128,7 +124,7 @@ def test_regression_release_noise_and_guarantee():
         epsilon_y=1,
         delta_x=5e-6,
         delta_y=5e-6,
-        target_bounds=(0, 100),
+        y_bounds=(0, 100),
         bounds=(-1, 1),
         rng=7,
     )
@@ -139,7 +135,7 @@ def test_regression_release_noise_and_guarantee():
     # Each Gaussian part meets its own (eps, delta) exactly (Balle-Wang profile), so the
     # composition is (eps_x + eps_y, delta_x + delta_y)-LDP; a third of the noise fails.
     assert _delta(1.0, math.sqrt(rel.sigma2_y), 2.0) <= 5e-6
-    assert _delta(1.0, math.sqrt(rel.sigma2), 2 * rel.radius) <= 5e-6
+    assert _delta(1.0, math.sqrt(rel.sigma2), 2 * rel.x_radius) <= 5e-6
     assert _delta(1.0, math.sqrt(rel.sigma2_y) / 3, 2.0) > 5e-6
 
 
@@ -147,7 +143,7 @@ def _regression_release(n=500, seed=0, **kw):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, 2))
     t = rng.uniform(0, 100, size=n)
-    args = dict(epsilon_x=1, epsilon_y=1, delta_x=5e-6, delta_y=5e-6, target_bounds=(0, 100))
+    args = dict(epsilon_x=1, epsilon_y=1, delta_x=5e-6, delta_y=5e-6, y_bounds=(0, 100))
     args.update(kw)
     return X, t, release_regression_examples(X, t, bounds=(-1, 1), rng=seed + 1, **args)
 
@@ -159,7 +155,7 @@ def test_regression_release_save_load_roundtrip(tmp_path):
     assert back.task == "regression" and back.calibration == "classic"
     assert np.array_equal(back.X, rel.X) and np.array_equal(back.y, rel.y)
     assert back.sigma2 == rel.sigma2 and back.sigma2_y == rel.sigma2_y
-    assert back.delta_y == rel.delta_y == 5e-6 and back.target_bounds == (0.0, 100.0)
+    assert back.delta_y == rel.delta_y == 5e-6 and back.y_bounds == (0.0, 100.0)
     assert back.classes is None and np.array_equal(back.bounds, rel.bounds)
     assert back.guarantee.label == rel.guarantee.label
     assert back.guarantee.dlt == pytest.approx(1e-5)
@@ -179,36 +175,36 @@ PAPER_SETTINGS = [1.0, 2.5, 5.0]  # eps_x of paper 004's experiments, delta = 1e
 @pytest.mark.parametrize("eps_x", PAPER_SETTINGS)
 def test_classic_calibration_at_the_paper_settings_is_kept(eps_x):
     X, y = _data(10, p=4)
-    rel = release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, radius=2.0, rng=1)
+    rel = release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, x_radius=2.0, rng=1)
     assert rel.sigma2 == pytest.approx(8 * math.log(1.25e5) * 4 / eps_x**2)  # R = 2
-    assert _delta(eps_x, rel.sigma, 2 * rel.radius) <= 1e-5
-    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, 1.0)
+    assert _delta(eps_x, rel.sigma, 2 * rel.x_radius) <= 1e-5
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.x_radius, 1.0)
     assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
 
 
 @pytest.mark.parametrize("eps_x", [10.0, 20.0])
 def test_classic_calibration_is_refused_where_the_exact_profile_fails(eps_x):
-    """Spec A3: the classic sigma is not (eps_x, 1e-5)-DP at eps_x = 10 or 20."""
+    """A3 (docs/iwp-sgd.md): the classic sigma is not (eps_x, 1e-5)-DP at eps_x = 10 or 20."""
     X, y = _data(10, p=4)
     # Why: the guarantee classic mode used to advertise is false by the exact profile.
-    sigma = classic_gaussian_sigma(eps_x, 1e-5, 4.0)
+    sigma = gaussian_sigma(eps_x, 1e-5, 4.0, "classic")
     assert _delta(eps_x, sigma, 4.0) > 1e-5  # 2.27e-5 at eps_x = 10
     assert GaussianRRGuarantee(sigma, 4.0, 1.0).delta(eps_x + 1.0) > 1e-5  # 1.66e-5 at 11
     with pytest.raises(PrivacyParameterError, match="calibration='analytic'"):
-        release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, radius=2.0, rng=1)
+        release_examples(X, y, epsilon_x=eps_x, epsilon_y=1.0, delta=1e-5, x_radius=2.0, rng=1)
     rel = release_examples(
         X,
         y,
         epsilon_x=eps_x,
         epsilon_y=1.0,
         delta=1e-5,
-        radius=2.0,
+        x_radius=2.0,
         calibration="analytic",
         rng=1,
     )
     assert rel.guarantee.eps == eps_x + 1.0 and rel.guarantee.dlt == 1e-5
-    assert _delta(eps_x, rel.sigma, 2 * rel.radius) <= 1e-5
-    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, 1.0)
+    assert _delta(eps_x, rel.sigma, 2 * rel.x_radius) <= 1e-5
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.x_radius, 1.0)
     assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
 
 
@@ -217,7 +213,7 @@ def test_regression_release_checks_both_gaussian_parts():
         with pytest.raises(PrivacyParameterError, match=f"{name}: 10 is too large"):
             _regression_release(**kw)
         *_, rel = _regression_release(**kw, calibration="analytic")
-        assert _delta(rel.epsilon_x, rel.sigma, 2 * rel.radius) <= 5e-6
+        assert _delta(rel.epsilon_x, rel.sigma, 2 * rel.x_radius) <= 5e-6
         assert _delta(rel.epsilon_y, math.sqrt(rel.sigma2_y), 2.0) <= 5e-6
         assert rel.guarantee.eps == 11.0 and rel.guarantee.dlt == pytest.approx(1e-5)
     *_, rel = _regression_release()  # the paper's (1, 1) split (App. E.2) is kept
@@ -227,16 +223,16 @@ def test_regression_release_checks_both_gaussian_parts():
 def test_the_check_catches_a_sigma_that_is_too_small(monkeypatch):
     """Negative control: the exact-profile check is not vacuous at the paper's settings."""
     eps, delta, sens = 2.5, 1e-5, 4.0
-    tight = analytic_gaussian_sigma(eps, delta, sens)  # delta(eps) = delta exactly
+    tight = gaussian_sigma(eps, delta, sens, "analytic")  # delta(eps) = delta exactly
     assert check_gaussian_part(eps, delta, tight, sens, "analytic") <= delta
     with pytest.raises(PrivacyParameterError, match="not \\(2.5, 1e-05\\)-DP"):
         check_gaussian_part(eps, delta, 0.99 * tight, sens, "analytic")
     # The real release path refuses a calibration that returns a third of the noise.
-    real = examples_module.calibrate_gaussian_sigma
-    monkeypatch.setattr(examples_module, "calibrate_gaussian_sigma", lambda *a: real(*a) / 3)
+    real = examples_module.gaussian_sigma
+    monkeypatch.setattr(examples_module, "gaussian_sigma", lambda *a: real(*a) / 3)
     X, y = _data(10, p=4)
     with pytest.raises(PrivacyParameterError, match="too large for calibration='classic'"):
-        release_examples(X, y, epsilon_x=eps, epsilon_y=1.0, delta=delta, radius=2.0, rng=1)
+        release_examples(X, y, epsilon_x=eps, epsilon_y=1.0, delta=delta, x_radius=2.0, rng=1)
     with pytest.raises(PrivacyParameterError, match="epsilon_y"):
         _regression_release(epsilon_x=math.inf, delta_x=0.0)
 
@@ -259,14 +255,14 @@ def test_exact_profile_of_the_release_meets_its_guarantee(eps_x, eps_y, delta, c
         epsilon_x=eps_x,
         epsilon_y=eps_y,
         delta=delta,
-        radius=2.0,
+        x_radius=2.0,
         calibration=calibration,
         rng=1,
     )
-    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.radius, eps_y)
+    exact = GaussianRRGuarantee(rel.sigma, 2 * rel.x_radius, eps_y)
     assert exact.delta(rel.guarantee.eps) <= rel.guarantee.dlt
     # Negative control: a third of the noise breaks the claim.
-    weak = GaussianRRGuarantee(rel.sigma / 3, 2 * rel.radius, eps_y)
+    weak = GaussianRRGuarantee(rel.sigma / 3, 2 * rel.x_radius, eps_y)
     assert weak.delta(rel.guarantee.eps) > rel.guarantee.dlt
 
 
@@ -276,7 +272,7 @@ def _audit_samplers(eps_x, eps_y, delta, sigma_factor=1.0):
     xp = -x
     sigma = (
         release_examples(
-            x[None], [1], epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, radius=R, rng=0
+            x[None], [1], epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, x_radius=R, rng=0
         ).sigma
         * sigma_factor
     )
@@ -287,7 +283,7 @@ def _audit_samplers(eps_x, eps_y, delta, sigma_factor=1.0):
             lab = np.full(n, float(label))
             if sigma_factor == 1.0:  # the real release path
                 rel = release_examples(
-                    Z, lab, epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, radius=R, rng=rng
+                    Z, lab, epsilon_x=eps_x, epsilon_y=eps_y, delta=delta, x_radius=R, rng=rng
                 )
             else:  # the same noise step at a deliberately wrong sigma
                 rel = _release_with_sigma(
@@ -298,7 +294,6 @@ def _audit_samplers(eps_x, eps_y, delta, sigma_factor=1.0):
                     rng,
                     R,
                     None,
-                    0,
                     np.array([-1, 1]),
                     eps_x,
                     delta,

@@ -14,16 +14,19 @@ from privest.release.zil import output_grid
 Z_TOL = 4.5
 
 
-def _repeat_release(x, lam, delta, n, seed, columns=None):
-    """Release the same record ``n`` times (an experiment only; never do this to real data)."""
+def _repeat_release(x, lam, zero_prob, n, seed, columns=None):
+    """Release the same record ``n`` times (an experiment only; never do this to real data).
+
+    The bounds are [0, 1] per column, so ``lam`` is also the absolute noise scale.
+    """
     mech = pv.ZILMechanism(
-        lam=lam, delta=delta, bounds=[(-1, 1)] * (len(columns or x)), columns=columns
+        lam=lam, zero_prob=zero_prob, bounds=[(0, 1)] * (len(columns or x)), columns=columns
     )
     return mech.release(np.tile(x, (n, 1)), rng=pv.make_rng(seed))
 
 
 def test_x1_is_x_plus_zil_noise():
-    x = np.array([0.3, -0.5, 0.9])
+    x = np.array([0.3, 0.5, 0.9])
     lam, delta, n = 0.8, 0.25, 100_000
     rel = _repeat_release(x, lam, delta, n, seed=1)
     z = rel.x1 - x
@@ -55,7 +58,7 @@ def test_unnoised_columns_are_released_unchanged():
     df = pd.DataFrame(
         {"a": rng.uniform(0, 1, 200), "y": rng.normal(size=200), "b": rng.uniform(0, 2, 200)}
     )
-    mech = pv.ZILMechanism(lam=0.5, delta=0.1, bounds={"a": (0, 1), "b": (0, 2)})
+    mech = pv.ZILMechanism(lam=0.5, zero_prob=0.1, bounds={"a": (0, 1), "b": (0, 2)})
     rel = mech.release(df, rng=pv.make_rng(4))
     np.testing.assert_array_equal(rel.x1[:, 1], df["y"].to_numpy())
     np.testing.assert_array_equal(rel.x2[:, 1], df["y"].to_numpy())
@@ -66,16 +69,16 @@ def test_unnoised_columns_are_released_unchanged():
 
 
 def test_release_is_immutable_and_records_its_randomness():
-    mech = pv.ZILMechanism(lam=1.0, delta=0.2, bounds=(0, 1))
+    mech = pv.ZILMechanism(lam=1.0, zero_prob=0.2, bounds=(0, 1))
     rel = mech.release(np.full((10, 1), 0.5), rng=pv.make_rng(5))
-    assert rel.rng_kind == "seeded"
+    assert rel.randomness == "seeded"
     with pytest.raises(ValueError):
         rel.x1[0, 0] = 1.0
-    assert mech.release(np.full((3, 1), 0.5)).rng_kind == "secure"
+    assert mech.release(np.full((3, 1), 0.5)).randomness == "secure"
 
 
 def test_seeded_release_is_reproducible():
-    mech = pv.ZILMechanism(lam=1.0, delta=0.2, bounds=[(0, 1)] * 2)
+    mech = pv.ZILMechanism(lam=1.0, zero_prob=0.2, bounds=[(0, 1)] * 2)
     x = np.full((50, 2), 0.5)
     a, b = mech.release(x, rng=pv.make_rng(6)), mech.release(x, rng=pv.make_rng(6))
     np.testing.assert_array_equal(a.x1, b.x1)
@@ -83,7 +86,7 @@ def test_seeded_release_is_reproducible():
 
 
 def test_released_values_sit_on_the_output_grid():
-    mech = pv.ZILMechanism(lam=1.0, delta=0.5, bounds=(0, 1))
+    mech = pv.ZILMechanism(lam=1.0, zero_prob=0.5, bounds=(0, 1))
     rel = mech.release(np.full((1000, 1), 1 / 3), rng=pv.make_rng(7))
     g = output_grid(1.0)
     np.testing.assert_array_equal(rel.x1 / g, np.rint(rel.x1 / g))
@@ -92,58 +95,57 @@ def test_released_values_sit_on_the_output_grid():
 
 def test_out_of_bounds_is_an_error_unless_clipping_is_asked():
     x = np.array([[0.5, 0.2], [1.5, 0.3], [0.1, -0.2], [2.0, 0.0]])
-    with pytest.raises(
-        BoundsError, match=r"column 'x0' has 2 values outside .*first: 1.5 at row 1"
-    ):
-        pv.ZILMechanism(lam=1.0, delta=0.2, bounds=[(0, 1)] * 2).release(x)
-    rel = pv.ZILMechanism(lam=1.0, delta=0.2, bounds=[(0, 1)] * 2, clip=True).release(
+    with pytest.raises(BoundsError, match=r"columns \['x0', 'x1'\] have values outside") as err:
+        pv.ZILMechanism(lam=1.0, zero_prob=0.2, bounds=[(0, 1)] * 2).release(x)
+    assert "1.5" not in str(err.value) and "row" not in str(err.value)  # no raw values
+    rel = pv.ZILMechanism(lam=1.0, zero_prob=0.2, bounds=[(0, 1)] * 2, clip=True).release(
         x, rng=pv.make_rng(8)
     )
-    assert rel.n_clipped == {"x0": 2, "x1": 1}
-    assert "clipped to bounds: x0: 2, x1: 1" in rel.summary()
+    assert rel.x1.shape == x.shape and not hasattr(rel, "n_clipped")
+    assert "clip" not in rel.summary()  # the release carries no data-dependent count
 
 
 def test_bad_arguments_name_themselves():
-    with pytest.raises(pv.PrivacyParameterError, match="delta"):
-        pv.ZILMechanism(lam=1.0, delta=1.0, bounds=(0, 1))
+    with pytest.raises(pv.PrivacyParameterError, match="zero_prob"):
+        pv.ZILMechanism(lam=1.0, zero_prob=1.0, bounds=(0, 1))
     with pytest.raises(ValidationError, match="lam"):
-        pv.ZILMechanism(lam=-1.0, delta=0.1, bounds=(0, 1))
+        pv.ZILMechanism(lam=-1.0, zero_prob=0.1, bounds=(0, 1))
     with pytest.raises(BoundsError, match="lo < hi"):
-        pv.ZILMechanism(lam=1.0, delta=0.1, bounds=(1, 0))
-    mech = pv.ZILMechanism(lam=1.0, delta=0.1, bounds=[(0, 1)] * 2)
+        pv.ZILMechanism(lam=1.0, zero_prob=0.1, bounds=(1, 0))
+    mech = pv.ZILMechanism(lam=1.0, zero_prob=0.1, bounds=[(0, 1)] * 2)
     with pytest.raises(BoundsError, match="2 pairs for 3 columns"):
         mech.release(np.zeros((4, 3)))
     with pytest.raises(ValidationError, match="NaN"):
         mech.release(np.array([[0.1, np.nan]]))
-    named = pv.ZILMechanism(lam=1.0, delta=0.1, bounds={"zz": (0, 1)})
+    named = pv.ZILMechanism(lam=1.0, zero_prob=0.1, bounds={"zz": (0, 1)})
     with pytest.raises(ValidationError, match="'zz' is not a column"):
         named.release(pd.DataFrame({"a": [0.5]}))
     with pytest.raises(ValidationError, match="ids"):
         mech.release(np.zeros((2, 2)), ids=["a", "a"])
 
 
-def test_calibration_meets_the_target_at_both_levels():
-    bounds = [(0, 1), (0, 2), (-1, 1)]
-    for level, diam in (("individual", math.sqrt(1 + 4 + 4)), ("attribute", 2.0)):
+def test_calibration_meets_the_target_at_both_units():
+    bounds = [(0, 1), (0, 2), (-1, 1e4)]
+    for unit, diam in (("individual", math.sqrt(3)), ("attribute", 1.0)):
         mech = pv.ZILMechanism.calibrate(
-            epsilon=1.0, target_delta=0.2, delta=0.05, bounds=bounds, level=level
+            epsilon=1.0, delta=0.2, zero_prob=0.05, bounds=bounds, unit=unit
         )
-        g = getattr(mech.guarantee, level)
+        g = getattr(mech.guarantee, unit)
         assert g.delta(1.0) == pytest.approx(0.2, abs=1e-9)
-        assert g.c == pytest.approx(diam / mech.lam)
+        assert g.c == pytest.approx(diam / mech.lam)  # the unit cube's diameters
 
 
 def test_paper_calibration_example():
     """eps' = 0.8, delta' = 0.17, delta = 0.05 gives c' = 0.5 (paper; exact root 0.5025)."""
     mech = pv.ZILMechanism.calibrate(
-        epsilon=0.8, target_delta=0.17, delta=0.05, bounds=[(0, 1)] * 4, level="attribute"
+        epsilon=0.8, delta=0.17, zero_prob=0.05, bounds=[(0, 1)] * 4, unit="attribute"
     )
     assert 1 / mech.lam == pytest.approx(0.5025, abs=5e-4)
 
 
 def test_single_column_calibration_uses_the_exact_laplace_profile():
     """One noised attribute: exact T_{1,c}, so lam is smaller than the beta bound would give."""
-    mech = pv.ZILMechanism.calibrate(epsilon=1.0, target_delta=0.1, delta=0.05, bounds=(0, 1))
+    mech = pv.ZILMechanism.calibrate(epsilon=1.0, delta=0.1, zero_prob=0.05, bounds=(0, 1))
     g = mech.guarantee.individual
     assert g.exact_laplace
     eps0 = math.sqrt(2) / mech.lam  # delta_tilde = delta + (1-delta)(1 - e^{(eps-eps0)/2})
@@ -151,5 +153,75 @@ def test_single_column_calibration_uses_the_exact_laplace_profile():
 
 
 def test_unreachable_target_says_why():
-    with pytest.raises(UnreachableTargetError, match="delta"):
-        pv.ZILMechanism.calibrate(epsilon=1.0, target_delta=0.05, delta=0.1, bounds=(0, 1))
+    with pytest.raises(UnreachableTargetError, match="zero_prob"):
+        pv.ZILMechanism.calibrate(epsilon=1.0, delta=0.05, zero_prob=0.1, bounds=(0, 1))
+
+
+def test_each_column_is_noised_in_units_of_its_range():
+    """Issue 13: age in [18, 90] beside income in [0, 2e5] keeps age useful."""
+    bounds = {"age": (18.0, 90.0), "income": (0.0, 2e5)}
+    mech = pv.ZILMechanism.calibrate(epsilon=1.0, delta=0.2, zero_prob=0.05, bounds=bounds)
+    n = 200_000
+    df = pd.DataFrame({"age": np.full(n, 40.0), "income": np.full(n, 5e4)})
+    rel = mech.release(df, rng=pv.make_rng(11))
+    np.testing.assert_allclose(rel.noise_scale, mech.lam * np.array([72.0, 2e5]))
+    sd = (rel.x1 - df.to_numpy()).std(axis=0)
+    # noise sd = sqrt(1 - zero_prob) lam range_j; the 4th moment of SL is 6 s^4 (SE ~ 0.3%)
+    expect = math.sqrt(0.95) * rel.noise_scale
+    np.testing.assert_allclose(sd, expect, rtol=0.02)
+    assert sd[0] < 1e-3 * sd[1]  # age no longer gets income's noise
+    # the guarantee is the unit cube's: unchanged by the ranges
+    same = pv.ZILMechanism(lam=mech.lam, zero_prob=0.05, bounds=[(0, 1), (0, 1)])
+    assert same.guarantee.delta(1.0) == pytest.approx(mech.guarantee.delta(1.0), abs=1e-15)
+
+
+def _integer_ages(n, seed):
+    return pd.DataFrame({"age": np.random.default_rng(seed).integers(18, 91, n).astype(float)})
+
+
+def test_unnoised_records_are_identifiable_on_discrete_data_without_a_resolution():
+    """Issue 14: the attack 'an integer X1 was released without noise' finds every one."""
+    df = _integer_ages(5000, 1)
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.1, bounds={"age": (18, 90)})
+    rel = mech.release(df, rng=pv.make_rng(2))
+    flagged = rel.x1[:, 0] == np.rint(rel.x1[:, 0])
+    unnoised = rel.x1[:, 0] == df["age"].to_numpy()
+    assert flagged.sum() > 400 and np.array_equal(flagged, unnoised)  # precision 1, recall 1
+
+
+def test_a_public_resolution_hides_the_unnoised_records():
+    df = _integer_ages(5000, 1)
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.1, bounds={"age": (18, 90)}, resolution=1.0)
+    rel = mech.release(df, rng=pv.make_rng(2))
+    x1 = rel.x1[:, 0]
+    assert np.array_equal(x1, np.rint(x1))  # every released X1 on the public grid
+    # the attack now flags every record: its precision is the base rate zero_prob
+    flagged = x1 == np.rint(x1)
+    assert flagged.all()
+    assert "resolution age: 1" in rel.summary()
+    assert (
+        mech.guarantee.to_dict() == pv.ZILMechanism(0.3, 0.1, {"age": (18, 90)}).guarantee.to_dict()
+    )
+
+
+@pytest.mark.slow
+def test_dr_mean_stays_unbiased_with_a_resolution():
+    """Rounding X1 to a step far below the noise (1 year vs about 22) biases DR by far less
+    than its Monte Carlo SE: 300 releases of 2000 integer ages."""
+    from privest.learn import TransformedSquaredLoss
+
+    ident = TransformedSquaredLoss(
+        lambda v: v, lambda v: np.ones_like(v), lambda v: np.zeros_like(v), name="mean"
+    )
+    df = _integer_ages(2000, 3)
+    truth = df["age"].mean()
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"age": (18, 90)}, resolution=1.0)
+    est = np.array(
+        [
+            pv.DRMEstimator(loss=ident, method="dr", inference="none", theta_bounds=(18, 90))
+            .fit(mech.release(df, rng=pv.make_rng(100 + r)))
+            .coef_[0]
+            for r in range(300)
+        ]
+    )
+    assert abs(est.mean() - truth) < 4 * est.std(ddof=1) / math.sqrt(est.size)

@@ -1,10 +1,13 @@
 """Privacy accounting of the ZIL mechanism (paper 000, Section 3).
 
-The ZIL mechanism adds ``ZIL(delta, lam^2 I_d)`` noise: with probability ``delta`` (the
-*zero proportion*) a record is released exactly, otherwise it gets symmetric
-multivariate Laplace noise ``SL_d(lam^2 I)``. With ``c = diam / lam`` it is
-``T_{d,c,delta}``-DP (Thm 3.1), where ``T_{d,c}`` is the trade-off between
-``SL_d(I)`` and ``c e_1 + SL_d(I)`` (eq 3.2) and ``T_{d,c,delta}`` its shrinkage (eq 3.3).
+The ZIL mechanism adds ``ZIL(delta, lam^2 I_d)`` noise (paper notation): with probability
+delta, the *zero proportion* (``zero_prob`` in privest, whose ``delta`` is always a DP
+delta), a record is released exactly, otherwise it gets symmetric multivariate Laplace
+noise ``SL_d(lam^2 I)``. With ``c = diam / lam`` it is ``T_{d,c,delta}``-DP (Thm 3.1),
+where ``T_{d,c}`` is the trade-off between ``SL_d(I)`` and ``c e_1 + SL_d(I)`` (eq 3.2)
+and ``T_{d,c,delta}`` its shrinkage (eq 3.3). privest noises each column in units of
+its public range (the box mapped to the unit cube), so ``diam = sqrt(d)`` for records
+and ``1`` for single attributes.
 
 What this module computes:
 
@@ -42,23 +45,26 @@ from privest.accounting.base import Guarantee
 from privest.errors import PrivacyParameterError, UnreachableTargetError, ValidationError
 from privest.noise import sample_sl, sl_logpdf
 from privest.rng import resolve_rng
-from privest.validation import check_bounds, check_delta, check_epsilon, check_probability
+from privest.validation import check_delta, check_epsilon, check_probability
 
 __all__ = [
     "ZILGuarantee",
     "ZILTradeoff",
     "beta_c",
-    "beta_c_delta",
+    "beta_c_zil",
     "beta_type1",
     "beta_type2",
     "calibrate_c",
     "calibrate_lam",
+    "check_unit",
     "delta_c",
     "delta_tilde",
     "laplace_delta",
     "laplace_tradeoff",
-    "laplace_tradeoff_delta",
+    "laplace_tradeoff_zil",
     "tradeoff_montecarlo",
+    "unit_diameters",
+    "UNITS",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -81,9 +87,9 @@ def _check_c(c: Any, name: str = "c") -> float:
     return c
 
 
-def _check_zero_prob(delta: Any) -> float:
+def _check_zero_prob(zero_prob: Any) -> float:
     """The zero proportion of ZIL noise, in [0, 1) (0 is plain SL noise)."""
-    return check_delta(delta, "delta (zero proportion)")
+    return check_delta(zero_prob, "zero_prob")
 
 
 def _as_alpha(alpha: Any) -> np.ndarray:
@@ -152,9 +158,9 @@ def _solve_s(log_alpha: np.ndarray, k: float) -> np.ndarray:
     return 0.5 * (s_lo + s_hi)
 
 
-def _shrink(alpha: np.ndarray, delta: float, base) -> np.ndarray:
-    """Eq (3.3): (1 - delta) f(alpha / (1 - delta)) for alpha <= 1 - delta, else 0."""
-    keep = 1.0 - delta
+def _shrink(alpha: np.ndarray, zero_prob: float, base) -> np.ndarray:
+    """Eq (3.3): (1 - z) f(alpha / (1 - z)) for alpha <= 1 - z, else 0 (z the zero proportion)."""
+    keep = 1.0 - zero_prob
     inside = alpha <= keep
     scaled = np.minimum(np.where(inside, alpha, 0.0) / keep, 1.0)
     return np.where(inside, keep * np.asarray(base(scaled), dtype=float), 0.0)
@@ -197,15 +203,16 @@ def beta_c(alpha: ArrayLike, c: float) -> float | np.ndarray:
     return _out(out.reshape(a.shape))
 
 
-def beta_c_delta(alpha: ArrayLike, c: float, delta: float) -> float | np.ndarray:
-    """beta_{c,delta}(alpha) = (1 - delta) beta_c(alpha / (1 - delta)) on [0, 1 - delta], else 0.
+def beta_c_zil(alpha: ArrayLike, c: float, zero_prob: float) -> float | np.ndarray:
+    """The paper's beta_{c,delta}(alpha) = (1 - z) beta_c(alpha / (1 - z)) on [0, 1 - z], else 0.
 
-    The shrinkage (3.3) of beta_c; a lower bound on T_{d,c,delta} for every d (Thm 3.2(ii)).
+    z = ``zero_prob`` (the paper's delta). The shrinkage (3.3) of beta_c; a lower bound on
+    T_{d,c,delta} for every d (Thm 3.2(ii)).
     """
     c = _check_c(c)
-    delta = _check_zero_prob(delta)
+    zero_prob = _check_zero_prob(zero_prob)
     a = _as_alpha(alpha)
-    return _out(_shrink(a, delta, lambda x: beta_c(x, c)))
+    return _out(_shrink(a, zero_prob, lambda x: beta_c(x, c)))
 
 
 def laplace_tradeoff(alpha: ArrayLike, c: float) -> float | np.ndarray:
@@ -224,12 +231,12 @@ def laplace_tradeoff(alpha: ArrayLike, c: float) -> float | np.ndarray:
     return _out(out)
 
 
-def laplace_tradeoff_delta(alpha: ArrayLike, c: float, delta: float) -> float | np.ndarray:
-    """Exact T_{1,c,delta} (eq 3.3 applied to :func:`laplace_tradeoff`)."""
+def laplace_tradeoff_zil(alpha: ArrayLike, c: float, zero_prob: float) -> float | np.ndarray:
+    """Exact T_{1,c,delta} (eq 3.3 applied to :func:`laplace_tradeoff`); delta = ``zero_prob``."""
     c = _check_c(c)
-    delta = _check_zero_prob(delta)
+    zero_prob = _check_zero_prob(zero_prob)
     a = _as_alpha(alpha)
-    return _out(_shrink(a, delta, lambda x: laplace_tradeoff(x, c)))
+    return _out(_shrink(a, zero_prob, lambda x: laplace_tradeoff(x, c)))
 
 
 def delta_c(eps: ArrayLike, c: float) -> float | np.ndarray:
@@ -262,84 +269,95 @@ def laplace_delta(eps: ArrayLike, c: float) -> float | np.ndarray:
 
 
 def delta_tilde(
-    eps: ArrayLike, c: float, delta: float, exact_laplace: bool = False
+    eps: ArrayLike, c: float, zero_prob: float, exact_laplace: bool = False
 ) -> float | np.ndarray:
-    """delta~_{c,delta}(eps) = delta + (1 - delta) * base(eps) (Thm 3.3(i)).
+    """The DP delta of the ZIL mechanism: delta~_{c,z}(eps) = z + (1 - z) base(eps) (Thm 3.3(i)).
 
-    ``base`` is :func:`delta_c` (the beta_{c,delta} bound, any d) or, with
+    z = ``zero_prob``. ``base`` is :func:`delta_c` (the beta_{c,delta} bound, any d) or, with
     ``exact_laplace=True``, :func:`laplace_delta` (exact profile of T_{1,c,delta}, d = 1).
     """
-    delta = _check_zero_prob(delta)
+    zero_prob = _check_zero_prob(zero_prob)
     base = laplace_delta(eps, c) if exact_laplace else delta_c(eps, c)
-    return _out(delta + (1.0 - delta) * np.asarray(base))
+    return _out(zero_prob + (1.0 - zero_prob) * np.asarray(base))
 
 
-def _unreachable(target_delta: float, delta: float) -> UnreachableTargetError:
+def _unreachable(delta: float, zero_prob: float) -> UnreachableTargetError:
     return UnreachableTargetError(
-        f"target_delta={target_delta:g} cannot be reached with zero proportion delta={delta:g}: "
-        f"a share delta of the records is released exactly, without noise, and that alone "
-        f"costs delta={delta:g} at every epsilon (delta~(eps) >= delta). Use a smaller zero "
-        f"proportion delta < target_delta, or a larger target_delta > {delta:g}."
+        f"delta={delta:g} cannot be reached with zero_prob={zero_prob:g}: a share zero_prob of "
+        f"the records is released exactly, without noise, and that alone costs "
+        f"delta >= {zero_prob:g} at every epsilon. Use zero_prob < delta, or a larger "
+        f"delta > {zero_prob:g}."
     )
 
 
 def calibrate_c(
-    epsilon: float, target_delta: float, delta: float, exact_laplace: bool = False
+    epsilon: float, delta: float, zero_prob: float, exact_laplace: bool = False
 ) -> float:
-    """The largest c with delta~_{c,delta}(epsilon) <= target_delta (Section 3.2, after Thm 3.3).
+    """The largest c with delta~_{c,zero_prob}(epsilon) <= delta (Section 3.2, after Thm 3.3).
 
-    Step 1 of the paper's recipe. With q = (target - delta)/(1 - delta) and
+    Step 1 of the paper's recipe. With q = (delta - z)/(1 - z), z = ``zero_prob``, and
     g = -log(1 - q) the root is closed-form: ``c' = sqrt(2 g (epsilon + g))`` for the
     beta bound and ``c' = (epsilon + 2 g)/sqrt 2`` for the exact Laplace profile (d = 1).
-    Any c <= c' also meets the target. Raises UnreachableTargetError when delta >= target.
+    Any c <= c' also meets the target. Raises UnreachableTargetError when zero_prob >= delta.
     """
     eps = check_epsilon(epsilon)
-    target = check_probability(target_delta, "target_delta")
-    delta = _check_zero_prob(delta)
-    if delta >= target:
-        raise _unreachable(target, delta)
-    g = -math.log1p(-(target - delta) / (1.0 - delta))
+    target = check_probability(delta, "delta")
+    zero_prob = _check_zero_prob(zero_prob)
+    if zero_prob >= target:
+        raise _unreachable(target, zero_prob)
+    g = -math.log1p(-(target - zero_prob) / (1.0 - zero_prob))
     c = (eps + 2.0 * g) / _SQRT2 if exact_laplace else math.sqrt(2.0 * g * (eps + g))
     # guard against a last-ulp overshoot of the closed form
     for _ in range(64):
-        if float(delta_tilde(eps, c, delta, exact_laplace)) <= target:
+        if float(delta_tilde(eps, c, zero_prob, exact_laplace)) <= target:
             break
         c = math.nextafter(c, 0.0)
     return c
 
 
-def _diameters(bounds: np.ndarray) -> tuple[float, float]:
-    """(Euclidean diameter of the box, largest single range) of ``(d, 2)`` bounds."""
-    ranges = bounds[:, 1] - bounds[:, 0]
-    return float(np.sqrt(np.sum(ranges**2))), float(np.max(ranges))
+#: protection units: whole records (DP/LDP) or single attributes (ADP/LADP), paper Def 2.3
+UNITS = ("individual", "attribute")
 
 
-_LEVELS = ("individual", "attribute")
+def check_unit(unit: Any) -> str:
+    """The protection unit, ``"individual"`` or ``"attribute"``."""
+    if unit not in UNITS:
+        raise ValidationError(
+            f"unit: {unit!r} is not accepted; use 'individual' (DP/LDP: whole records) or "
+            "'attribute' (ADP/LADP: one attribute of a record)"
+        )
+    return str(unit)
+
+
+def unit_diameters(n_noised: int) -> tuple[float, float]:
+    """(diameter of the unit cube [0, 1]^d, largest single range 1) for d noised columns.
+
+    privest maps each noised column's public box to [0, 1] before adding noise, so two
+    records differ by at most sqrt(d) in L2 and one attribute by at most 1 (Thm 3.1 with
+    diam = sqrt(d) and 1).
+    """
+    return math.sqrt(_check_d(n_noised)), 1.0
 
 
 def calibrate_lam(
     epsilon: float,
-    target_delta: float,
     delta: float,
-    bounds: Any,
-    level: Literal["individual", "attribute"] = "individual",
+    zero_prob: float,
+    n_noised: int,
+    unit: Literal["individual", "attribute"] = "individual",
 ) -> float:
-    """Noise scale lam making the ZIL mechanism (epsilon, target_delta)-DP (paper recipe).
+    """Noise scale lam (in units of each column's range) making the release (epsilon, delta)-DP.
 
-    Section 3.2 after Thm 3.3: c' = :func:`calibrate_c` (exact Laplace profile when
-    ``bounds`` has one row, i.e. one noised attribute; beta_{c,delta} otherwise), then
-    ``lam = diam(box)/c'`` for ``level="individual"`` (DP/LDP) or
-    ``lam = max_j (hi_j - lo_j)/c'`` for ``level="attribute"`` (ADP/LADP).
-    ``bounds`` are the public bounds of the noised columns. Any larger lam also works.
+    Section 3.2 after Thm 3.3: c' = :func:`calibrate_c` (exact Laplace profile when one
+    column is noised; beta_{c,delta} otherwise), then ``lam = sqrt(d)/c'`` for
+    ``unit="individual"`` (DP/LDP) or ``lam = 1/c'`` for ``unit="attribute"`` (ADP/LADP):
+    the diameters of the unit cube (:func:`unit_diameters`). Any larger lam also works.
     """
-    if level not in _LEVELS:
-        raise ValidationError(
-            f"level: {level!r} is not accepted; use 'individual' (DP/LDP) or 'attribute' (ADP/LADP)"
-        )
-    b = check_bounds(bounds)
-    c = calibrate_c(epsilon, target_delta, delta, exact_laplace=b.shape[0] == 1)
-    diam, widest = _diameters(b)
-    return (diam if level == "individual" else widest) / c
+    unit = check_unit(unit)
+    d = _check_d(n_noised)
+    c = calibrate_c(epsilon, delta, zero_prob, exact_laplace=d == 1)
+    diam, widest = unit_diameters(d)
+    return (diam if unit == "individual" else widest) / c
 
 
 # ----------------------------------------------------------------- Monte Carlo
@@ -357,7 +375,7 @@ def tradeoff_montecarlo(
     n_draws: int = 100_000,
     rng: np.random.Generator | int | None = None,
 ) -> float | np.ndarray:
-    """Monte Carlo *estimate* of T_{d,c}(alpha) for d >= 2 (Section 3.2; spec 5.4).
+    """Monte Carlo *estimate* of T_{d,c}(alpha) for d >= 2 (Section 3.2, simulation).
 
     Draws ``n_draws`` samples under P = SL_d(I) and under Q = c e_1 + SL_d(I), computes
     the log-likelihood ratio with the Bessel log-density, and interpolates the empirical
@@ -395,7 +413,7 @@ def _fmt(x: float) -> str:
 class ZILTradeoff(Guarantee):
     """The T_{d,c,delta} guarantee of the ZIL mechanism (Thm 3.1, eq 3.3).
 
-    ``c`` is the shift diam/lam, ``delta`` the zero proportion (probability that a record
+    ``c`` is the shift diam/lam, ``zero_prob`` the zero proportion (probability that a record
     is released without noise; 0 gives plain SL noise), ``d`` the number of noised
     attributes (``None`` if unknown). With ``exact_laplace`` (allowed only for d = 1; the
     default when d = 1) the exact T_{1,c,delta} is used; otherwise the closed-form bound
@@ -403,10 +421,14 @@ class ZILTradeoff(Guarantee):
     """
 
     def __init__(
-        self, c: float, delta: float, d: int | None = None, exact_laplace: bool | None = None
+        self,
+        c: float,
+        zero_prob: float,
+        d: int | None = None,
+        exact_laplace: bool | None = None,
     ):
         self.c = _check_c(c)
-        self.zero_prob = _check_zero_prob(delta)
+        self.zero_prob = _check_zero_prob(zero_prob)
         self.d = None if d is None else _check_d(d)
         if exact_laplace is None:
             exact_laplace = self.d == 1
@@ -432,8 +454,8 @@ class ZILTradeoff(Guarantee):
     def epsilon(self, delta: float) -> float:
         """Smallest epsilon with delta~(epsilon) <= delta, in closed form.
 
-        0 when delta~(0) <= delta; inf when delta < zero proportion, and also when
-        delta == zero proportion for the beta bound (reached only at eps0 = sqrt(2) c in
+        0 when delta~(0) <= delta; inf when delta < zero_prob, and also when
+        delta == zero_prob for the beta bound (reached only at eps0 = sqrt(2) c in
         the exact Laplace case). Inverts delta_c(eps) = 1 - exp(-c/u):
         eps = c^2/(2g) - g (beta) or eps0 - 2g (Laplace), g = -log(1 - q).
         """
@@ -451,8 +473,8 @@ class ZILTradeoff(Guarantee):
     def tradeoff(self, alpha: ArrayLike) -> float | np.ndarray:
         """T_{1,c,delta} (exact_laplace) or the bound beta_{c,delta} (eq 3.3, Prop 3.2)."""
         if self.exact_laplace:
-            return laplace_tradeoff_delta(alpha, self.c, self.zero_prob)
-        return beta_c_delta(alpha, self.c, self.zero_prob)
+            return laplace_tradeoff_zil(alpha, self.c, self.zero_prob)
+        return beta_c_zil(alpha, self.c, self.zero_prob)
 
     def estimate_tradeoff(
         self,
@@ -468,7 +490,7 @@ class ZILTradeoff(Guarantee):
             raise ValidationError("estimate_tradeoff needs the number of noised attributes d")
         a = _as_alpha(alpha)
         if self.d == 1:
-            return laplace_tradeoff_delta(a, self.c, self.zero_prob)
+            return laplace_tradeoff_zil(a, self.c, self.zero_prob)
         gen = resolve_rng(rng)
         return _out(
             _shrink(
@@ -494,28 +516,26 @@ class ZILTradeoff(Guarantee):
 class ZILGuarantee(Guarantee):
     """Both guarantees of one ZIL release (Thm 3.1): individual (DP/LDP) and attribute (ADP/LADP).
 
-    Built from the noise scale ``lam``, the zero proportion ``delta`` and the public
-    ``bounds`` of the noised columns (one ``(lo, hi)`` pair, broadcast to ``n_noised``,
-    or one pair per noised column): ``c_I = diam(box)/lam`` (Euclidean diameter) and
-    ``c_A = max_j (hi_j - lo_j)/lam``. ``delta``/``epsilon``/``tradeoff`` refer to the
-    individual level. With one noised attribute the exact Laplace profile is used.
+    Built from the noise scale ``lam`` (in units of each noised column's public range),
+    the zero proportion ``zero_prob`` and the number ``n_noised`` of noised columns. Each
+    column's box is mapped to [0, 1] before the noise, so ``c_I = sqrt(n_noised)/lam``
+    (diameter of the unit cube) and ``c_A = 1/lam``. ``delta``/``epsilon``/``tradeoff``
+    refer to the individual level. With one noised attribute the exact Laplace profile is
+    used.
     """
 
-    def __init__(self, lam: float, delta: float, bounds: Any, n_noised: int | None = None):
+    def __init__(self, lam: float, zero_prob: float, n_noised: int):
         self.lam = _check_c(lam, "lam")
-        self.zero_prob = _check_zero_prob(delta)
-        if n_noised is not None:
-            n_noised = _check_d(n_noised)
-        self.bounds = check_bounds(bounds, n_noised)
-        self.n_noised = int(self.bounds.shape[0])
-        diam, widest = _diameters(self.bounds)
+        self.zero_prob = _check_zero_prob(zero_prob)
+        self.n_noised = _check_d(n_noised)
+        diam, widest = unit_diameters(self.n_noised)
         self.c_individual = diam / self.lam
         self.c_attribute = widest / self.lam
         exact = self.n_noised == 1
         self.individual = ZILTradeoff(self.c_individual, self.zero_prob, self.n_noised, exact)
         self.attribute = ZILTradeoff(self.c_attribute, self.zero_prob, self.n_noised, exact)
         self.label = (
-            f"ZIL(lam={_fmt(self.lam)}, delta={self.zero_prob:.3g}, d={self.n_noised}): "
+            f"ZIL(lam={_fmt(self.lam)}, zero_prob={self.zero_prob:.3g}, d={self.n_noised}): "
             f"individual {self.individual.label}"
         )
 
@@ -543,7 +563,6 @@ class ZILGuarantee(Guarantee):
             "lam": self.lam,
             "zero_prob": self.zero_prob,
             "n_noised": self.n_noised,
-            "bounds": self.bounds.tolist(),
             "c_individual": self.c_individual,
             "c_attribute": self.c_attribute,
             "individual": self.individual.to_dict(),
@@ -559,8 +578,8 @@ class ZILGuarantee(Guarantee):
             else f"beta_{{c,delta}} bound (valid for any d; conservative for d={self.n_noised})"
         )
         lines = [
-            f"ZIL mechanism: lam={_fmt(self.lam)}, zero proportion delta={zp:.3g}, "
-            f"{self.n_noised} noised attribute(s)",
+            f"ZIL mechanism: lam={_fmt(self.lam)} (per unit of each column's range), "
+            f"zero_prob={zp:.3g}, {self.n_noised} noised attribute(s)",
             f"  individual (DP/LDP):   c_I={_fmt(self.c_individual)}  {self.individual.label}",
             f"  attribute (ADP/LADP):  c_A={_fmt(self.c_attribute)}  {self.attribute.label}",
             f"  accounting: {kind}",
@@ -572,7 +591,7 @@ class ZILGuarantee(Guarantee):
             lines.append(f"  {e:<8.3g} {di:<20.4f} {da:.4f}")
         lines += [
             "Caveats:",
-            f"  - a share delta={zp:.3g} of the records is released exactly, without noise; "
+            f"  - a share zero_prob={zp:.3g} of the records is released exactly, without noise; "
             f"delta(eps) >= {zp:.3g} at every eps.",
             "  - small target deltas (e.g. 1e-5) are practically unreachable: delta_c(eps) "
             "decays only like c^2/(2 eps)."

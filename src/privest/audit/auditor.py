@@ -14,7 +14,7 @@ al. (2021), with every threshold accounted for.
 
 Statistical guarantee: thresholds are fixed before the counted samples are drawn (from
 an independent pilot sample, or given by the caller), so with probability at least
-``confidence`` every Clopper-Pearson bound holds at once. On that event no true claim
+``conf_level`` every Clopper-Pearson bound holds at once. On that event no true claim
 is reported as contradicted, and :meth:`AuditResult.epsilon_lower_bound` is a valid
 lower bound on the mechanism's epsilon(delta) for every delta simultaneously.
 """
@@ -45,13 +45,13 @@ _EPS_GRID = 513  # epsilons used to build the envelope of a claim without a trad
 _CURVE_GRID = 1001  # alphas at which the claimed curve is stored for plotting
 
 
-def clopper_pearson_upper(k: ArrayLike, n: int, level: float) -> np.ndarray:
-    """One-sided Clopper-Pearson upper bound U with P(p <= U) >= ``level`` for k ~ Bin(n, p).
+def clopper_pearson_upper(k: ArrayLike, n: int, conf_level: float) -> np.ndarray:
+    """One-sided Clopper-Pearson upper bound U with P(p <= U) >= ``conf_level``, k ~ Bin(n, p).
 
-    U is the ``level`` quantile of Beta(k + 1, n - k), and 1 when k = n.
+    U is the ``conf_level`` quantile of Beta(k + 1, n - k), and 1 when k = n.
     """
     k = np.asarray(k, dtype=float)
-    upper = stats.beta.ppf(level, k + 1.0, np.maximum(n - k, 1.0))
+    upper = stats.beta.ppf(conf_level, k + 1.0, np.maximum(n - k, 1.0))
     return np.where(k >= n, 1.0, upper)
 
 
@@ -167,7 +167,7 @@ class AuditResult:
     contradicts: bool
     claimed: str
     n: int
-    confidence: float
+    conf_level: float
     n_tests: int
     symmetric: bool
     claimed_alpha: np.ndarray | None = field(default=None, repr=False)
@@ -178,7 +178,7 @@ class AuditResult:
 
         max over tests of log((1 - delta - beta_U) / alpha_U) and
         log((1 - delta - alpha_U) / beta_U), floored at 0. It holds with probability
-        ``confidence`` for all deltas at once.
+        ``conf_level`` for all deltas at once.
         """
         delta = check_delta(delta)
         a, b = self.alpha_upper, self.beta_upper
@@ -198,7 +198,7 @@ class AuditResult:
         verdict = "CONTRADICTED" if self.contradicts else "not contradicted"
         dirs = "both directions" if self.symmetric else "one direction"
         lines = [
-            f"Privacy audit of {self.claimed}: {verdict} at {self.confidence:.0%} confidence",
+            f"Privacy audit of {self.claimed}: {verdict} at {self.conf_level:.0%} confidence",
             f"  n = {self.n} samples per input, {self.n_tests} tests (Bonferroni), {dirs}",
             f"  violations: {int(self.violations.sum())} of {self.violations.size} points",
         ]
@@ -239,7 +239,7 @@ class AuditResult:
                 style,
                 color="C1",
                 alpha=0.8,
-                label=f"upper {self.confidence:.0%} bound ({name})",
+                label=f"upper {self.conf_level:.0%} bound ({name})",
             )
         if self.claimed_alpha is not None and self.claimed_beta is not None:
             ax.plot(self.claimed_alpha, self.claimed_beta, "k--", label=f"claimed {self.claimed}")
@@ -264,7 +264,7 @@ def audit(
     n: int = 100_000,
     score: Statistic | None = None,
     llr: Statistic | None = None,
-    confidence: float = 0.95,
+    conf_level: float = 0.95,
     n_thresholds: int = 200,
     symmetric: bool = True,
     rng: np.random.Generator | int | None = None,
@@ -280,14 +280,14 @@ def audit(
     pilot draws from each side (default ``min(n, max(1000, n // 10))``) unless
     ``thresholds`` is given, plus ±inf; each threshold t gives the tests ``s > t`` and
     ``s >= t`` (so atoms contribute their ROC corners). With K tests, each of the 2K
-    Clopper-Pearson bounds is taken at level ``1 - (1 - confidence) / (2K)``.
+    Clopper-Pearson bounds is taken at level ``1 - (1 - conf_level) / (2K)``.
 
     A test is a violation when ``beta_U < f(alpha_U)`` for the claimed trade-off f, or,
     when the claim has none, for the envelope ``max_eps f_{eps, delta(eps)}`` of its
     profile, which is the inequality ``eps < log((1 - delta(eps) - beta_U) / alpha_U)``
     or ``eps < log((1 - delta(eps) - alpha_U) / beta_U)``. Since f is non-increasing
     and alpha <= alpha_U, beta <= beta_U on the confidence event, a violation is real
-    with probability at least ``confidence``. With ``symmetric`` the swapped pair
+    with probability at least ``conf_level``. With ``symmetric`` the swapped pair
     (Q, P) is checked as well at no statistical cost: its points are (beta_U, alpha_U).
     ``claimed=None`` only estimates.
     """
@@ -296,7 +296,7 @@ def audit(
     for name, value, low in (("n", n, 1), ("n_thresholds", n_thresholds, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValidationError(f"{name}: {value!r} must be an integer >= {low}")
-    confidence = check_probability(confidence, "confidence")
+    conf_level = check_probability(conf_level, "conf_level")
     if llr is not None and score is not None:
         raise ValidationError("pass llr= or score=, not both (llr is the optimal statistic)")
     stat = llr if llr is not None else score
@@ -328,7 +328,7 @@ def audit(
     scores_q = np.sort(_statistic(sample_q(n, gen), stat, n, "sample_q"))
     reject_p = _rejection_counts(scores_p, t, strict)  # type I errors under P
     accept_q = n - _rejection_counts(scores_q, t, strict)  # type II errors under Q
-    level = 1.0 - (1.0 - confidence) / (2 * n_tests)
+    level = 1.0 - (1.0 - conf_level) / (2 * n_tests)
     a_hat, b_hat = reject_p / n, accept_q / n
     a_up = clopper_pearson_upper(reject_p, n, level)
     b_up = clopper_pearson_upper(accept_q, n, level)
@@ -364,7 +364,7 @@ def audit(
         contradicts=bool(violations.any()),
         claimed=label,
         n=n,
-        confidence=confidence,
+        conf_level=conf_level,
         n_tests=n_tests,
         symmetric=bool(symmetric),
         claimed_alpha=curve_a,

@@ -1,9 +1,11 @@
 """``privest model eptr-ols|eptr-bayes|eptr-nw DATA.csv``: one ePTR release from a CSV (paper 001).
 
-Prints the released estimate, or that nothing was released, and its (eps, delta) guarantee.
-All radii, c0, classes and query points are public inputs: none is read off the data. Nothing
-data-dependent beyond the release is printed (no count of projected records; spec 3.2). The
-noise is drawn from secure randomness unless ``--seed`` is given.
+Prints the released estimate, or that nothing was released, and its (eps, delta) guarantee;
+-o/--format write the released table (ols: feature, coefficient; bayes: class, prior,
+mean_<feature>; nw: query_<feature>, estimate; each row with released true/false). All
+radii, c0, classes and query points are public inputs: none is read off the data. Nothing
+data-dependent beyond the release is printed (no count of clipped records). The
+noise is drawn from secure randomness unless --seed is given.
 """
 
 from __future__ import annotations
@@ -11,13 +13,81 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
+from privest.commands._common import (
+    add_command,
+    add_seed_argument,
+    add_sep_argument,
+    add_table_output,
+    emit_table,
+    parse_pair,
+    read_csv,
+)
 from privest.errors import ValidationError
 
-__all__ = ["add_parser"]
+__all__ = ["METHODS", "add_parser", "run"]
 
 METHODS = ("eptr-ols", "eptr-bayes", "eptr-nw")
+
+EXAMPLES = (
+    "privest model eptr-ols data.csv --target y --features x1,x2 --epsilon 1 --delta 1e-6 "
+    "--x-radius 4 --theta-radius 1 --c0 0.3 -o ols.csv",
+    "privest model eptr-bayes data.csv --target label --features x1,x2 --classes 0,1 "
+    "--epsilon 1 --delta 1e-6 --x-radius 4 --c0 0.1",
+    "privest model eptr-nw data.csv --target y --features x1 --bounds=-3:3 --query=-1,0,1 "
+    "--bandwidth 0.3 --y-radius 3 --c0 0.05 --epsilon 2 --delta 1e-6 --format json",
+)
+
+#: What ``--clip`` does, stated without a count (a count depends on the data).
+_CLIPPED = {
+    "eptr-ols": "with --clip, records outside the public radii are projected onto them "
+    "(||x|| <= x_radius, |y| <= x_radius * theta_radius) before fitting",
+    "eptr-bayes": "with --clip, feature rows outside the public ball ||x|| <= x_radius are "
+    "projected onto it before fitting",
+    "eptr-nw": "with --clip, records are clipped to the public --bounds box and |y| <= "
+    "y_radius before fitting",
+}
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``privest model``."""
+    p = add_command(
+        sub,
+        "model",
+        help="fit an ePTR model (OLS, Bayes classifier, NW) on a CSV",
+        description=__doc__,
+        examples=EXAMPLES,
+    )
+    p.add_argument("method", choices=METHODS)
+    p.add_argument("input", help="CSV file of raw records")
+    p.add_argument("--target", required=True, help="response (or label) column")
+    p.add_argument("--features", help="comma-separated feature columns (default: all others)")
+    add_sep_argument(p)
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
+    p.add_argument("--delta", type=float, required=True, help="DP delta in (0, 1)")
+    p.add_argument("--x-radius", type=float, help="public feature radius R_x (ols, bayes)")
+    p.add_argument("--theta-radius", type=float, help="public coefficient radius (ols)")
+    p.add_argument("--c0", type=float, help="public level c0 (all methods)")
+    p.add_argument("--classes", help="comma-separated public class labels (bayes)")
+    p.add_argument("--query", help="query points (nw): '0.2,0.5' (1 feature) or 'a,b;c,d'")
+    p.add_argument("--bandwidth", type=float, help="public bandwidth (nw)")
+    p.add_argument("--y-radius", type=float, help="public response bound R_f: |y| <= it (nw)")
+    p.add_argument("--bounds", default="0:1", help="public feature box lo:hi (nw, default 0:1)")
+    p.add_argument("--budget-mode", default="split", choices=["split", "per_query"])
+    p.add_argument(
+        "--bottom",
+        default="random",
+        choices=["random", "fixed"],
+        help="no-release output: random (bayes/nw uniform) or fixed",
+    )
+    p.add_argument(
+        "--clip",
+        action="store_true",
+        help="project (clip) out-of-range records onto the public radii/bounds (Algorithms "
+        "3-5, step 1); without it they are an error",
+    )
+    add_seed_argument(p, "seeded randomness (default: secure, as for a real release)")
+    add_table_output(p, "the released table")
+    p.set_defaults(func=run)
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -36,9 +106,7 @@ def _need(args: argparse.Namespace, *names: str) -> None:
 
 
 def _data(args: argparse.Namespace) -> tuple[Any, list[str], Any]:
-    from privest.cli import _read_csv
-
-    df = _read_csv(args.input, args.sep)
+    df = read_csv(args.input, args.sep)
     if args.target not in df.columns:
         raise ValidationError(f"--target: {args.target!r} is not a column of {args.input}")
     features = (
@@ -50,19 +118,18 @@ def _data(args: argparse.Namespace) -> tuple[Any, list[str], Any]:
     return df[features], features, df[args.target]
 
 
-def _build(args: argparse.Namespace, rng: np.random.Generator, n_features: int) -> Any:
-    project = not args.no_project
+def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
     if args.method == "eptr-ols":
         from privest.models.eptr_ols import EPTRLinearRegression
 
         _need(args, "x_radius", "theta_radius", "c0")
         return EPTRLinearRegression(
-            args.epsilon,
-            args.delta,
-            args.x_radius,
-            args.theta_radius,
-            args.c0,
-            project=project,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            x_radius=args.x_radius,
+            theta_radius=args.theta_radius,
+            c0=args.c0,
+            clip=args.clip,
             random_state=rng,
         )
     if args.method == "eptr-bayes":
@@ -70,139 +137,127 @@ def _build(args: argparse.Namespace, rng: np.random.Generator, n_features: int) 
 
         _need(args, "x_radius", "c0", "classes")
         return EPTRBayesClassifier(
-            args.epsilon,
-            args.delta,
-            args.classes.split(","),
-            args.x_radius,
-            args.c0,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            classes=args.classes.split(","),
+            x_radius=args.x_radius,
+            c0=args.c0,
             bottom=args.bottom,
-            project=project,
+            clip=args.clip,
             random_state=rng,
         )
-    from privest.cli import parse_bounds
     from privest.models.eptr_nw import EPTRKernelRegressor
 
-    _need(args, "query", "response_radius", "c0", "bandwidth")
+    _need(args, "query", "y_radius", "c0", "bandwidth")
     rows = [_floats(r, "--query") for r in args.query.split(";")]
     if n_features == 1 and len(rows) == 1:
         rows = [[v] for v in rows[0]]
-    domain = parse_bounds(args.domain)
-    if not isinstance(domain, tuple):
-        raise ValidationError("--domain: give one lo:hi pair for every feature")
     return EPTRKernelRegressor(
-        rows,
-        args.epsilon,
-        args.delta,
+        query_points=rows,
+        epsilon=args.epsilon,
+        delta=args.delta,
         bandwidth=args.bandwidth,
-        response_radius=args.response_radius,
+        y_radius=args.y_radius,
         c0=args.c0,
-        domain=domain,
+        bounds=parse_pair(args.bounds, "--bounds"),
         budget_mode=args.budget_mode,
         bottom=0.0 if args.bottom == "fixed" else "uniform",
-        project=project,
+        clip=args.clip,
         random_state=rng,
     )
 
 
-def cmd_model(args: argparse.Namespace, console: Any) -> None:
+def _released(model: Any) -> bool:
+    """Whether every part of the output was released (``released_`` may be an array)."""
+    import numpy as np
+
+    return bool(np.all(model.released_))
+
+
+def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
+    """The released output as table rows (the bottom output when nothing was released)."""
+    released = _released(model)
+    if method == "eptr-ols":
+        return [
+            {"feature": f, "coefficient": float(c), "released": released}
+            for f, c in zip(features, model.coef_, strict=True)
+        ]
+    if method == "eptr-bayes":
+        return [
+            {
+                "class": str(label),
+                "prior": float(model.class_prior_[k]),
+                **{f"mean_{f}": float(v) for f, v in zip(features, model.means_[k], strict=True)},
+                "released": released,
+            }
+            for k, label in enumerate(model.classes_)
+        ]
+    return [
+        {
+            **{f"query_{f}": float(v) for f, v in zip(features, q, strict=True)},
+            "estimate": float(e),
+            "released": bool(r),
+        }
+        for q, e, r in zip(model.query_points_, model.estimates_, model.released_, strict=True)
+    ]
+
+
+def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
     from rich.table import Table
 
-    from privest.rng import make_rng
+    table = Table(title=f"{method}: {'released' if released else 'NOT released'}")
+    if method == "eptr-ols":
+        table.add_column("feature")
+        table.add_column("coefficient", justify="right")
+        for row in rows:
+            table.add_row(row["feature"], f"{row['coefficient']:.6g}")
+    elif method == "eptr-bayes":
+        means = [k for k in rows[0] if k.startswith("mean_")]
+        table.add_column("class")
+        table.add_column("prior", justify="right")
+        for key in means:
+            table.add_column(f"mean {key.removeprefix('mean_')}", justify="right")
+        for row in rows:
+            table.add_row(row["class"], f"{row['prior']:.4g}", *[f"{row[k]:.4g}" for k in means])
+    else:
+        queries = [k for k in rows[0] if k.startswith("query_")]
+        table.add_column("query point")
+        table.add_column("estimate", justify="right")
+        table.add_column("released")
+        for row in rows:
+            table.add_row(
+                ", ".join(f"{row[k]:g}" for k in queries),
+                f"{row['estimate']:.6g}",
+                "yes" if row["released"] else "no",
+            )
+    return table
+
+
+def run(args: argparse.Namespace, console: Any) -> None:
+    """Fit the ePTR model; print (and write) the released output and its guarantee."""
+    from privest.rng import make_rng, randomness_note
 
     X, features, y = _data(args)
     if args.method == "eptr-bayes":
         y = y.astype(str)
     model = _build(args, make_rng(args.seed), len(features)).fit(X, y)
-    released = bool(np.all(model.released_))
-    table = Table(title=f"{args.method}: {'released' if released else 'NOT released'}")
-    if args.method == "eptr-ols":
-        table.add_column("feature")
-        table.add_column("coefficient", justify="right")
-        for f, c in zip(features, model.coef_, strict=True):
-            table.add_row(f, f"{c:.6g}")
-    elif args.method == "eptr-bayes":
-        table.add_column("class")
-        table.add_column("prior", justify="right")
-        for f in features:
-            table.add_column(f"mean {f}", justify="right")
-        for k, label in enumerate(model.classes_):
-            table.add_row(
-                label, f"{model.class_prior_[k]:.4g}", *[f"{v:.4g}" for v in model.means_[k]]
-            )
-    else:
-        table.add_column("query point")
-        table.add_column("estimate", justify="right")
-        table.add_column("released")
-        for q, e, r in zip(model.query_points_, model.estimates_, model.released_, strict=True):
-            table.add_row(", ".join(f"{v:g}" for v in q), f"{e:.6g}", "yes" if r else "no")
-    if released:
-        console.print(table)
-    else:
+    released = _released(model)
+    rows = _rows(args.method, model, features)
+    if not released:
         console.print(
             f"Nothing was released by {args.method}: the safety test failed (the data look "
             "atypical for these public parameters, or the test's coin said no)."
         )
-        console.print(table)
-        console.print("The values above are the data-independent bottom output, not estimates.")
+    emit_table(args, console, rows, lambda: console.print(_table(args.method, rows, released)))
+    if not released:
+        console.print(
+            "The values in the table are the data-independent bottom output, not estimates."
+        )
     console.print(
         f"guarantee: {model.guarantee_.label}; noise sd {model.noise_scale_:.4g}, "
-        f"alpha {model.alpha_:.4g}, threshold M {model.threshold_:.4g}"
+        f"local sensitivity {model.local_sensitivity_:.4g}, threshold M {model.threshold_:.4g}"
     )
-    if not args.no_project:
-        console.print(_PROJECTED[args.method])
-
-
-#: What ``--no-project`` would have refused, stated without a count (a count depends on the data).
-_PROJECTED = {
-    "eptr-ols": "records outside the public radii were projected onto them (||x|| <= "
-    "x_radius, |y| <= x_radius * theta_radius) before fitting",
-    "eptr-bayes": "feature rows outside the public ball ||x|| <= x_radius were projected onto "
-    "it before fitting",
-    "eptr-nw": "records were clipped to the public domain and |y| <= response_radius before "
-    "fitting",
-}
-
-
-def add_parser(sub: Any) -> None:
-    """Add ``privest model``."""
-    from privest.cli import SEP_HELP
-
-    p = sub.add_parser("model", help="fit an ePTR model (OLS, Bayes classifier, NW) on a CSV")
-    p.add_argument("method", choices=METHODS)
-    p.add_argument("input", help="CSV file of raw records")
-    p.add_argument("--target", required=True, help="response (or label) column")
-    p.add_argument("--features", help="comma-separated feature columns (default: all others)")
-    p.add_argument(
-        "--sep",
-        default=",",
-        help=SEP_HELP,
-    )
-    p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("--delta", type=float, required=True)
-    p.add_argument("--x-radius", type=float, help="public feature radius R_x (ols, bayes)")
-    p.add_argument("--theta-radius", type=float, help="public coefficient radius (ols)")
-    p.add_argument("--c0", type=float, help="public level c0 (all methods)")
-    p.add_argument("--classes", help="comma-separated public class labels (bayes)")
-    p.add_argument("--query", help="query points (nw): '0.2,0.5' (1 feature) or 'a,b;c,d'")
-    p.add_argument("--bandwidth", type=float, help="public bandwidth (nw)")
-    p.add_argument("--response-radius", type=float, help="public response bound R_f (nw)")
-    p.add_argument("--domain", default="0:1", help="public feature box lo:hi (nw, default 0:1)")
-    p.add_argument("--budget-mode", default="split", choices=["split", "per_query"])
-    p.add_argument(
-        "--bottom",
-        default="random",
-        choices=["random", "fixed"],
-        help="no-release output: random (bayes/nw uniform) or fixed",
-    )
-    p.add_argument(
-        "--no-project",
-        action="store_true",
-        help="error on out-of-range records instead of projecting them",
-    )
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=None,
-        help="seeded randomness (default: secure, as for a real release)",
-    )
-    p.set_defaults(func=cmd_model)
+    if args.clip:
+        console.print(_CLIPPED[args.method])
+    if args.seed is not None:
+        console.print(f"randomness: seeded ({randomness_note('seeded')})")

@@ -8,7 +8,7 @@ never downloads) and applies the standard folktables filters:
 * ACSPublicCoverage: AGEP < 65 and PINCP <= 30 000; target PUBCOV == 1.
 
 Features: the paper's main text (AGEP, SEX, SCHL + WKHP or PINCP, p = 4) or its appendix
-(AGEP, SCHL + WKHP or PINCP, p = 3) (spec A8).
+(AGEP, SCHL + WKHP or PINCP, p = 3) (A8 in docs/iwp-sgd.md).
 """
 
 from __future__ import annotations

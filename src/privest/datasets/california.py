@@ -7,7 +7,7 @@ on a machine with internet access, and pass PATH. Columns needed: MedInc, HouseA
 Longitude and MedHouseVal.
 
 :func:`california_features` maps the four predictors to [0, 1] with the public ranges of the
-reference code [C] and the response to [-1, 1] via (clip(y, 0, 5) - 2.5) / 2.5.
+reference code and the response to [-1, 1] via (clip(y, 0, 5) - 2.5) / 2.5.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pandas as pd
 
 __all__ = ["CALIFORNIA_RANGES", "california_features", "load_california_housing"]
 
-#: Public ranges [C]: predictors are clipped to them and mapped to [0, 1].
+#: Public ranges (authors' code): predictors are clipped to them and mapped to [0, 1].
 CALIFORNIA_RANGES = {
     "MedInc": (0.0, 15.0),
     "Latitude": (32.0, 42.0),

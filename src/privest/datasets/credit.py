@@ -5,7 +5,7 @@ Not shipped with privest (about 5 MB): download ``default of credit card clients
 https://archive.ics.uci.edu/dataset/350/default+of+credit+card+clients (or a CSV export with
 the same column names) and pass its path. Reading ``.xls`` needs the ``xlrd`` package.
 
-:func:`credit_features` computes the reference code's 11 engineered features [C] with public
+:func:`credit_features` computes the reference code's 11 engineered features with public
 constants only (no data-driven scaling).
 """
 
@@ -49,7 +49,7 @@ def load_credit_default(path: str | Path) -> pd.DataFrame:
 
 
 def credit_features(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The 11 engineered features [C] and the 0/1 label; every constant is public."""
+    """The 11 engineered features (authors' code) and the 0/1 label; every constant is public."""
     lim = df["LIMIT_BAL"].to_numpy(float)
     pay = np.clip(df[_PAY].to_numpy(float), -2, 8)
     bill = df[_BILL].to_numpy(float)

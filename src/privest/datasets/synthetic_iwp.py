@@ -1,11 +1,13 @@
 """Synthetic data for the IWP-SGD reproductions (paper 004, Sec. 6 and App. E).
 
 * :func:`make_iwp_classification`: the E1/E4 data (sklearn ``make_classification``, labels in
-  {-1, +1}, each feature min-max scaled to [-1, 1] on the generated sample, as in spec E1).
+  {-1, +1}, each feature min-max scaled to [-1, 1] on the generated sample, as in paper 004,
+  Sec. 6).
 * :func:`make_acs_like`: an offline **stand-in** for the folktables ACS person data of E2/E5
   (columns AGEP, SEX, SCHL, WKHP, PINCP, PUBCOV). It is not census data: ages, schooling,
   hours and a log-normal income with plausible dependence, only so that the E2/E5 pipeline
-  runs without a download. Its public bounds are those of the ACS codebook (spec A6).
+  runs without a download. Its public bounds are those of the ACS codebook (A6 in
+  docs/iwp-sgd.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from sklearn.datasets import make_classification
 
 __all__ = ["ACS_PUBLIC_BOUNDS", "make_acs_like", "make_iwp_classification", "minmax_unit"]
 
-#: Public ranges of the ACS columns (codebook), usable as privacy-clean bounds (spec A6).
+#: Public ranges of the ACS columns (codebook), usable as privacy-clean bounds (A6).
 ACS_PUBLIC_BOUNDS = {
     "AGEP": (0.0, 99.0),
     "SEX": (1.0, 2.0),
@@ -27,7 +29,7 @@ ACS_PUBLIC_BOUNDS = {
 
 
 def minmax_unit(X: np.ndarray) -> np.ndarray:
-    """Scale each column to [-1, 1] by its sample min and max (data-dependent; spec A6)."""
+    """Scale each column to [-1, 1] by its sample min and max (data-dependent, leaks; A6)."""
     lo, hi = X.min(axis=0), X.max(axis=0)
     return 2.0 * (X - lo) / np.where(hi > lo, hi - lo, 1.0) - 1.0
 
@@ -35,7 +37,8 @@ def minmax_unit(X: np.ndarray) -> np.ndarray:
 def make_iwp_classification(
     p: int, n_samples: int, random_state: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """make_classification as in spec E1 (p = 2: two informative, none redundant)."""
+    """make_classification as in paper 004, Sec. 6 (p = 2: two informative, none redundant,
+    since scikit-learn's defaults need p >= 4)."""
     kw = {"n_informative": 2, "n_redundant": 0} if p == 2 else {}
     X, y = make_classification(n_samples=n_samples, n_features=p, random_state=random_state, **kw)
     return minmax_unit(X), np.where(y == 1, 1.0, -1.0)

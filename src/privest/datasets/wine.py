@@ -14,7 +14,7 @@ import pandas as pd
 
 __all__ = ["WINE_FEATURES", "load_wine_quality"]
 
-#: The 7 predictors of the authors' code (spec E7).
+#: The 7 predictors of the authors' code (paper 001, Sec. 4.4 names four of them).
 WINE_FEATURES = [
     "alcohol",
     "volatile acidity",

@@ -62,7 +62,15 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
     for eps in EPSILONS:
         accs, rel, gs = [], 0, []
         for _ in range(FITS):
-            m = EPTRBayesClassifier(eps, DELTA, [0, 1], radius, C0, random_state=rng)
+            m = EPTRBayesClassifier(
+                epsilon=eps,
+                delta=DELTA,
+                classes=[0, 1],
+                x_radius=radius,
+                c0=C0,
+                random_state=rng,
+                clip=True,
+            )
             m.fit(X[tr], y[tr])
             rel += m.released_
             accs.append(float(np.mean(m.predict(X[te]) == y[te])))

@@ -23,7 +23,7 @@ from privest.release.examples import release_examples
 EPS_X, EPS_Y, DELTA = 6.0, 2.0, 1e-5
 RADIUS = 5.0  # public L2 ball for theta: guards the non-convex IWP objective over many passes
 KW = dict(loss="squared", batch_size=16, learning_rate=0.02, alpha=1.0, n_passes=5,
-          projection_radius=RADIUS, fit_intercept=True)  # fmt: skip
+          theta_radius=RADIUS, fit_intercept=True)  # fmt: skip
 SYN_N, SYN_P = 200_000, 5
 N_SIM = 40
 
@@ -63,7 +63,7 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     Xs = np.broadcast_to(Z, (N_SIM, n, p)).reshape(N_SIM * n, p)
     ys = np.broadcast_to(np.where(y == 1, 1.0, -1.0), (N_SIM, n)).reshape(-1)
     sims = release_examples(
-        Xs, ys, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=DELTA, radius=np.sqrt(p),
+        Xs, ys, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=DELTA, x_radius=np.sqrt(p),
         calibration="analytic", rng=rng,
     )  # fmt: skip
     ypm = np.where(y == 1, 1.0, -1.0)
@@ -110,7 +110,8 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
 
 
 def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
-    """The same three fits on 200 000 synthetic records (spec 8.18 setting), one figure."""
+    """The same three fits on 200 000 synthetic records, one figure (exponential loss,
+    eps_x = 4, eps_y = 2, ridge 1, batch 32: the E1 smoke test's setting, with p = 5)."""
     import matplotlib.pyplot as plt
     from rich.table import Table
 
@@ -125,7 +126,7 @@ def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, A
     # Public settings: a projection radius keeps the IWP gradient's exp(-y theta'x~) factors
     # (heavy-tailed under noise) bounded; a small step with tail averaging tames its variance.
     kw = dict(loss="exponential", batch_size=32, learning_rate=2e-4, alpha=1.0,
-              projection_radius=1.0, averaging="tail", progress=False)  # fmt: skip
+              theta_radius=1.0, averaging="tail", progress=False)  # fmt: skip
     fits = {
         "SGD on clean data (not private)": IWPSGDClassifier(method="oracle", **kw).fit(
             Xtr, ytr, bounds=(-1, 1)),

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from privest.models.statistics import MECHANISMS, build_mechanism, private_statistic
+from privest.models.statistics import MECHANISMS, private_statistic, statistic_mechanism
 
 __all__ = ["demo_section"]
 
@@ -64,8 +64,8 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
                 exp_row.append("n/a")
                 continue
             v = private_statistic(x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m, rng=rng)
-            _, mech = build_mechanism(x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m)
-            err = mech.error_mean_abs()
+            law = statistic_mechanism(stat, epsilon=EPSILON, bounds=bounds, mechanism=m).law(x)
+            err = law.error_mean_abs()
             released[stat][m], expected[stat][m] = float(v), float(err)
             row.append(f"{v:.4f}")
             exp_row.append(f"{err:.2g}")
@@ -86,14 +86,12 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
     console.print(
         "PLM adapts to the data's gaps: for the median and quantiles its error is far below "
         "Laplace's (global sensitivity = the whole range). For the mean its pieces are nearly "
-        "as long as the global sensitivity and it can have up to twice Laplace's error "
-        "(spec 2.5), which is why 'auto' uses Laplace for means, sums and counts."
+        "as long as the global sensitivity and it can have up to twice Laplace's error, "
+        " which is why 'auto' uses Laplace for means, sums and counts."
     )
-    _, plm = build_mechanism(
-        x, "median", epsilon=EPSILON, bounds=bounds, mechanism="piecewise_laplace"
-    )
-    _, inv = build_mechanism(
-        x, "median", epsilon=EPSILON, bounds=bounds, mechanism="inverse_sensitivity"
+    plm, inv = (
+        statistic_mechanism("median", epsilon=EPSILON, bounds=bounds, mechanism=m).law(x)
+        for m in ("piecewise_laplace", "inverse_sensitivity")
     )
     lo, hi = truth["median"] - 0.05, truth["median"] + 0.05
     ys = np.linspace(lo, hi, 2001)

@@ -20,7 +20,7 @@ from privest.learn.estimators import DRMEstimator
 from privest.learn.losses import ScalarQuantileLoss
 from privest.release.zil import ZILMechanism, output_grid
 
-EPSILON, TARGET_DELTA, ZERO_PROPORTION = 2.0, 0.2, 0.05
+EPSILON, DELTA, ZERO_PROB = 2.0, 0.2, 0.05
 
 
 def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
@@ -36,15 +36,15 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         "exact (only features are protected)."
     )
     mech = ZILMechanism.calibrate(
-        EPSILON,
-        TARGET_DELTA,
-        ZERO_PROPORTION,
+        epsilon=EPSILON,
+        delta=DELTA,
+        zero_prob=ZERO_PROB,
         bounds=[(0.0, 1.0)] * data.X.shape[1],
-        level="attribute",
+        unit="attribute",
     )
     console.print(
-        f"Target ({EPSILON:g}, {TARGET_DELTA:g})-DP at attribute level with zero proportion "
-        f"delta = {ZERO_PROPORTION:g}  ->  calibrated lam = {mech.lam:.4f}"
+        f"Target ({EPSILON:g}, {DELTA:g})-DP at the attribute unit with zero_prob = "
+        f"{ZERO_PROB:g}  ->  calibrated lam = {mech.lam:.4f}"
     )
     rel = mech.release(data.X, rng=rng)
     store = output / "release-store"
@@ -85,7 +85,7 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         table.add_column(col, justify="right" if col != "feature" else "left")
     for j, name in enumerate(data.X.columns):
         fit = DRMEstimator(loss=ScalarQuantileLoss(0.5), method="dr", features=[name]).fit(rel)
-        lo, hi = fit.conf_int(0.95)[0]
+        lo, hi = fit.results_.conf_int(0.05).iloc[0]
         truth = float(np.median(raw[:, j]))
         table.add_row(
             name,
@@ -101,10 +101,10 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         "corrects the check loss with no smoothness assumption and gives a sandwich CI."
     )
 
-    exact = np.all(np.abs(rel.x1 - raw) <= output_grid(rel.lam), axis=1)
+    exact = np.all(np.abs(rel.x1 - raw) <= output_grid(rel.noise_scale), axis=1)
     console.print(
         f"Records released without noise (curator's view only): {exact.sum()} of {rel.n} "
-        f"({exact.mean():.1%}; expected {ZERO_PROPORTION:.0%})"
+        f"({exact.mean():.1%}; expected {ZERO_PROB:.0%})"
     )
 
     console.rule("empirical privacy audit")

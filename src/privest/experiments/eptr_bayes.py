@@ -1,6 +1,7 @@
 """Paper 001 Figure 1 (top row): ePTR Bayes classifier simulations E1-E3.
 
-Setup (spec 8, E1-E3): K = 3, p = 10, x | y = k ~ N(3 e_k, I), rows clipped to R_x = 8 before
+Setup (paper 001, Sec. 3.3; unstated constants from the authors' code, docs/eptr.md, "Notes,
+errata and choices"): K = 3, p = 10, x | y = k ~ N(3 e_k, I), rows clipped to R_x = 8 before
 estimation (test rows are not), delta = 0.01, balanced error on a fresh test set.
 
 * E1: mu = (0.75, 0.15, 0.10), n = 5000, eps in {0.5, 0.75, ..., 3}; c0 = 0.04, DPNB split 0.5.
@@ -50,7 +51,13 @@ def fit_all(
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], bool]:
     """(prior, means) of every method, and whether ePTR released."""
     model = EPTRBayesClassifier(
-        epsilon=eps, delta=DELTA, classes=list(range(K)), x_radius=RX, c0=c0, random_state=rng
+        epsilon=eps,
+        delta=DELTA,
+        classes=list(range(K)),
+        x_radius=RX,
+        c0=c0,
+        random_state=rng,
+        clip=True,
     ).fit(X, labels)
     st = bayes_statistics(X, labels, K, RX, c0)
     return {

@@ -1,6 +1,7 @@
-"""Paper 001 supplementary NW simulations E9-E11 (spec 8; setup from the reference code [C]).
+"""Paper 001 supplementary NW simulations E9-E11 (setup from the authors' reference code).
 
-The supplement with these figures is not in the paper text; settings follow the spec:
+The supplement with these figures is not in the paper text; settings follow the authors'
+code (docs/eptr.md, "Notes, errata and choices"):
 f(x) = sin(2 pi x) + 0.5 cos(4 pi x), noise N(0, 0.2^2), query x_0 = 0.5 (f(x_0) = 0.5),
 Gaussian kernel with h = 0.2 n^(-1/5), R_f = 1, delta = n^-3, bottom ~ U[-1, 1], WPE with L = 8.
 Metric: squared error at x_0.
@@ -47,10 +48,11 @@ def fit_all(x, y, eps, c0, rng) -> tuple[dict[str, float], bool]:
         epsilon=eps,
         delta=float(n) ** -3,
         bandwidth=h,
-        response_radius=RF,
+        y_radius=RF,
         c0=c0,
         bottom="uniform",
         random_state=rng,
+        clip=True,
     ).fit(x, y)
     np_est = float(
         nw_statistics(np.array([[X0]]), x[:, None], np.clip(y, -RF, RF), h, RF, c0)["estimate"][0]

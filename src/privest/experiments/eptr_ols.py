@@ -1,7 +1,8 @@
 """Paper 001 Figure 2 (top row): ePTR-OLS simulations E5 (eps sweep) and E6 (n sweep).
 
-Setup (spec 8, E5-E6): x ~ N(0, I_5), y = x^T theta + N(0, 1), theta = v/||v||,
-v = (1, 1/2, ..., 1/5); delta = 0.01; R_x = 4, R_theta = 1 (R_y = 4), bottom 0 [C];
+Setup (paper 001, Sec. 4.3; unstated constants from the authors' code): x ~ N(0, I_5),
+y = x^T theta + N(0, 1), theta = v/||v||, v = (1, 1/2, ..., 1/5); delta = 0.01; R_x = 4,
+R_theta = 1 (R_y = 4), bottom 0 (authors' code);
 c0 = 0.4 (E5, n = 8000, eps in {1, 1.5, ..., 8}) and 0.5 (E6, eps = 4, n in {1000, ..., 10000}).
 Methods on the same data: non-private OLS, ePTR-OLS (Algorithm 4), DPJL, DPGD, FM (baselines
 B3-B5 with the reference-code settings) and the Gaussian mechanism with global sensitivity
@@ -43,7 +44,13 @@ def fit_all(
 ) -> tuple[dict[str, np.ndarray], bool]:
     """Every method's coefficients on (X, y) at eps; and whether ePTR released."""
     model = EPTRLinearRegression(
-        epsilon=eps, delta=DELTA, x_radius=RX, theta_radius=RTHETA, c0=c0, random_state=rng
+        epsilon=eps,
+        delta=DELTA,
+        x_radius=RX,
+        theta_radius=RTHETA,
+        c0=c0,
+        random_state=rng,
+        clip=True,
     ).fit(X, y)
     ols = np.linalg.lstsq(X, y, rcond=None)[0]
     proj = np.linalg.norm(ols)

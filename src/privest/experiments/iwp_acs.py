@@ -5,10 +5,11 @@ The ACS data needs a download from census.gov. When ``--data DIR`` or the enviro
 reads it (CA, TX, FL, NY, PA, 2018, 1-Year); otherwise the same pipeline runs on an
 **offline synthetic stand-in** (:func:`privest.datasets.synthetic_iwp.make_acs_like`) with the
 paper's row counts, and every table row says so. Features AGEP, SEX, SCHL + WKHP (Income) or
-+ PINCP (PubCov) mapped to [-1, 1] with public codebook bounds (spec A6; out-of-range values
++ PINCP (PubCov) mapped to [-1, 1] with public codebook bounds (A6 in docs/iwp-sgd.md;
+out-of-range values
 are projected and counted), one 80/20 split, (eps, delta) = (2, 1e-5) split evenly,
 lambda = 10, batch 50, gamma = 2e-5, one pass; repetitions redraw the LDP noise only, so
-"SGD real" is a single deterministic curve (spec E2).
+"SGD real" is a single deterministic curve (paper 004, Sec. 6).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from privest.experiments.registry import ExperimentResult, Row, register
 from privest.progress import progress_iter
 from privest.release.examples import project_features
 
-ROWS = {"income": 668_859, "pubcov": 883_984}  # paper's counts (spec E2)
+ROWS = {"income": 668_859, "pubcov": 883_984}  # paper's counts (Sec. 6; A14)
 EPS, DELTA, LAM, BATCH, GAMMA = 2.0, 1e-5, 10.0, 50, 2e-5
 PUBCOV_PINCP = (-20_000.0, 30_000.0)  # the PubCov filter keeps PINCP <= 30 000 (public)
 
@@ -62,7 +63,7 @@ def acs_task_data(
     bounds = [
         PUBCOV_PINCP if (c == "PINCP" and task == "pubcov") else ACS_PUBLIC_BOUNDS[c] for c in cols
     ]
-    Z, _, _, n_proj = project_features(X.to_numpy(float), bounds=bounds, project=True)
+    Z, _, _, n_proj = project_features(X.to_numpy(float), bounds=bounds, clip=True)
     return Z, np.asarray(y, dtype=float), source, n_proj
 
 

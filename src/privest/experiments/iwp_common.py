@@ -1,6 +1,6 @@
-"""Shared machinery of the IWP-SGD reproductions (paper 004, Sec. 6; spec iwp_sgd.md Sec. 6).
+"""Shared machinery of the IWP-SGD reproductions (paper 004, Sec. 6 and App. E).
 
-Three methods on the same release, same order, step, batch and ridge (spec Sec. 5): SGD on
+Three methods on the same release, same order, step, batch and ridge (Sec. 6): SGD on
 the clean data ("SGD real"), SGD on the release ("SGD noisy") and IWP-SGD. Replications are
 run together (:func:`~privest.learn.iwp_sgd.sgd_replicated`) in groups that fit in memory.
 Curves are the clean test risk against the number of batches with two aggregations:
@@ -107,7 +107,8 @@ def run_group(
 def averaged_model_loss(
     curves: Curves, tests: list[tuple[np.ndarray, np.ndarray]], loss: str, method: str
 ) -> np.ndarray:
-    """L(mean_r theta_t^r), averaged over the replications' own test sets (spec E1, A11)."""
+    """L(mean_r theta_t^r), averaged over the replications' own test sets (A11 in
+    docs/iwp-sgd.md)."""
     hist = curves.stack("hist", method)  # (T, R, p)
     mean_theta = hist.mean(axis=1)
     out = np.zeros(hist.shape[0])

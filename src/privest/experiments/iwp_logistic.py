@@ -2,7 +2,7 @@
 
 Same data, privacy and hyperparameters as E1 (:mod:`privest.experiments.iwp_synthetic`), with
 the truncated IWP gradient of order K = "auto" (optimal truncation, App. D.7; the paper does
-not say which K it used, spec A9). Figures: mean loss of fitted models and loss of the
+not say which K it used, A9 in docs/iwp-sgd.md). Figures: mean loss of fitted models and loss of the
 averaged model against the number of batches. The paper prints no numbers.
 """
 

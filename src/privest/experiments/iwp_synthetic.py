@@ -3,14 +3,14 @@
 make_classification with p = 2 ((eps, delta) = (2, 1e-5)) and p = 10 ((5, 1e-5)), features
 min-max scaled to [-1, 1] (R = sqrt(p)), n_train = 10^6, test 2.5 10^5 (80/20 split of
 1.25 10^6), lambda = 5, batch 128, gamma = 1e-4, one pass (7 812 batches), eps split evenly
-(spec A1). Repetitions: the paper redraws make_classification per run, which also changes
-the generating distribution (spec A11), so "the loss of the averaged model" would average
+(A1 in docs/iwp-sgd.md). Repetitions: the paper redraws make_classification per run, which
+also changes the generating distribution (A11), so "the loss of the averaged model" would average
 models of different problems; we fix one generated pool of 2 n_train + n_test points per
 setting (fixed test set) and give each repetition a new random training subsample of the
 pool and new LDP noise.
 The paper prints no numbers (figures only): the ``paper`` column is empty and the note gives
-the spec's one-run sanity values. Curves use the first 50 000 test points of each repetition;
-the table uses the full test set at the last iterate.
+one-run values of an independent prototype. Curves use the first 50 000 test points of each
+repetition; the table uses the full test set at the last iterate.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def run_synthetic(
         curves = Curves()
         tests_curve, tests_full = [], []
         sigma2 = math.nan
-        # Spec A11: one generating distribution per setting (a fixed pool of 2 n_train + n_test
+        # A11: one generating distribution per setting (a fixed pool of 2 n_train + n_test
         # points, fixed test set); each repetition subsamples n_train training points from
         # the pool and draws new LDP noise, so averaging theta over runs is meaningful.
         pool_X, pool_y = make_iwp_classification(p, 2 * n_train + n_test, base_seed + si)
@@ -99,7 +99,7 @@ def run_synthetic(
             final = np.concatenate(curves.final[m], axis=1)  # (2, R)
             se = final.std(axis=1) / math.sqrt(reps) if reps > 1 else np.full(2, math.nan)
             ref = SPEC_ONE_RUN.get((loss, p), {}).get(m)
-            note = "paper: figure only" + (f"; spec one-run value {ref}" if ref else "")
+            note = "paper: figure only" + (f"; prototype one-run value {ref}" if ref else "")
             note += "; reps subsample a fixed pool (A11)"
             rows.append(
                 Row(

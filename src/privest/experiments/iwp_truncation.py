@@ -2,8 +2,8 @@
 
 bias_K(t) = sup_{z in [-6, 6]} |W_{2t}[g_t^K](z) - f(z)|, g_t^K = sum_{k<=K} (-t)^k/k! f^{(2k)}
 (App. D.7), computed by a dense Simpson rule (exact up to ~1e-10; no Monte Carlo, so ``reps``
-is unused). The paper prints no numbers; the note gives the spec's table (spec 2.5), which
-used 80-node Gauss-Hermite and is inaccurate for t >= 10 (see the docs page).
+is unused). The paper prints no numbers; the note gives an independent prototype's table,
+which used 80-node Gauss-Hermite and is inaccurate for t >= 10 (docs/iwp-sgd.md, section 5).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
     rows = []
     for t, spec in SPEC.items():
         for K in range(4):
-            note = f"spec table {spec[K]:.2g}; paper: figure only"
+            note = f"prototype table {spec[K]:.2g}; paper: figure only"
             value = float(truncation_bias(t, K))
             rows.append(Row(f"t={t:g}", float("nan"), f"K={K}", "bias_K(t), sup |z|<=6", value,
                             note=note))  # fmt: skip

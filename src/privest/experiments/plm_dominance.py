@@ -2,11 +2,11 @@
 
 The paper (Durfee 2025) is purely theoretical: no tables, one schematic figure (Fig. 1,
 the two-step sampler). This experiment computes what its theorems predict, with exact
-error functionals (spec 2.4, 6), not Monte Carlo:
+error functionals (docs/piecewise-laplace.md, "Exact error laws"), not Monte Carlo:
 
 * the law of the absolute error |M(x) - f(x)| of PLM, continuous INV, smooth sensitivity
   (gamma = 4, pure eps-DP; median and quantiles only), Laplace at ``GS/eps`` (eps-DP)
-  and at ``2 GS/eps`` (what PLM reduces to when all pieces equal GS, spec 2.5),
+  and at ``2 GS/eps`` (what PLM reduces to when all pieces equal GS, Sec. 4.1),
   summarised by its mean (``E|err|``), median (``median |err|``) and 90th percentile
   (``q90 |err|``), each exact for one data set (quantiles by bisection on the exact CDF);
 * for the median, the 0.1- and 0.9-quantiles and the mean; data normal, lognormal,
@@ -16,8 +16,9 @@ error functionals (spec 2.4, 6), not Monte Carlo:
 Each cell averages the exact per-data-set values over ``reps`` data sets (``mc_se`` =
 the standard error over data sets). The Laplace rows are the unclamped mechanism (the
 library's release clamps to the range, which can only shrink the error). The ``paper``
-column is NaN throughout (the paper has no numbers); where the spec's prototype gives a
-reference value (spec 7, E1), it is in ``note``.
+column is NaN throughout (the paper has no numbers); where an independent prototype
+written before the library gives a reference value (median of N(0, 1), "E1"), it is in
+``note``.
 Figures: ``main`` (E|err| against n at eps = 1), ``ratio`` (PLM/INV against eps),
 ``cdf`` (the error CDFs P(|err| <= t) of every method, averaged over the data sets, for
 normal data, n = 1000, eps = 1) and ``figure1`` (the PLM density beside INV's staircase,
@@ -31,10 +32,10 @@ import math
 import numpy as np
 
 from privest.experiments.registry import ExperimentResult, Row, register
-from privest.mechanisms.inverse_sensitivity import InverseSensitivity
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import profile_for
-from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.mechanisms.smooth_sensitivity import SmoothSensitivityLaw
 from privest.progress import progress_bar
 
 BOUNDS = (-10.0, 10.0)
@@ -49,7 +50,7 @@ PROBS = (0.5, 0.9)
 #: the setting of the error-CDF figure (distribution, n, eps), and its t grid
 CDF_SETTING = ("normal", 1_000, 1.0)
 CDF_GRID = np.logspace(-5, 3, 320)
-# spec 7 E1 (median, N(0,1), n = 51 and 501): prototype values, not the paper's
+# E1 (median, N(0,1), n = 51 and 501): an independent prototype's values, not the paper's
 SPEC_E1 = {
     (51, 0.1): (4.39, 4.41),
     (51, 1.0): (0.117, 0.121),
@@ -86,9 +87,9 @@ def _errors(
     gs = prof.global_sensitivity if statistic != "mean" else width / x.size
     probs = np.asarray(PROBS)
     for eps in epsilons:
-        mechs = {"PLM": PiecewiseLaplace(prof, eps), "INV": InverseSensitivity(prof, eps)}
+        mechs = {"PLM": PiecewiseLaplaceLaw(prof, eps), "INV": InverseSensitivityLaw(prof, eps)}
         if statistic != "mean":
-            mechs["SS"] = SmoothSensitivity(x, statistic, epsilon=eps, bounds=BOUNDS)
+            mechs["SS"] = SmoothSensitivityLaw(x, statistic, epsilon=eps, bounds=BOUNDS)
         for name, mech in mechs.items():
             out[name, eps] = (mech.error_mean_abs(), *mech.error_quantile(probs))
             if eps == cdf_eps:
@@ -144,7 +145,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                         "E|err|",
                         float(v.mean()),
                         mc_se=_se(v),
-                        note=f"spec 7 E1 prototype value {ref} (not a paper number)",
+                        note=f"E1 prototype value {ref} (not a paper number)",
                     )
                 )
             bar.advance(job)
@@ -277,8 +278,8 @@ def figure1():
     import matplotlib.pyplot as plt
 
     x = np.array([1.0, 2.2, 2.6, 3.0, 3.1, 4.4, 5.0, 6.9, 8.0])
-    plm = PiecewiseLaplace.for_statistic(x, "median", epsilon=1.5, bounds=(0, 10))
-    inv = InverseSensitivity.for_statistic(x, "median", epsilon=1.5, bounds=(0, 10))
+    plm = PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.5, bounds=(0, 10))
+    inv = InverseSensitivityLaw.for_statistic(x, "median", epsilon=1.5, bounds=(0, 10))
     ys = np.linspace(0, 10, 4001)
     fig, ax = plt.subplots(figsize=(8, 3.6))
     ax.plot(ys, plm.pdf(ys), label="piecewise Laplace (PLM)")

@@ -112,10 +112,13 @@ class Experiment:
         out.mkdir(parents=True, exist_ok=True)
         table = result.table()
         table.to_csv(out / f"{self.name}.csv", index=False)
+        import matplotlib.pyplot as plt
+
         paths = []
         for key, fig in result.figures.items():
             p = out / (f"{self.name}.png" if key == "main" else f"{self.name}-{key}.png")
             fig.savefig(p, dpi=120, bbox_inches="tight")
+            plt.close(fig)
             paths.append(p)
         return table, paths
 

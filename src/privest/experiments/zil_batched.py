@@ -6,10 +6,10 @@ iteration forms all the ``p x p`` Gram matrices, and replicates that have conver
 dropped from the working set.
 
 * :func:`newton_box` - damped (modified) Newton over a box for smooth, possibly non-convex
-  objectives: logistic ORA/NAI (convex) and SL/SDR/DR (spec 8.4), the sCL loss (spec 10).
+  objectives: logistic ORA/NAI (convex) and SL/SDR/DR (Sec. 7.2), the sCL loss.
 * :func:`l1_ipm` - Mehrotra predictor-corrector interior point for weighted, tilted L1
-  regression ``min sum_i w_i |y_i - d_i'theta| + c'theta`` (median regression, spec 8.5).
-* :func:`dc_median_dr` - the DC algorithm (spec 6.3) for the DR median-regression objective,
+  regression ``min sum_i w_i |y_i - d_i'theta| + c'theta`` (median regression, Sec. 7.3).
+* :func:`dc_median_dr` - the DC algorithm for the DR median-regression objective,
   each convex step solved exactly by :func:`l1_ipm`; :func:`dc_simplex_dr` - the same
   iterates, each convex step solved by a warm-started primal simplex (much cheaper).
 """
@@ -350,7 +350,7 @@ def newton_box(
 
 
 # --------------------------------------------------------------------------------------
-# logistic regression (spec 8.4)
+# logistic regression (paper 000, Sec. 7.2)
 
 
 def _softplus(u: np.ndarray) -> np.ndarray:
@@ -371,7 +371,7 @@ def _sigmoid_parts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 class LogisticProblem:
-    """Logistic objectives of paper 000 Section 7.2 over a stack of replicates (spec 8.4).
+    """Logistic objectives of paper 000 Section 7.2 over a stack of replicates.
 
     ``kind``: ``"plain"`` mean l(X1) (ORA with X1 = X, NAI with X1 = X + Z);
     ``"sl"`` mean[l(X2) - (lam^2/2) Lap l(X2)]; ``"sdr"`` mean[l(X1) - ((1-delta) lam^2/2)
@@ -474,13 +474,13 @@ class LogisticProblem:
 
 
 # --------------------------------------------------------------------------------------
-# sCL: smoothed, SL-corrected check loss (spec 10 reconstruction)
+# sCL: smoothed, SL-corrected check loss (docs/dr-estimation.md, "The sCL competitor")
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 class SCLProblem:
-    """Spec 10 reconstruction of Wang, Stefanski & Zhu (2012) on X2, tau-quantile regression.
+    """privest's reconstruction of Wang, Stefanski & Zhu (2012) on X2, tau-quantile regression.
 
     Per observation, with r = y - d'theta, d = (1, x2), beta = theta without the intercept:
     rho_h(r) - (lam^2 ||beta||^2 / 2) phi(r/h)/h, where rho_h(r) = r (tau - Phi(-r/h)) +
@@ -661,7 +661,7 @@ def dc_median_dr(
     bound: float,
     max_outer: int = 50,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """DR median regression (spec 6.3): minimise over the box |theta_j| <= bound
+    """DR median regression (DC algorithm): minimise over the box |theta_j| <= bound
 
         F(theta) = mean[(1/delta) |y - d1'theta| + (1 - 1/delta) |y - d2'theta|]
 

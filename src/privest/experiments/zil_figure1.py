@@ -1,13 +1,14 @@
 """Figure 1 of paper 000: the ZIL trade-off functions, their envelopes and the calibration example.
 
 Panel (a): beta_{0.5,0.05} (Thm 3.2), T_{2,0.5,0.05} and T_{4,0.5,0.05} by Monte Carlo
-(spec 5.4; the paper uses 10^5 draws) and the f_{eps, delta_tilde(eps)} envelopes of
+(Section 3.2; the paper uses 10^5 draws) and the f_{eps, delta_tilde(eps)} envelopes of
 Thm 3.3 for eps in {0.5, 0.7, 0.9, 1.2, 1.6, 2.1, 2.8}. Panel (b): the (0.8, 0.17)-DP
 polyline with beta_{c,0.05} for c in {0.2, 0.5, 0.8, 1}; the paper's calibration example
 (eps' = 0.8, delta' = 0.17, delta = 0.05 gives c' = 0.5).
 
-The paper prints no numbers for the curves themselves; the table gives ours, with the
-values derived in the implementation spec (zil_drcl.md 5.4-5.5) in the note column.
+The paper prints no numbers for the curves themselves; the table gives ours, with
+reference values computed independently before the library was written (not paper
+numbers; docs/zil-release.md, "Reproduction: Figure 1") in the note column.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 from privest.accounting.base import approx_dp_tradeoff
 from privest.accounting.zil import (
     beta_c,
-    beta_c_delta,
+    beta_c_zil,
     calibrate_c,
     delta_tilde,
     tradeoff_montecarlo,
@@ -57,7 +58,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                     f"alpha={a}",
                     float(val),
                     mc_se=float(err),
-                    note=f"spec ref {ref}; paper: figure only",
+                    note=f"reference {ref}; paper: figure only",
                 )
             )
         inside = grid <= 1 - DELTA
@@ -77,7 +78,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                 note="limit d -> inf; lower bound for every d (Thm 3.2)",
             )
         )
-    beta = beta_c_delta(grid, C, DELTA)
+    beta = beta_c_zil(grid, C, DELTA)
     for eps, ref in zip(EPSILONS, SPEC_ENVELOPE, strict=True):
         dt = float(delta_tilde(eps, C, DELTA))
         gap = float(np.min(beta - approx_dp_tradeoff(grid, eps, dt)))
@@ -88,7 +89,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                 "delta_tilde_{0.5,0.05}",
                 f"eps={eps}",
                 dt,
-                note=f"spec ref {ref}; min gap to beta on grid {gap:.1e}",
+                note=f"reference {ref}; min gap to beta on grid {gap:.1e}",
             )
         )
     c_prime = calibrate_c(0.8, 0.17, DELTA)
@@ -123,7 +124,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
                     math.nan,
                     f"c={c}",
                     f"alpha={a}",
-                    float(beta_c_delta(a, c, DELTA)),
+                    float(beta_c_zil(a, c, DELTA)),
                 )
             )
     return ExperimentResult(rows, {"main": _figure(grid, beta, curves)})
@@ -153,7 +154,7 @@ def _figure(grid: np.ndarray, beta: np.ndarray, curves: dict[str, np.ndarray]):
     for c, color in zip(
         (0.2, 0.5, 0.8, 1.0), ("tab:orange", "tab:blue", "tab:green", "tab:red"), strict=True
     ):
-        ax_b.plot(grid, beta_c_delta(grid, c, DELTA), color=color, label=rf"$\beta_{{{c},0.05}}$")
+        ax_b.plot(grid, beta_c_zil(grid, c, DELTA), color=color, label=rf"$\beta_{{{c},0.05}}$")
     ax_b.set_title(r"(b) calibration: $\epsilon'=0.8$, $\delta'=0.17$, $\delta=0.05$")
     for ax in (ax_a, ax_b):
         ax.plot(grid, 1 - grid, color="tab:cyan", lw=1, label=r"$1-\alpha$")

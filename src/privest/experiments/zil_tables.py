@@ -2,25 +2,27 @@
 
 * ``zil-table1`` (Section 7.1, Table 1, Figure 2): X ~ U(0, 1), d = 1, losses
   (theta - g(x))^2 with g = ReLU, 1_[0.5,1], |sin 2 pi x|; ORA, SL and DR in closed form
-  (spec 6.3(a), 8.1), clipped to Theta = [-50, 50]. Settings S1 (delta, lam) = (0.1, 0.94),
-  S2 (0.05, 1.4) as stated and S2 with lam = 1.2 (spec A1). n = 500, 1000 (the paper's
+  (docs/dr-estimation.md, "Computation and inference"), clipped to Theta = [-50, 50].
+  Settings S1 (delta, lam) = (0.1, 0.94), S2 (0.05, 1.4) as stated and S2 with lam = 1.2
+  (A1). n = 500, 1000 (the paper's
   table) and 2000..5000 (its Table S1, not available: no paper numbers).
 * ``zil-table2`` (Section 7.2, Table 2): logistic regression, beta* = 1_6, X ~ N(0, I_6)
-  truncated to [-1, 1]^6 as stated and to [-0.5, 0.5]^6 (spec A3); (lam, delta) = (0.5, 0.2)
+  truncated to [-1, 1]^6 as stated and to [-0.5, 0.5]^6 (A3); (lam, delta) = (0.5, 0.2)
   and (1, 0.2); ORA, NAI, SL, SDR, DR by batched modified Newton over Theta = [-5, 5]^6
   (NAI started at 0, SL/SDR at NAI, DR at NAI and at SDR, the lower objective kept).
 * ``zil-table3`` (Section 7.3, Table 3): median regression Y = 1 + 1'X + eps, X as stated
-  in Table 2 ([-1, 1]^6), eps ~ N(0, 1) as stated and N(0, 0.798^2) (spec A5);
+  in Table 2 ([-1, 1]^6), eps ~ N(0, 1) as stated and N(0, 0.798^2) (A5);
   (lam, delta) = (2, 0.2) and (2.5, 0.2); ORA, NAI (exact L1 fits, batched interior point),
-  DR (DC algorithm from NAI, spec 6.3, convex steps by warm simplex; Theta = [-5, 5]^7) and
-  sCL (spec 10 reconstruction: Gaussian-smoothed check loss on X2 with the exact SL
+  DR (DC algorithm from NAI, convex steps by warm simplex; Theta = [-5, 5]^7) and
+  sCL (privest's reconstruction: Gaussian-smoothed check loss on X2 with the exact SL
   correction, bandwidth h = 2500^{1/5} n^{-1/5}, modified Newton from NAI on [-5, 5]^7).
   The paper's 5000 replications are the default; they take 45 min or more on 2 cores.
 
 Each table row is one coefficient's RMSE, sqrt(mean (theta_hat_j - theta_0j)^2) over the
 replicates, with its Monte Carlo SE sd(e^2) / (2 RMSE sqrt(R)); the paper's number sits in
 ``paper`` (also for the corrected designs, so that deviations show) and the known reason
-for a gap in ``note`` (spec 12, A1-A6).
+for a gap in ``note``. A1-A6 are the paper's ambiguities listed in docs/dr-estimation.md,
+"Paper errata and ambiguities"; the sCL reconstruction is in "The sCL competitor".
 """
 
 from __future__ import annotations
@@ -128,10 +130,10 @@ def _t1_g(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def t1_estimates(
     x: np.ndarray, x1: np.ndarray, x2: np.ndarray, delta: float, lam: float
 ) -> np.ndarray:
-    """ORA, SL, DR estimates (R, 3 methods, 3 losses) from data (R, n) (spec 6.3(a), 8.1).
+    """ORA, SL, DR estimates (R, 3 methods, 3 losses) from data (R, n), in closed form.
 
     SL uses a.e. derivatives: theta = mean g(X2) - (lam^2/2) mean g''(X2), with g'' = 0 a.e.
-    for ReLU and the indicator and g'' = -4 pi^2 g for |sin 2 pi x| (spec A2).
+    for ReLU and the indicator and g'' = -4 pi^2 g for |sin 2 pi x| (A2).
     """
     g0, g1, g2 = (np.stack(_t1_g(v), axis=1).mean(axis=2) for v in (x, x1, x2))
     a = 1.0 / delta
@@ -369,7 +371,7 @@ def _t2_design(x: np.ndarray) -> Design:
 def t2_fit(
     x1: np.ndarray, x2: np.ndarray, y: np.ndarray, lam: float, delta: float, box: float = T2_BOX
 ) -> dict[str, Any]:
-    """NAI, SL, SDR and DR fits (spec 8.4) for data (R, n, 6); returns estimates and checks."""
+    """NAI, SL, SDR and DR fits (Sec. 7.2) for data (R, n, 6); returns estimates and checks."""
     d1, d2 = _t2_design(x1), _t2_design(x2)
     p = x1.shape[2]
     nai, _, it_nai = newton_box(
@@ -675,7 +677,7 @@ def run_table3(
                         "A5: the paper's numbers fit eps~N(0,0.798^2) (its ORA: density 0.5 at 0)"
                         if sigma == 1.0
                         else "",
-                        f"spec 10 reconstruction, {SCL_BANDWIDTH} = {scl_bandwidth(n):.3f}"
+                        f"privest's reconstruction, {SCL_BANDWIDTH} = {scl_bandwidth(n):.3f}"
                         if m == "sCL"
                         else "",
                         f"DC from NAI (a local minimum: the DR objective has many), "

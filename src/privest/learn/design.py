@@ -2,14 +2,16 @@
 
 Paper 000, Section 4.3: only the columns J of the release were noised; the response and
 an intercept enter the loss unchanged unless the release noised them. ``AnalysisData``
-gathers X1, X2 (features), the response seen with each copy, the noised mask, delta and
-lam, from a :class:`~privest.release.zil.ZILRelease` (or raw data for the oracle).
+gathers X1, X2 (features), the response seen with each copy, the per-column noise scale
+(0 for unnoised columns; privest noises each column in units of its public range),
+the zero proportion, from a :class:`~privest.release.zil.ZILRelease` (or raw data for
+the oracle).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -24,16 +26,19 @@ __all__ = ["AnalysisData", "analysis_data", "oracle_data"]
 
 @dataclass(frozen=True)
 class AnalysisData:
-    """Features and response of the two released copies (for the oracle, x1 = x2 = raw)."""
+    """Features and response of the two released copies (for the oracle, x1 = x2 = raw).
+
+    ``noise_scale[k]`` is the SL scale of feature column k (``X2 - x ~ SL(diag(s)^2)``),
+    0 for unnoised columns; ``y_noise_scale`` the same for the response.
+    """
 
     x1: np.ndarray
     x2: np.ndarray
     y1: np.ndarray | None
     y2: np.ndarray | None
-    noised: np.ndarray  # (d,) bool: which feature columns carry noise
-    y_noised: bool
-    delta: float
-    lam: float
+    noise_scale: np.ndarray
+    y_noise_scale: float
+    zero_prob: float
     feature_names: tuple[str, ...]
     target_name: str | None
 
@@ -45,21 +50,53 @@ class AnalysisData:
     def d(self) -> int:
         return self.x1.shape[1]
 
+    @property
+    def noised(self) -> np.ndarray:
+        """(d,) bool: which feature columns carry noise."""
+        return self.noise_scale > 0
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """(d,) weights of the Laplacian in the SL/SDR corrections: ``noise_scale**2``."""
+        return self.noise_scale**2
+
+    @property
+    def y_noised(self) -> bool:
+        return self.y_noise_scale > 0
+
     def subset(self, rows: np.ndarray) -> AnalysisData:
         """The same data restricted to ``rows`` (bootstrap resampling of released records)."""
         pick = lambda a: None if a is None else a[rows]  # noqa: E731
-        return AnalysisData(
-            self.x1[rows],
-            self.x2[rows],
-            pick(self.y1),
-            pick(self.y2),
-            self.noised,
-            self.y_noised,
-            self.delta,
-            self.lam,
-            self.feature_names,
-            self.target_name,
-        )
+        return replace(self, x1=self.x1[rows], x2=self.x2[rows], y1=pick(self.y1), y2=pick(self.y2))
+
+
+def _response_clash(release: ZILRelease, y: Any, yv: np.ndarray) -> str | None:
+    """The release column that ``y`` (given as an array) duplicates, if any.
+
+    A Series named like a column; an unnoised column equal to ``y``; or a noised column
+    that matches ``y`` on at least half the share ``zero_prob`` of records that ZIL releases
+    without noise (and on at least 3 records), the mark of the raw response. Records
+    released without noise are rounded to the column's output grid (or its public
+    ``resolution``), so "matches" means within half a step of it.
+    """
+    from privest.release.zil import output_grid
+
+    names = list(release.column_names)
+    if isinstance(y, pd.Series) and y.name is not None and str(y.name) in names:
+        return str(y.name)
+    steps = np.zeros(release.d)
+    steps[release.columns] = (
+        output_grid(release.noise_scale[release.columns])
+        if release.resolution is None
+        else release.resolution
+    )
+    for j, name in enumerate(names):
+        same = int(np.count_nonzero(np.abs(release.x1[:, j] - yv) <= steps[j] / 2))
+        if steps[j] == 0 and same == release.n:
+            return name
+        if steps[j] > 0 and same >= max(3, 0.5 * release.zero_prob * release.n):
+            return name
+    return None
 
 
 def analysis_data(
@@ -69,7 +106,9 @@ def analysis_data(
 
     ``y`` is a column name of the release, an array of length n (an unnoised response
     kept by the analyst), or ``None`` (unsupervised losses). ``features`` selects feature
-    columns by name (default: every column but the response).
+    columns by name (default: every column but the response). A response array that
+    duplicates a release column (the README mistake: releasing ``y`` with the features
+    and passing it again) is refused unless ``features`` names the predictors.
     """
     if not isinstance(release, ZILRelease):
         raise ValidationError(
@@ -77,20 +116,28 @@ def analysis_data(
             "ZILMechanism.release), or use method='oracle' for raw data"
         )
     names = list(release.column_names)
-    noised_set = {int(j) for j in release.columns}
+    scale = release.noise_scale
     y_col = None
     y1 = y2 = None
-    y_noised = False
+    y_scale = 0.0
     if isinstance(y, str):
         if y not in names:
             raise ValidationError(f"y: {y!r} is not a column of the release; have {names}")
         y_col = names.index(y)
         y1, y2 = release.x1[:, y_col].copy(), release.x2[:, y_col].copy()
-        y_noised = y_col in noised_set
+        y_scale = float(scale[y_col])
     elif y is not None:
         y1 = as_float_vector(y, "y")
         if y1.shape[0] != release.n:
             raise ValidationError(f"y: has {y1.shape[0]} values for {release.n} released records")
+        if features is None:
+            clash = _response_clash(release, y, y1)
+            if clash is not None:
+                raise ValidationError(
+                    f"y: the response duplicates the release column {clash!r}, which would "
+                    f"also be used as a predictor; pass y={clash!r} to fit on the released "
+                    "column, or name the predictors with features=[...]"
+                )
         y2 = y1
     if features is None:
         cols = [j for j in range(len(names)) if j != y_col]
@@ -112,13 +159,16 @@ def analysis_data(
         x2=release.x2[:, pick],
         y1=y1,
         y2=y2,
-        noised=np.isin(idx, list(noised_set)),
-        y_noised=y_noised,
-        delta=release.delta,
-        lam=release.lam,
+        noise_scale=scale[idx],
+        y_noise_scale=y_scale,
+        zero_prob=release.zero_prob,
         feature_names=tuple(names[j] for j in cols),
-        target_name=y if isinstance(y, str) else (None if y is None else "y"),
+        target_name=y if isinstance(y, str) else (None if y is None else _array_name(y)),
     )
+
+
+def _array_name(y: Any) -> str:
+    return str(y.name) if isinstance(y, pd.Series) and y.name is not None else "y"
 
 
 def oracle_data(X: Any, y: Any = None) -> AnalysisData:
@@ -129,14 +179,13 @@ def oracle_data(X: Any, y: Any = None) -> AnalysisData:
     if yy is not None and yy.shape[0] != x.shape[0]:
         raise ValidationError(f"y: has {yy.shape[0]} values for {x.shape[0]} records")
     return AnalysisData(
-        x,
-        x,
-        yy,
-        yy,
-        np.zeros(x.shape[1], bool),
-        False,
-        1.0,
-        0.0,
-        tuple(names or [f"x{j}" for j in range(x.shape[1])]),
-        None if y is None else "y",
+        x1=x,
+        x2=x,
+        y1=yy,
+        y2=yy,
+        noise_scale=np.zeros(x.shape[1]),
+        y_noise_scale=0.0,
+        zero_prob=1.0,
+        feature_names=tuple(names or [f"x{j}" for j in range(x.shape[1])]),
+        target_name=None if y is None else _array_name(y),
     )

@@ -2,7 +2,8 @@
 
 ``DRMEstimator(loss, method)`` fits ``argmin_theta sum_i l^method(X1_i, X2_i, theta)``
 over a compact box and reports sandwich (or bootstrap) standard errors and Wald CIs
-(Thms 5.3 and 6.1; spec 7.2). Which method to choose (paper Section 6):
+(Thms 5.3 and 6.1; the estimator of the sandwich is privest's, docs/dr-estimation.md,
+"Computation and inference"). Which method to choose (paper Section 6):
 
 * ``"dr"`` works for any loss, nonsmooth and discontinuous ones included, and needs
   only delta; its variance stays bounded as the noise grows (prefer it when lam is
@@ -17,15 +18,13 @@ over a compact box and reports sandwich (or bootstrap) standard errors and Wald 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.base import BaseEstimator
 
-from privest.errors import ValidationError
+from privest.errors import EstimationError, ValidationError
 from privest.learn.design import AnalysisData, analysis_data, oracle_data
 from privest.learn.inference import IndefiniteHessianError, bootstrap_cov, sandwich_cov
 from privest.learn.losses import (
@@ -37,12 +36,14 @@ from privest.learn.losses import (
     get_loss,
 )
 from privest.learn.objective import METHODS, CorrectedObjective
+from privest.learn.results import FitResults, FitSummary
 from privest.learn.solvers import Solution, solve
 from privest.rng import resolve_rng
+from privest.validation import check_bounds
 
 __all__ = [
     "BoundaryWarning",
-    "DEFAULT_PARAM_BOUND",
+    "DEFAULT_THETA_BOUND",
     "DRHingeClassifier",
     "DRLinearRegression",
     "DRLogisticRegression",
@@ -52,33 +53,14 @@ __all__ = [
 ]
 
 #: Default parameter box: every parameter in [-10, 10] (features on O(1) scales).
-DEFAULT_PARAM_BOUND = 10.0
+DEFAULT_THETA_BOUND = 10.0
 #: Above this many records, multi-start runs on an evenly spaced subsample first.
 SUBSAMPLE_ABOVE = 200_000
 SUBSAMPLE_SIZE = 50_000
 
 
 class BoundaryWarning(UserWarning):
-    """The estimate sits on the parameter box: widen ``param_bounds`` or rescale the data."""
-
-
-@dataclass
-class FitSummary:
-    """A coefficient table like statsmodels' plus the fit's context; ``str()`` prints both."""
-
-    frame: pd.DataFrame
-    header: list[str]
-
-    def __str__(self) -> str:
-        body = self.frame.to_string(float_format=lambda v: f"{v:.4f}")
-        rule = "=" * max(len(line) for line in body.splitlines())
-        return "\n".join([rule, *self.header, rule, body, rule])
-
-    def to_csv(self, path: str) -> None:
-        self.frame.to_csv(path, index_label="parameter")
-
-    def to_json(self, path: str) -> None:
-        self.frame.to_json(path, orient="index", indent=2)
+    """The estimate sits on the parameter box: widen ``theta_bounds`` or rescale the data."""
 
 
 class DRMEstimator(BaseEstimator):
@@ -88,11 +70,14 @@ class DRMEstimator(BaseEstimator):
     ----------
     loss : a :class:`~privest.learn.losses.Loss` or a catalogue name (``get_loss``).
     method : ``"dr"`` (default), ``"sdr"``, ``"sl"``, ``"naive"`` or ``"oracle"``.
-    param_bounds : the compact parameter box: ``(lo, hi)`` for every parameter or one
+    theta_bounds : the compact parameter box: ``(lo, hi)`` for every parameter or one
         pair per parameter; default ``(-10, 10)``. The DR objective needs a box (it is
-        not convex); fits on the box are reported in ``at_bound_`` with a warning.
-    n_draws : B of the B-draw DR (spec 6.1, extension): the analyst adds B - 1 copies
-        X1 + S_b; unbiased, lower variance. 1 reproduces the paper.
+        not convex). Parameters that end on the box get no inference (NaN, "on bound")
+        and a :class:`BoundaryWarning`; when more than half do, :meth:`fit` raises
+        :class:`~privest.errors.EstimationError`.
+    n_draws : B of the B-draw DR (an extension, docs/dr-estimation.md, "Why the corrected
+        losses are unbiased"): the analyst adds B - 1 copies X1 + S_b; unbiased, lower
+        variance. 1 reproduces the paper.
     inference : ``"sandwich"`` (default), ``"bootstrap"`` or ``"none"``.
     n_bootstrap : bootstrap resamples of released records.
     features : feature columns of the release (default: all but the response).
@@ -101,9 +86,10 @@ class DRMEstimator(BaseEstimator):
 
     def __init__(
         self,
+        *,
         loss: Loss | str = "linear",
         method: str = "dr",
-        param_bounds: Any = None,
+        theta_bounds: Any = None,
         n_draws: int = 1,
         inference: str = "sandwich",
         n_bootstrap: int = 200,
@@ -112,7 +98,7 @@ class DRMEstimator(BaseEstimator):
     ) -> None:
         self.loss = loss
         self.method = method
-        self.param_bounds = param_bounds
+        self.theta_bounds = theta_bounds
         self.n_draws = n_draws
         self.inference = inference
         self.n_bootstrap = n_bootstrap
@@ -124,17 +110,10 @@ class DRMEstimator(BaseEstimator):
         return self.loss if isinstance(self.loss, Loss) else get_loss(self.loss)
 
     def _box(self, p: int) -> np.ndarray:
-        pb = self.param_bounds
-        if pb is None:
-            pb = (-DEFAULT_PARAM_BOUND, DEFAULT_PARAM_BOUND)
-        box = np.asarray(pb, dtype=float)
-        if box.shape == (2,):
-            box = np.tile(box, (p, 1))
-        if box.shape != (p, 2) or not np.all(box[:, 0] < box[:, 1]):
-            raise ValidationError(
-                f"param_bounds: {pb!r} must be (lo, hi) with lo < hi, or {p} such pairs"
-            )
-        return box
+        tb = self.theta_bounds
+        if tb is None:
+            tb = (-DEFAULT_THETA_BOUND, DEFAULT_THETA_BOUND)
+        return check_bounds(tb, p, "theta_bounds")
 
     def _data(self, data: Any, y: Any) -> AnalysisData:
         if self.method == "oracle":
@@ -195,87 +174,93 @@ class DRMEstimator(BaseEstimator):
         obj = CorrectedObjective(loss, ad, self.method, self.n_draws, rng)
         box = self._box(obj.p)
         sol = self._solve(obj, loss, ad, box)
-        self.loss_, self.data_info_ = loss, ad
+        names = loss.param_names(list(ad.feature_names))
+        self._check_boundary(sol, names, box, ad)
+        self.loss_ = loss
         self.solution_: Solution = sol
         self.coef_ = sol.theta
-        self.param_names_ = loss.param_names(list(ad.feature_names))
+        self.param_names_ = names
+        self.feature_names_ = list(ad.feature_names)
         self.at_bound_ = sol.at_bound
         self.converged_ = sol.converged
         self.objective_ = sol.objective
         self.n_ = ad.n
-        if sol.at_bound.any():
-            names = [n for n, b in zip(self.param_names_, sol.at_bound, strict=True) if b]
-            warnings.warn(
-                f"estimate on the parameter box for {names}: widen param_bounds "
-                f"(now {box[sol.at_bound].tolist()}) or rescale the features",
-                BoundaryWarning,
-                stacklevel=2,
-            )
-        self.cov_ = None
+        self.guarantee_ = None if self.method == "oracle" else data.guarantee
+        cov = None
         self.inference_ = self.inference
         if self.inference == "sandwich":
             try:
-                self.cov_, self.hessian_, self.score_cov_ = sandwich_cov(obj, sol.theta)
+                cov, self.hessian_, self.score_cov_ = sandwich_cov(obj, sol.theta)
             except IndefiniteHessianError as exc:
-                warnings.warn(f"{exc}; falling back to the bootstrap", RuntimeWarning, stacklevel=2)
+                warnings.warn(f"{exc}; using the bootstrap instead", RuntimeWarning, stacklevel=2)
                 self.inference_ = "bootstrap"
                 rng = resolve_rng(self.random_state)
         if self.inference_ == "bootstrap":
-            self.cov_, self.bootstrap_draws_ = bootstrap_cov(
+            cov, self.bootstrap_draws_ = bootstrap_cov(
                 obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng
             )
-        if self.cov_ is not None:
-            self.stderr_ = np.sqrt(np.clip(np.diag(self.cov_), 0, None))
-        else:
-            self.stderr_ = np.full(obj.p, np.nan)
+        self.cov_ = cov
+        self.results_ = FitResults(
+            params=pd.Series(sol.theta, index=pd.Index(names, name="parameter"), name="coef"),
+            cov=cov,
+            on_bound=pd.Series(sol.at_bound, index=pd.Index(names, name="parameter")),
+            nobs=ad.n,
+            method=self.method,
+            inference=self.inference_,
+            converged=sol.converged,
+            model=f"{type(self).__name__} (loss {loss.name})",
+            target=ad.target_name,
+            guarantee=self.guarantee_,
+            notes=self._notes(ad, sol),
+        )
+        self.stderr_ = self.results_.bse.to_numpy()
         return self
+
+    def _check_boundary(
+        self, sol: Solution, names: list[str], box: np.ndarray, ad: AnalysisData
+    ) -> None:
+        """Raise when most parameters sit on the box; warn when some do."""
+        k, p = int(sol.at_bound.sum()), sol.at_bound.size
+        if k == 0:
+            return
+        pinned = [n for n, b in zip(names, sol.at_bound, strict=True) if b]
+        if 2 * k > p:
+            raise EstimationError(
+                f"{k} of {p} parameters ended on the parameter box theta_bounds "
+                f"({box[sol.at_bound][0].tolist()} ...): the corrected objective has no "
+                f"interior minimum, so there is no estimate to report. Usual causes: the noise "
+                f"is too large for n={ad.n} (collect more records, or release with a larger "
+                "epsilon), the features are on scales far from 1 (rescale them before the "
+                "release, e.g. to [-1, 1]), or the true parameters lie outside the box (widen "
+                "theta_bounds)"
+            )
+        warnings.warn(
+            f"{pinned} ended on the parameter box theta_bounds: they get no standard error, "
+            "z or p-value (shown as 'on bound'); widen theta_bounds, rescale the features or "
+            "use more records",
+            BoundaryWarning,
+            stacklevel=3,
+        )
+
+    def _notes(self, ad: AnalysisData, sol: Solution) -> list[str]:
+        if self.method == "oracle":
+            return [f"solver: {sol.solver} ({sol.message or 'ok'})"]
+        noised = [n for n, m in zip(ad.feature_names, ad.noised, strict=True) if m]
+        return [
+            f"release: zero_prob={ad.zero_prob:g}, noised features: {', '.join(noised) or '-'}"
+            + (", noised response" if ad.y_noised else ""),
+            f"solver: {sol.solver} ({sol.message or 'ok'})",
+        ]
 
     # --------------------------------------------------------------- results
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
             raise ValidationError(f"{type(self).__name__} is not fitted yet; call fit first")
 
-    def conf_int(self, level: float = 0.95) -> np.ndarray:
-        """Wald intervals (p, 2): coef +- z_{(1+level)/2} * stderr."""
+    def summary(self) -> FitSummary:
+        """Coefficient table with 95% intervals; other levels: ``results_.summary(alpha)``."""
         self._check_fitted()
-        if not 0 < level < 1:
-            raise ValidationError(f"level: {level!r} must be in (0, 1)")
-        z = stats.norm.ppf(0.5 + level / 2)
-        return np.column_stack([self.coef_ - z * self.stderr_, self.coef_ + z * self.stderr_])
-
-    def summary(self, level: float = 0.95) -> FitSummary:
-        """Estimate, standard error, z, p-value and CI for each parameter."""
-        self._check_fitted()
-        ci = self.conf_int(level)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = self.coef_ / self.stderr_
-        lo, hi = f"[{(1 - level) / 2:.3g}", f"{(1 + level) / 2:.3g}]"
-        frame = pd.DataFrame(
-            {
-                "coef": self.coef_,
-                "std err": self.stderr_,
-                "z": z,
-                "P>|z|": 2 * stats.norm.sf(np.abs(z)),
-                lo: ci[:, 0],
-                hi: ci[:, 1],
-            },
-            index=pd.Index(self.param_names_, name="parameter"),
-        )
-        ad = self.data_info_
-        sol = self.solution_
-        header = [
-            f"{type(self).__name__}: loss={self.loss_.name}, method={self.method}, n={self.n_}",
-            (
-                f"release: delta={ad.delta:g}, lam={ad.lam:g}, noised features: "
-                f"{', '.join(n for n, m in zip(ad.feature_names, ad.noised, strict=True) if m)}"
-                if self.method != "oracle"
-                else "raw data (oracle)"
-            ),
-            f"solver: {sol.solver} ({sol.message or 'ok'}), converged={sol.converged}, "
-            f"on box: {int(sol.at_bound.sum())}",
-            f"standard errors: {self.inference_}",
-        ]
-        return FitSummary(frame, header)
+        return self.results_.summary()
 
     def predict(self, X: Any) -> np.ndarray:
         """The loss's prediction at new (unnoised) features, where it is defined."""
@@ -289,9 +274,10 @@ class _IndexEstimator(DRMEstimator):
 
     def __init__(
         self,
+        *,
         method: str = "dr",
         fit_intercept: bool = True,
-        param_bounds: Any = None,
+        theta_bounds: Any = None,
         n_draws: int = 1,
         inference: str = "sandwich",
         n_bootstrap: int = 200,
@@ -300,7 +286,7 @@ class _IndexEstimator(DRMEstimator):
     ) -> None:
         self.method = method
         self.fit_intercept = fit_intercept
-        self.param_bounds = param_bounds
+        self.theta_bounds = theta_bounds
         self.n_draws = n_draws
         self.inference = inference
         self.n_bootstrap = n_bootstrap
@@ -321,7 +307,8 @@ class DRLogisticRegression(_IndexEstimator):
 
 
 class DRLinearRegression(_IndexEstimator):
-    """Least squares on noised features (closed forms of spec 6.3(b))."""
+    """Least squares on noised features (closed forms: docs/dr-estimation.md, "Computation
+    and inference")."""
 
     def _make_loss(self) -> Loss:
         return SquaredLoss(fit_intercept=self.fit_intercept)
@@ -332,10 +319,11 @@ class DRQuantileRegressor(_IndexEstimator):
 
     def __init__(
         self,
+        *,
         quantile: float = 0.5,
         method: str = "dr",
         fit_intercept: bool = True,
-        param_bounds: Any = None,
+        theta_bounds: Any = None,
         n_draws: int = 1,
         inference: str = "sandwich",
         n_bootstrap: int = 200,
@@ -343,14 +331,14 @@ class DRQuantileRegressor(_IndexEstimator):
         random_state: Any = None,
     ) -> None:
         super().__init__(
-            method,
-            fit_intercept,
-            param_bounds,
-            n_draws,
-            inference,
-            n_bootstrap,
-            features,
-            random_state,
+            method=method,
+            fit_intercept=fit_intercept,
+            theta_bounds=theta_bounds,
+            n_draws=n_draws,
+            inference=inference,
+            n_bootstrap=n_bootstrap,
+            features=features,
+            random_state=random_state,
         )
         self.quantile = quantile
 
@@ -363,10 +351,11 @@ class DRHingeClassifier(_IndexEstimator):
 
     def __init__(
         self,
+        *,
         alpha: float = 0.0,
         method: str = "dr",
         fit_intercept: bool = True,
-        param_bounds: Any = None,
+        theta_bounds: Any = None,
         n_draws: int = 1,
         inference: str = "sandwich",
         n_bootstrap: int = 200,
@@ -374,14 +363,14 @@ class DRHingeClassifier(_IndexEstimator):
         random_state: Any = None,
     ) -> None:
         super().__init__(
-            method,
-            fit_intercept,
-            param_bounds,
-            n_draws,
-            inference,
-            n_bootstrap,
-            features,
-            random_state,
+            method=method,
+            fit_intercept=fit_intercept,
+            theta_bounds=theta_bounds,
+            n_draws=n_draws,
+            inference=inference,
+            n_bootstrap=n_bootstrap,
+            features=features,
+            random_state=random_state,
         )
         self.alpha = alpha
 

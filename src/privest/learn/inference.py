@@ -1,10 +1,13 @@
-"""Standard errors for corrected-loss M-estimators (paper 000, Thms 5.3 and 6.1; spec 7.2).
+"""Standard errors for corrected-loss M-estimators (paper 000, Thms 5.3 and 6.1).
+
+The paper gives the sandwich form but no estimator of it; the recipe below is privest's
+(docs/dr-estimation.md, "Computation and inference").
 
 Sandwich: sqrt(n)(theta_hat - theta_0) -> N(0, V^-1 A V^-1) with A = E[psi psi'] (psi the
 per-record corrected score) and V the Hessian of the population loss. A is estimated by
 the empirical (centred) covariance of the scores at theta_hat; V by the DR/SL/SDR-weighted
-Hessian, unbiased for V by the same correction applied to the Hessian of the loss (spec
-7.2), or, for losses not twice differentiable in theta (check, hinge), by symmetric finite
+Hessian, unbiased for V by the same correction applied to the Hessian of the loss, or,
+for losses not twice differentiable in theta (check, hinge), by symmetric finite
 differences of the mean score with step n^(-1/3), and for check and hinge losses by a
 corrected kernel estimate. The bootstrap over released records
 costs no privacy (post-processing).
@@ -27,7 +30,7 @@ class IndefiniteHessianError(RuntimeError):
 
 
 def _kernel_hessian(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
-    """Corrected kernel estimate of V for check and hinge losses (spec 7.2).
+    """Corrected kernel estimate of V for check and hinge losses.
 
     V = E[K(kink distance) D D'] is estimated term by term with the DR (or naive) weights:
     sum_t w_t (1/n) sum_i K_h(r_ti) D_ti D_ti', with r = y - u (check) or 1 - y u (hinge),

@@ -1,6 +1,6 @@
 """IWP loss and gradient for linear margin models, vectorised over replications and a batch.
 
-Paper 004, eqs. (6)-(7), Sec. 5.2 and App. D.5 (spec iwp_sgd.md 2.3-2.4). With the noisy margin
+Paper 004, eqs. (6)-(7), Sec. 5.2 and App. D.5. With the noisy margin
 m~ = y~ theta^T x~, s = sigma^2 ||theta||^2 and the label weights w+ = S~, w- = 1 - S~:
 
     IWP loss      l~ = w+ F(m~) + w- F(-m~),            F = W_s^{-1}[f]
@@ -133,7 +133,7 @@ def iwp_coefficients(
     order: int | str = "auto",
     need_loss: bool = False,
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """(F, A, B) of spec 2.4 at the margins ``m`` (R, B) with s = sigma^2 ||theta||^2 (R, 1)."""
+    """(F, A, B) of the module docstring at the margins ``m`` (R, B), s = sigma^2 ||theta||^2."""
     f = get_margin_loss(loss)
     if isinstance(f, ExponentialLoss):
         e = _safe_exp(-s / 2.0 - m)
@@ -158,7 +158,7 @@ def iwp_loss(
     """Per-example IWP loss T^{-1}[l(theta, ., .)](x~, y~) (eq. 6), shape (R, B) or (B,).
 
     ``noised``: boolean mask of the noised coordinates (default all); a public un-noised
-    column such as an intercept is left out of sigma^2 ||theta||^2 (spec 2.4, last item).
+    column such as an intercept is left out of sigma^2 ||theta||^2 (A7 in docs/iwp-sgd.md).
     """
     theta, X, y, squeeze = _as_batch(theta, X, y)
     w = inverse_weight(epsilon_y)

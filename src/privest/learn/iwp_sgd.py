@@ -2,11 +2,12 @@
 
 theta_t = Proj(theta_{t-1} - gamma_t (mean_batch IWP_grad(theta_{t-1}) + alpha theta_{t-1})),
 one pass over the release by default (Alg. 1; the sign typo of the paper's text is fixed,
-spec A4). Further passes (``n_passes > 1``) reuse the same release: the release is already
-(eps, delta)-LDP and training is post-processing, so they cost no privacy; they do reuse the
-same noise, so the estimate is no longer a fresh-sample SGD (Thm 5.5 covers one pass).
+A4 in docs/iwp-sgd.md, "Notes, errata and choices"). Further passes (``n_passes > 1``)
+reuse the same release: the release is already (eps, delta)-LDP and training is
+post-processing, so they cost no privacy; they do reuse the same noise, so the estimate is
+no longer a fresh-sample SGD (Thm 5.5 covers one pass).
 
-Three methods share the loop, data order, batch size, step and ridge (spec Sec. 5):
+Three methods share the loop, data order, batch size, step and ridge (paper 004, Sec. 6):
 
 * ``"iwp"``: the IWP gradient on a :class:`~privest.release.examples.PrivateExamples`;
 * ``"naive"``: the plain gradient on the same release (biased, Thm 4.2);
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import ValidationError
 from privest.learn.iwp_losses import (
@@ -86,7 +88,7 @@ def sgd_replicated(
     batch_size: int = 128,
     learning_rate: float | Callable[[int], float] = 1e-4,
     alpha: float = 0.0,
-    projection_radius: float | None = None,
+    theta_radius: float | None = None,
     n_passes: int = 1,
     averaging: str | None = None,
     theta0: np.ndarray | None = None,
@@ -97,7 +99,7 @@ def sgd_replicated(
 ) -> SGDPath:
     """Run Algorithm 1 (or a baseline) on R replications at once; X (R, n, p), y (R, n).
 
-    Batches are taken in the given order; the remainder batch is dropped (spec 4). With
+    Batches are taken in the given order; the remainder batch is dropped (A4). With
     ``learning_rate`` callable, the step of batch t (0-based, across passes) is lr(t).
     ``noised``: mask of the noised coordinates (an appended public intercept column is not).
     """
@@ -118,8 +120,8 @@ def sgd_replicated(
         check_positive(learning_rate, "learning_rate")
     if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
         raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
-    if projection_radius is not None:
-        check_positive(projection_radius, "projection_radius")
+    if theta_radius is not None:
+        check_positive(theta_radius, "theta_radius")
     grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
     per_pass = n // batch_size
     total = per_pass * n_passes
@@ -149,11 +151,9 @@ def sgd_replicated(
                 g = g + alpha * (theta if noised is None else theta * noised)
             step = lr_const if lr_const is not None else float(learning_rate(t))
             theta = theta - step * g
-            if projection_radius is not None:
+            if theta_radius is not None:
                 norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
-                theta = (
-                    theta * np.minimum(1.0, projection_radius / np.maximum(norms, 1e-300))[:, None]
-                )
+                theta = theta * np.minimum(1.0, theta_radius / np.maximum(norms, 1e-300))[:, None]
             if averaging is not None and t >= tail_start:
                 n_avg += 1
                 avg += (theta - avg) / n_avg
@@ -209,7 +209,7 @@ class _IWPSGDBase(BaseEstimator):
             batch_size=self.batch_size,
             learning_rate=self.learning_rate,
             alpha=self.alpha,
-            projection_radius=self.projection_radius,
+            theta_radius=self.theta_radius,
             n_passes=self.n_passes,
             averaging=self.averaging,
             record_every=self.record_every,
@@ -225,13 +225,35 @@ class _IWPSGDBase(BaseEstimator):
         self.n_features_in_ = p
         return self
 
+    def summary(self) -> str:
+        """Coefficients, method, loss, passes and the guarantee of the release it was fit on.
+
+        Fitting spends no privacy (post-processing of the release).
+        """
+        check_is_fitted(self, "coef_")
+        names = [f"x{j}" for j in range(self.coef_.size)]
+        coefs = ", ".join(f"{n}={c:.4g}" for n, c in zip(names, self.coef_, strict=True))
+        privacy = (
+            "clean data (oracle, no privacy)"
+            if self.guarantee_ is None
+            else f"{self.guarantee_} (fitting costs no further privacy: post-processing)"
+        )
+        return "\n".join(
+            [
+                f"{type(self).__name__}: method={self.method}, "
+                f"loss={getattr(self, 'loss', 'squared')}, batches={self.n_batches_}",
+                f"privacy: {privacy}",
+                f"coef: {coefs}; intercept={self.intercept_:.4g}",
+            ]
+        )
+
     def _map(self, X: Any) -> np.ndarray:
         X = as_float_matrix(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValidationError(
                 f"X: has {X.shape[1]} features; the model has {self.n_features_in_}"
             )
-        b = self.feature_bounds_
+        b = self.bounds_
         if b is None:
             return X
         return (X - b.mean(axis=1)) / ((b[:, 1] - b[:, 0]) / 2)
@@ -244,29 +266,30 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
     ("iwp", "naive" on a release; "oracle" on clean arrays); ``order`` (truncation K for
     non-closed-form losses, int or "auto", see :func:`~privest.learn.weierstrass.choose_order`);
     ``batch_size``; ``learning_rate`` (constant or callable of the batch index); ``alpha``
-    (ridge, the paper's lambda); ``projection_radius`` (L2 ball for theta, None = none);
+    (ridge, the paper's lambda); ``theta_radius`` (L2 ball for theta, None = none);
     ``averaging`` (None = last iterate as in the paper, "polyak" = mean of all iterates,
     "tail" = mean of the second half); ``n_passes``; ``shuffle`` (one pre-shuffle with
     ``random_state``); ``record_every`` (trajectory resolution); ``progress`` (rich bar);
-    ``fit_intercept`` (default False as in the paper, spec A7: a public constant column, not
-    noised and not penalised, handled by the noised-coordinate mask of spec 2.4).
+    ``fit_intercept`` (default False as in the paper, A7 in docs/iwp-sgd.md: a public
+    constant column, not noised and not penalised, left out of every sigma^2 term).
 
     Learned: ``coef_``, ``intercept_`` (0 unless ``fit_intercept``), ``classes_``,
     ``trajectory_`` (recorded iterates, the intercept last when fitted),
     ``trajectory_batches_``, ``guarantee_`` (the release's LDP guarantee, None for oracle).
     ``decision_function`` / ``predict`` take clean features in the caller's units and apply
-    the release's public map (``feature_bounds_``).
+    the release's public map (``bounds_``).
     """
 
     def __init__(
         self,
+        *,
         loss: str = "exponential",
         method: str = "iwp",
         order: int | str = "auto",
         batch_size: int = 128,
         learning_rate: float | Callable[[int], float] = 1e-4,
         alpha: float = 0.0,
-        projection_radius: float | None = None,
+        theta_radius: float | None = None,
         averaging: str | None = None,
         n_passes: int = 1,
         shuffle: bool = False,
@@ -282,7 +305,7 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.alpha = alpha
-        self.projection_radius = projection_radius
+        self.theta_radius = theta_radius
         self.averaging = averaging
         self.n_passes = n_passes
         self.shuffle = shuffle
@@ -300,7 +323,7 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         get_margin_loss(self.loss)
         if isinstance(data, PrivateExamples):
             self.classes_ = data.classes
-            self.feature_bounds_ = data.bounds
+            self.bounds_ = data.bounds
             self.guarantee_ = (
                 data.guarantee if math.isfinite(data.epsilon_x + data.epsilon_y) else None
             )
@@ -310,7 +333,7 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         self.classes_ = np.unique(yy)
         if self.classes_.size != 2:
             raise ValidationError(f"y: needs two classes, got {self.classes_.size}")
-        self.feature_bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
+        self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
         self.n_features_in_ = X.shape[1]
         self.guarantee_ = None
         ypm = np.where(yy == self.classes_[1], 1.0, -1.0)
@@ -327,7 +350,7 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
     """Linear regression by IWP-SGD on a release with a noised target (paper 004, App. E.2).
 
     Gradient x~ (theta^T x~ - y~) - sigma^2 theta (+ alpha theta); ``method="naive"`` omits the
-    correction, ``"oracle"`` fits clean arrays (pass ``bounds`` and ``target_bounds`` to use
+    correction, ``"oracle"`` fits clean arrays (pass ``bounds`` and ``y_bounds`` to use
     the release's coordinates). ``predict`` returns the target in the caller's units.
     """
 
@@ -335,11 +358,12 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
 
     def __init__(
         self,
+        *,
         method: str = "iwp",
         batch_size: int = 128,
         learning_rate: float | Callable[[int], float] = 1e-4,
         alpha: float = 0.0,
-        projection_radius: float | None = None,
+        theta_radius: float | None = None,
         averaging: str | None = None,
         n_passes: int = 1,
         shuffle: bool = False,
@@ -353,7 +377,7 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.alpha = alpha
-        self.projection_radius = projection_radius
+        self.theta_radius = theta_radius
         self.averaging = averaging
         self.n_passes = n_passes
         self.shuffle = shuffle
@@ -367,28 +391,28 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         y: Any = None,
         *,
         bounds: Any = None,
-        target_bounds: tuple[float, float] | None = None,
+        y_bounds: tuple[float, float] | None = None,
     ):
         self._check_method(data)
         if isinstance(data, PrivateExamples):
-            self.feature_bounds_ = data.bounds
-            self.target_bounds_ = data.target_bounds
+            self.bounds_ = data.bounds
+            self.y_bounds_ = data.y_bounds
             self.guarantee_ = data.guarantee if math.isfinite(data.epsilon_x) else None
             return self._run(data.X, data.y, data.sigma2, math.inf, "squared")
         X = as_float_matrix(data, "X")
         yv = np.asarray(y, dtype=float)
-        self.feature_bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
-        self.target_bounds_ = None if target_bounds is None else tuple(target_bounds)
+        self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
+        self.y_bounds_ = None if y_bounds is None else tuple(y_bounds)
         self.n_features_in_ = X.shape[1]
         self.guarantee_ = None
-        if self.target_bounds_ is not None:
-            lo, hi = self.target_bounds_
+        if self.y_bounds_ is not None:
+            lo, hi = self.y_bounds_
             yv = (yv - (lo + hi) / 2) / ((hi - lo) / 2)
         return self._run(self._map(X), yv, 0.0, math.inf, "squared")
 
     def predict(self, X: Any) -> np.ndarray:
         out = self._map(X) @ self.coef_ + self.intercept_
-        if self.target_bounds_ is None:
+        if self.y_bounds_ is None:
             return out
-        lo, hi = self.target_bounds_
+        lo, hi = self.y_bounds_
         return out * (hi - lo) / 2 + (lo + hi) / 2

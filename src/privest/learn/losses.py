@@ -4,17 +4,20 @@ Paper 000 (Lu, Chen & Qiu), Sections 4 and 6 define the corrected losses built f
 loss l(x, theta) and the released copies X1 = X + Z, X2 = X1 + S:
 
 * DR   (1/delta) l(X1) + (1 - 1/delta) l(X2)           (Section 4.1; no smoothness needed)
-* SL   l(X2) - (lam^2/2) Lap_x l(X2)                    (Section 6, eq. 6.1; l in C^2 in x)
-* SDR  l(X1) - ((1 - delta) lam^2/2) Lap_x l(X2)        (Section 6; l in C^2 in x)
+* SL   l(X2) - (1/2) Lap_w l(X2)                        (Section 6, eq. 6.1; l in C^2 in x)
+* SDR  l(X1) - ((1 - delta)/2) Lap_w l(X2)              (Section 6; l in C^2 in x)
 
-where Lap_x is the Laplacian over the *noised* feature columns only. This module gives
-the losses themselves (spec zil_drcl.md section 8; the experiments of paper Section 7):
+(delta the zero proportion) where ``Lap_w l = sum_k w_k d^2 l / dx_k^2`` is the Laplacian
+weighted by the noise variance ``w_k = s_k^2`` of each feature column (0 for unnoised
+columns; the paper's ``lam^2 Lap_x`` when every noised column has scale lam). This module gives
+the losses themselves (the examples and experiments of paper Sections 4-7):
 per-row values, gradients and Hessian sums in theta, and, for losses twice differentiable
 in x, the Laplacian with its theta-derivatives. Everything is vectorised over rows.
 
 Shapes: ``x`` is the (n, d) feature matrix (never the intercept or the response; a 1-D
 ``x`` is read as one column), ``y`` the (n,) response or ``None``, ``theta`` the (p,)
-parameter, ``noised`` a (d,) boolean mask of the noised feature columns.
+parameter, ``noise_var`` the (d,) weights w of the Laplacian (a boolean mask reads as
+weights 0/1).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ ArrayFn = Callable[[np.ndarray], np.ndarray]
 
 
 class LossNotSmoothError(ValidationError):
-    """The SL/SDR corrections need Lap_x l, which this loss does not provide (spec 6.2)."""
+    """The SL/SDR corrections need Lap_x l, which this loss does not provide (Condition 4)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -138,16 +141,17 @@ class Loss:
             )
         return th
 
-    def _mask(self, noised: Any, d: int) -> np.ndarray:
-        if noised is None:
-            return np.ones(d, dtype=bool)
-        m = np.asarray(noised)
-        if m.shape != (d,) or m.dtype != bool:
+    def _var(self, noise_var: Any, d: int) -> np.ndarray:
+        """The (d,) Laplacian weights: noise variances of the feature columns (all 1: None)."""
+        if noise_var is None:
+            return np.ones(d)
+        w = np.asarray(noise_var, dtype=float)
+        if w.shape != (d,) or not np.all(w >= 0) or not np.all(np.isfinite(w)):
             raise ValidationError(
-                f"noised: has shape {m.shape} and dtype {m.dtype}; expected a boolean mask of "
-                f"shape ({d},) over the feature columns"
+                f"noise_var: has shape {w.shape}; expected ({d},) finite weights >= 0, one "
+                "per feature column (0 for unnoised columns)"
             )
-        return m
+        return w
 
     @staticmethod
     def _weights(weights: Any, n: int) -> np.ndarray:
@@ -167,10 +171,10 @@ class Loss:
             axis=0
         )
 
-    def laplacian_value_grad_sum(self, x, y, theta, noised, weight: float = 1.0):
-        """(weight * sum_i Lap l_i, weight * sum_i grad Lap l_i)."""
-        return weight * float(np.sum(self.laplacian(x, y, theta, noised))), weight * (
-            self.laplacian_grad(x, y, theta, noised).sum(axis=0)
+    def laplacian_value_grad_sum(self, x, y, theta, noise_var, weight: float = 1.0):
+        """(weight * sum_i Lap_w l_i, weight * sum_i grad Lap_w l_i)."""
+        return weight * float(np.sum(self.laplacian(x, y, theta, noise_var))), weight * (
+            self.laplacian_grad(x, y, theta, noise_var).sum(axis=0)
         )
 
     # -- loss and theta-derivatives ---------------------------------------------------------
@@ -205,7 +209,7 @@ class Loss:
         """(p, p) matrix sum_i w_i Hess_theta l(x_i, y_i, theta)."""
         raise NotImplementedError(
             f"loss {self.name!r} has no analytic Hessian in theta; use finite differences of "
-            "the mean score or a kernel estimate (spec 7.2)"
+            "the mean score or a kernel estimate"
         )
 
     # -- Laplacian in x (SL / SDR) ----------------------------------------------------------
@@ -216,13 +220,13 @@ class Loss:
         )
 
     def laplacian(
-        self, x: np.ndarray, y: np.ndarray | None, theta: np.ndarray, noised: np.ndarray
+        self, x: np.ndarray, y: np.ndarray | None, theta: np.ndarray, noise_var: np.ndarray
     ) -> np.ndarray:
-        """(n,) sum over noised columns k of d^2 l / dx_k^2."""
+        """(n,) weighted Laplacian sum_k w_k d^2 l / dx_k^2, w = ``noise_var``."""
         raise self._not_smooth()
 
     def laplacian_grad(
-        self, x: np.ndarray, y: np.ndarray | None, theta: np.ndarray, noised: np.ndarray
+        self, x: np.ndarray, y: np.ndarray | None, theta: np.ndarray, noise_var: np.ndarray
     ) -> np.ndarray:
         """(n, p) gradient in theta of :meth:`laplacian`."""
         raise self._not_smooth()
@@ -232,10 +236,10 @@ class Loss:
         x: np.ndarray,
         y: np.ndarray | None,
         theta: np.ndarray,
-        noised: np.ndarray,
+        noise_var: np.ndarray,
         weights: np.ndarray | None = None,
     ) -> np.ndarray:
-        """(p, p) matrix sum_i w_i Hess_theta Lap_x l(x_i, y_i, theta)."""
+        """(p, p) matrix sum_i v_i Hess_theta Lap_w l(x_i, y_i, theta), v = ``weights``."""
         raise self._not_smooth()
 
     def predict(self, x: np.ndarray, theta: np.ndarray) -> np.ndarray:
@@ -251,17 +255,17 @@ class Loss:
 
 
 class IndexLoss(Loss):
-    """l(x, y, theta) = phi(y, u) + penalty(theta), u = b0 + x'beta (spec 8 items 4-7).
+    """l(x, y, theta) = phi(y, u) + penalty(theta), u = b0 + x'beta (regression losses).
 
     With ``fit_intercept`` theta = [b0, beta], else theta = beta. With D = [1, x] (or x),
-    b = beta_J embedded in R^p (zero at the intercept and the unnoised columns) and
-    P_J = diag(1(coefficient is noised)), the x-derivatives follow from the chain rule
+    W = diag(w) the Laplacian weights embedded in R^p (0 at the intercept), b = W theta and
+    s = theta' W theta = sum_k w_k beta_k^2, the x-derivatives follow from the chain rule
     (d/dx_k l = beta_k phi'):
 
     * grad = phi'(u) D,  Hess = phi''(u) D D'
-    * Lap_x l = ||beta_J||^2 phi''(u)
-    * grad Lap = 2 b phi''(u) + ||beta_J||^2 phi'''(u) D
-    * Hess Lap = 2 P_J phi'' + 2 phi''' (b D' + D b') + ||beta_J||^2 phi'''' D D'
+    * Lap_w l = s phi''(u)
+    * grad Lap = 2 b phi''(u) + s phi'''(u) D
+    * Hess Lap = 2 W phi'' + 2 phi''' (b D' + D b') + s phi'''' D D'
 
     (derivatives of phi in u). The penalty does not depend on x, so it needs no correction.
     """
@@ -335,10 +339,10 @@ class IndexLoss(Loss):
             return np.concatenate([np.ones((x.shape[0], 1)), x], axis=1)
         return x
 
-    def _embed(self, th: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """b = beta_J embedded in R^p and the indicator of noised coefficients."""
-        ind = np.concatenate([[False], mask]) if self.fit_intercept else mask.copy()
-        return np.where(ind, th, 0.0), ind.astype(float)
+    def _embed(self, th: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """b = W theta and the weights W embedded in R^p (0 at the intercept)."""
+        wp = np.concatenate([[0.0], w]) if self.fit_intercept else w.copy()
+        return wp * th, wp
 
     # the Loss interface -------------------------------------------------------------------
     def value(self, x, y, theta):
@@ -378,13 +382,13 @@ class IndexLoss(Loss):
         grad = self._sum_design(x, self.dphi(y, u)) + n * self.penalty_grad(th)
         return weight * val, weight * grad
 
-    def laplacian_value_grad_sum(self, x, y, theta, noised, weight=1.0):
+    def laplacian_value_grad_sum(self, x, y, theta, noise_var, weight=1.0):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._mask(noised, x.shape[1]))
+        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
         u = self._u(x, th)
-        s = float(b @ b)
+        s = float(th @ b)
         d2 = self.d2phi(y, u)
         grad = 2.0 * float(d2.sum()) * b + s * self._sum_design(x, self.d3phi(y, u))
         return weight * s * float(d2.sum()), weight * grad
@@ -396,32 +400,32 @@ class IndexLoss(Loss):
         w = self._weights(weights, x.shape[0])
         return self._gram(x, w * self.d2phi(y, self._u(x, th)))
 
-    def laplacian(self, x, y, theta, noised):
+    def laplacian(self, x, y, theta, noise_var):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._mask(noised, x.shape[1]))
-        return float(b @ b) * self.d2phi(y, self._u(x, th))
+        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
+        return float(th @ b) * self.d2phi(y, self._u(x, th))
 
-    def laplacian_grad(self, x, y, theta, noised):
+    def laplacian_grad(self, x, y, theta, noise_var):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._mask(noised, x.shape[1]))
+        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
         u = self._u(x, th)
-        s = float(b @ b)
+        s = float(th @ b)
         return 2.0 * self.d2phi(y, u)[:, None] * b[None, :] + (
             s * self.d3phi(y, u)[:, None] * self.design(x)
         )
 
-    def laplacian_hess_sum(self, x, y, theta, noised, weights=None):
+    def laplacian_hess_sum(self, x, y, theta, noise_var, weights=None):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x, y, th = self._prep(x, y, theta)
         w = self._weights(weights, x.shape[0])
-        b, ind = self._embed(th, self._mask(noised, x.shape[1]))
+        b, ind = self._embed(th, self._var(noise_var, x.shape[1]))
         u = self._u(x, th)
-        s = float(b @ b)
+        s = float(th @ b)
         v3 = self._sum_design(x, w * self.d3phi(y, u))
         out = 2.0 * float(w @ self.d2phi(y, u)) * np.diag(ind)
         out += 2.0 * (np.outer(b, v3) + np.outer(v3, b))
@@ -436,7 +440,7 @@ class IndexLoss(Loss):
 
 
 class LogisticLoss(IndexLoss):
-    """Logistic regression, l = softplus(u) - y u, y in {0, 1} (spec 8 item 4; paper 7.2).
+    """Logistic regression, l = softplus(u) - y u, y in {0, 1} (paper 000, Sec. 7.2).
 
     phi'' = w = s(1 - s), phi''' = w(1 - 2s), phi'''' = w(1 - 6s + 6s^2) with s = sigmoid(u),
     so Lap_x l = ||beta_J||^2 w(u). The loss is linear in y, so a real-valued (noised)
@@ -478,7 +482,7 @@ class LogisticLoss(IndexLoss):
 
 
 class SquaredLoss(IndexLoss):
-    """Linear least squares, l = (y - u)^2 (spec 8 item 6); Lap_x l = 2 ||beta_J||^2."""
+    """Linear least squares, l = (y - u)^2; Lap_x l = 2 ||beta_J||^2."""
 
     name = "linear"
     smooth_in_x = True
@@ -508,7 +512,7 @@ class SquaredLoss(IndexLoss):
 class QuantileRegressionLoss(IndexLoss):
     """Quantile regression, l = rho_tau(y - u), rho_tau(r) = r(tau - 1(r < 0)).
 
-    Spec 8 item 5 (paper 7.3 uses tau = 1/2). Piecewise linear and not C^2 in x: DR only.
+    Paper 000, Sec. 7.3 uses tau = 1/2. Piecewise linear and not C^2 in x: DR only.
     The gradient is the a.e. derivative -(tau - 1(y - u < 0)) D.
     """
 
@@ -532,7 +536,8 @@ class QuantileRegressionLoss(IndexLoss):
 
 
 class HingeLoss(IndexLoss):
-    """SVM hinge loss, l = max(0, 1 - y u) + (alpha/2) ||beta||^2 per row (spec 8 item 7).
+    """SVM hinge loss, l = max(0, 1 - y u) + (alpha/2) ||beta||^2 per row (mentioned in
+    paper 000, Sec. 1; no experiment).
 
     y in {-1, +1}; labels {0, 1} are accepted and 0 is mapped to -1. The ridge penalty
     (on beta, not the intercept) does not depend on x and needs no correction. Piecewise
@@ -588,13 +593,13 @@ class HingeLoss(IndexLoss):
 
 
 class TransformedSquaredLoss(Loss):
-    """l(x, theta) = (theta - g(x))^2 for one column x and scalar theta (spec 8 item 1).
+    """l(x, theta) = (theta - g(x))^2 for one column x and scalar theta (paper 000, Sec. 7.1).
 
     d^2 l / dx^2 = 2 g'(x)^2 - 2 (theta - g(x)) g''(x). ``g``, ``g_prime`` and ``g_second``
     map a 1-D array to a 1-D array; the loss is ``smooth_in_x`` (SL/SDR allowed) only when
     both derivatives are given. Paper Section 7.1 uses ordinary a.e. derivatives for SL; for
-    nonsmooth g this makes SL biased (spec 11.7, ambiguity A2). The DR estimate has the
-    closed form mean[(1/delta) g(X1) + (1 - 1/delta) g(X2)] (spec 6.3(a)).
+    nonsmooth g this makes SL biased (docs/dr-estimation.md, "Paper errata and ambiguities",
+    A2). The DR estimate has the closed form mean[(1/delta) g(X1) + (1 - 1/delta) g(X2)].
     """
 
     smooth_in_theta = True
@@ -658,29 +663,31 @@ class TransformedSquaredLoss(Loss):
         w = self._weights(weights, x1.size)
         return np.array([[2.0 * float(w.sum())]])
 
-    def laplacian(self, x, y, theta, noised):
+    def laplacian(self, x, y, theta, noise_var):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x1, t = self._prep(x, theta)
-        if not self._mask(noised, 1)[0]:
+        w = self._var(noise_var, 1)[0]
+        if w == 0:
             return np.zeros(x1.size)
         gp = self._eval(self.g_prime, x1)
         g2 = self._eval(self.g_second, x1)
-        return 2.0 * gp * gp - 2.0 * (t - self._eval(self.g, x1)) * g2
+        return w * (2.0 * gp * gp - 2.0 * (t - self._eval(self.g, x1)) * g2)
 
-    def laplacian_grad(self, x, y, theta, noised):
+    def laplacian_grad(self, x, y, theta, noise_var):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x1, _ = self._prep(x, theta)
-        if not self._mask(noised, 1)[0]:
+        w = self._var(noise_var, 1)[0]
+        if w == 0:
             return np.zeros((x1.size, 1))
-        return (-2.0 * self._eval(self.g_second, x1))[:, None]
+        return (-2.0 * w * self._eval(self.g_second, x1))[:, None]
 
-    def laplacian_hess_sum(self, x, y, theta, noised, weights=None):
+    def laplacian_hess_sum(self, x, y, theta, noise_var, weights=None):
         if not self.smooth_in_x:
             raise self._not_smooth()
         x1, _ = self._prep(x, theta)
-        self._mask(noised, 1)
+        self._var(noise_var, 1)
         self._weights(weights, x1.size)
         return np.zeros((1, 1))
 
@@ -694,7 +701,7 @@ def relu_squared() -> TransformedSquaredLoss:
 
     SL then estimates mean max(X2, 0), which is biased: for U ~ Laplace(b), b = lam/sqrt(2),
     E max(x + U, 0) - max(x, 0) = (b/2) exp(-|x|/b), which averages to
-    (b^2/2)(1 - exp(-1/b)) over X ~ U(0, 1) (spec 11.7). Use DR.
+    (b^2/2)(1 - exp(-1/b)) over X ~ U(0, 1) (derived; a negative control in the tests). Use DR.
     """
     return TransformedSquaredLoss(
         _relu,
@@ -736,15 +743,16 @@ def abs_sin_squared() -> TransformedSquaredLoss:
     """l = (theta - |sin 2 pi x|)^2 (paper 7.1, l_3), with a.e. g'' = -4 pi^2 g.
 
     The a.e. derivative misses the kinks of |sin| (delta masses of the distributional g''),
-    so SL gives theta = (1 + 2 pi^2 lam^2) mean g(X2), far off (spec ambiguity A2). Use DR.
+    so SL gives theta = (1 + 2 pi^2 lam^2) mean g(X2), far off (A2 in docs/dr-estimation.md).
+    Use DR.
     """
     return TransformedSquaredLoss(_abs_sin, _abs_sin_prime, _abs_sin_second, name="abs_sin")
 
 
 class ScalarQuantileLoss(Loss):
-    """Scalar tau-quantile, l = rho_tau(x - theta) for one column x (spec 8 item 2).
+    """Scalar tau-quantile, l = rho_tau(x - theta) for one column x (paper 000, Sec. 5).
 
-    Piecewise linear, DR only; the DR minimiser lies at a breakpoint (spec 6.3(c)).
+    Piecewise linear, DR only; the DR minimiser lies at a breakpoint.
     """
 
     name = "scalar_quantile"
@@ -778,7 +786,7 @@ class ScalarQuantileLoss(Loss):
 
 
 # --------------------------------------------------------------------------------------
-# a user-defined nonsmooth loss: one-hidden-layer ReLU network (spec 8 item 8)
+# a user-defined nonsmooth loss: one-hidden-layer ReLU network (paper 000, Sec. 4.1)
 
 
 class ReLUNetLoss(Loss):
@@ -946,7 +954,7 @@ class CallableLoss(Loss):
             bad = int(np.flatnonzero(~np.isfinite(arr.ravel()))[0])
             raise ValidationError(
                 f"{what} of loss {self.name!r} returned a non-finite value ({arr.ravel()[bad]}) "
-                f"at flat index {bad}; the loss must be finite on all of R^d (spec 6.2)"
+                f"at flat index {bad}; the loss must be finite on all of R^d"
             )
         return arr
 
@@ -983,7 +991,7 @@ LOSS_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 
 
 def get_loss(name: str, **kwargs: Any) -> Loss:
-    """A catalogue loss by name (spec 8), e.g. ``get_loss("quantile", quantile=0.25)``."""
+    """A catalogue loss by name, e.g. ``get_loss("quantile", quantile=0.25)``."""
     if name not in _REGISTRY:
         raise ValidationError(
             f"loss: {name!r} is not a known loss; choose one of {', '.join(LOSS_NAMES)} "

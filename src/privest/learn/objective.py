@@ -1,17 +1,22 @@
 """Corrected-loss objectives on a ZIL release (paper 000, Sections 4 and 6).
 
-For a loss l(x, theta) and the released copies X1, X2 (spec 6, table):
+For a loss l(x, theta) and the released copies X1, X2, with delta the zero proportion
+(``zero_prob``) and the noise ``X2 - x ~ SL(Sigma)``, ``Sigma = diag(s_k^2)`` (s_k the
+noise scale of column k, ``lam (hi_k - lo_k)`` in privest, 0 for unnoised columns):
 
-* naive  l(X1)                                      biased (attenuation)
-* DR     (1/delta) l(X1) + (1 - 1/delta) l(X2)        eq (4.4); no smoothness needed
-* SL     l(X2) - (lam^2 / 2) Lap_x l(X2)              eq (6.1); l in C^2 in x
-* SDR    l(X1) - ((1 - delta) lam^2 / 2) Lap_x l(X2)  eq (6.2); l in C^2 in x
+* naive  l(X1)                                          biased (attenuation)
+* DR     (1/delta) l(X1) + (1 - 1/delta) l(X2)          eq (4.4); no smoothness needed
+* SL     l(X2) - (1/2) Lap_Sigma l(X2)                  eq (6.1); l in C^2 in x
+* SDR    l(X1) - ((1 - delta)/2) Lap_Sigma l(X2)        eq (6.2); l in C^2 in x
 * oracle l(X) on raw data (experiments only).
 
-Each is conditionally unbiased for l(x) given the raw record (spec 6.1). The optional
-B-draw DR (spec 6.1, extension) replaces l(X2) by the mean over X2 and B - 1 further
-copies X1 + S_b, S_b ~ SL(delta lam^2 I), drawn by the analyst: still unbiased, with
-lower variance.
+``Lap_Sigma l = sum_k s_k^2 d^2 l / dx_k^2`` is the paper's ``lam^2 Lap_x l`` for a
+diagonal noise covariance (the same derivation: the SL characteristic function
+``1 / (1 + t' Sigma t / 2)`` gives ``E l(x + S) = l(x) + (1/2) Lap_Sigma l(x) + ...`` for
+the quadratic part, exactly as with ``Sigma = lam^2 I``). Each is conditionally unbiased
+for l(x) given the raw record (docs/dr-estimation.md). The optional B-draw DR replaces
+l(X2) by the mean over X2 and B - 1 further copies X1 + S_b, S_b ~ SL(delta Sigma), drawn
+by the analyst: still unbiased, with lower variance.
 """
 
 from __future__ import annotations
@@ -70,13 +75,13 @@ class CorrectedObjective:
                 raise ValidationError(
                     f"method={method!r} with a noised response is not supported; use 'dr'"
                 )
-        d, lam2 = data.delta, data.lam**2
+        d = data.zero_prob
         if method in ("naive", "oracle"):
             terms = [Term(1.0, data.x1, data.y1)]
         elif method == "sl":
-            terms = [Term(1.0, data.x2, data.y2), Term(-lam2 / 2, data.x2, data.y2, True)]
+            terms = [Term(1.0, data.x2, data.y2), Term(-0.5, data.x2, data.y2, True)]
         elif method == "sdr":
-            terms = [Term(1.0, data.x1, data.y1), Term(-(1 - d) * lam2 / 2, data.x2, data.y2, True)]
+            terms = [Term(1.0, data.x1, data.y1), Term(-(1 - d) / 2, data.x2, data.y2, True)]
         else:
             copies = [(data.x2, data.y2)] + self._extra_copies(n_draws - 1, rng)
             terms = [Term(1.0 / d, data.x1, data.y1)] + [
@@ -93,12 +98,15 @@ class CorrectedObjective:
         if rng is None:
             raise ValidationError("n_draws > 1 needs an rng for the analyst's extra copies")
         data = self.data
-        scale = data.lam * math.sqrt(data.delta)
         cols = np.flatnonzero(data.noised)
+        scales = np.append(data.noise_scale[cols], data.y_noise_scale)
+        if not data.y_noised:
+            scales = scales[:-1]
+        scales = scales * math.sqrt(data.zero_prob)
         out = []
         for _ in range(k):
-            width = cols.size + int(data.y_noised)
-            s = sample_sl(data.n, width, scale, rng)  # one joint SL vector per record
+            s = sample_sl(data.n, scales.size, 1.0, rng)  # one joint SL vector per record
+            s *= scales
             x = data.x1.copy()
             x[:, cols] += s[:, : cols.size]
             y = data.y1 if not data.y_noised else data.y1 + s[:, -1]
@@ -110,7 +118,7 @@ class CorrectedObjective:
         out = np.zeros(shape)
         for t in self.terms:
             f = (
-                laplacian(t.x, t.y, theta, self.data.noised)
+                laplacian(t.x, t.y, theta, self.data.noise_var)
                 if t.laplacian
                 else plain(t.x, t.y, theta)
             )
@@ -139,7 +147,7 @@ class CorrectedObjective:
         for t in self.terms:
             if t.laplacian:
                 v, g = self.loss.laplacian_value_grad_sum(
-                    t.x, t.y, theta, self.data.noised, t.weight
+                    t.x, t.y, theta, self.data.noise_var, t.weight
                 )
             else:
                 v, g = self.loss.value_grad_sum(t.x, t.y, theta, t.weight)
@@ -148,12 +156,12 @@ class CorrectedObjective:
         return total / self.n, grad / self.n
 
     def hess(self, theta: np.ndarray) -> np.ndarray:
-        """Mean Hessian (p, p) of the corrected loss (the DR-weighted Hessian of spec 7.2)."""
+        """Mean Hessian (p, p) of the corrected loss (the DR/SL/SDR-weighted Hessian)."""
         out = np.zeros((self.p, self.p))
         for t in self.terms:
             w = np.full(self.n, t.weight)
             h = (
-                self.loss.laplacian_hess_sum(t.x, t.y, theta, self.data.noised, w)
+                self.loss.laplacian_hess_sum(t.x, t.y, theta, self.data.noise_var, w)
                 if t.laplacian
                 else self.loss.hess_sum(t.x, t.y, theta, w)
             )

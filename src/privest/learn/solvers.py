@@ -1,16 +1,19 @@
-"""Minimising corrected objectives over a compact parameter box (spec zil_drcl.md 6.3).
+"""Minimising corrected objectives over a compact parameter box (paper 000, eq. (4.1)).
+
+Paper 000 fixes no optimiser or parameter set; these choices are described in
+docs/dr-estimation.md, "Computation and inference".
 
 The DR objective is a difference of convex functions (a negative weight 1 - 1/delta on
 the X2 term) and can be unbounded below on an unbounded parameter set, so every solver
 works inside an explicit box and reports when the solution sits on it. Strategies:
 
 * quadratic in theta (squared losses, least squares): one exact Newton step, i.e. the
-  closed forms of spec 6.3(a)-(b); a box search if the Hessian is not positive definite;
+  closed forms; a box search if the Hessian is not positive definite;
 * scalar piecewise-linear (scalar quantile loss): the exact O(n log n) scan over the
-  breakpoints X1_i, X2_i (spec 6.3(c));
+  breakpoints X1_i, X2_i;
 * check and hinge losses with several parameters: the convex-concave procedure (DC
   algorithm) -- linearise the concave X2 part at the iterate and solve the convex rest as
-  a HiGHS linear program (spec 6.3), from several starts;
+  a HiGHS linear program, from several starts;
 * smooth in theta with an analytic Hessian (logistic): projected, modified Newton with
   backtracking (a few iterations; L-BFGS-B takes over if it stalls on the box);
 * everything else: L-BFGS-B with analytic (or a.e.) gradients from several starts.

@@ -96,7 +96,7 @@ def weierstrass_quadrature(
 
 
 def inverse_weierstrass_polynomial(poly: Polynomial, s: float) -> Polynomial:
-    """W_s^{-1}[P] for a polynomial P: z^n -> s^{n/2} He_n(z / sqrt(s)) (spec 2.2)."""
+    """W_s^{-1}[P] for a polynomial P: z^n -> s^{n/2} He_n(z / sqrt(s)) (Thm 5.1's series)."""
     coef = np.asarray(poly.coef, dtype=float)
     if s == 0:
         return Polynomial(coef)
@@ -152,7 +152,8 @@ class MarginLoss:
 
     ``derivative(z, n)`` must return f^{(n)}(z) elementwise for n = 0, ..., 2K + 1 (K the
     truncation order). A user-defined loss always uses the series truncated at an explicit
-    integer ``order`` (spec 2.4, "generic GLM"), whatever its ``name``: only the built-in
+    integer ``order`` (Sec. 5.2 with the series of Thm 5.1 truncated), whatever its
+    ``name``: only the built-in
     losses, recognised by type, get a closed form (exponential, squared) or the
     ``order="auto"`` table (logistic).
     """
@@ -193,14 +194,14 @@ class MarginLoss:
 
 
 class ExponentialLoss(MarginLoss):
-    """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (spec 2.4)."""
+    """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (Sec. 5.2)."""
 
     def __init__(self) -> None:
         super().__init__("exponential", _exp_derivative)
 
 
 class SquaredLoss(MarginLoss):
-    """f(z) = (z - 1)^2 / 2: W_s^{-1}[f] = f - s/2 exactly (spec 2.4)."""
+    """f(z) = (z - 1)^2 / 2: W_s^{-1}[f] = f - s/2 exactly (Sec. 5.2)."""
 
     def __init__(self) -> None:
         super().__init__("squared", _squared_derivative)
@@ -307,7 +308,7 @@ def truncation_bias(
     """bias_K(t) = sup_z |W_{2t}[g_t^K](z) - f(z)| over ``z_grid`` (default [-6, 6]) (App. D.7).
 
     The Gaussian expectation uses a dense Simpson rule on [-10, 10] standard deviations:
-    Gauss-Hermite with 80 nodes (spec 2.5) is inaccurate for t >= 10 because g_t^K has
+    Gauss-Hermite with 80 nodes is inaccurate for t >= 10 because g_t^K has
     sigmoid-like features on a scale 1/sqrt(2t) of the node spacing.
     """
     f = get_margin_loss(loss)

@@ -1,14 +1,18 @@
 """Central mechanisms: the curator holds the data and releases a statistic or model.
 
-Papers 001 (efficient Propose-Test-Release) and 002 (piecewise Laplace mechanism).
+Papers 001 (efficient Propose-Test-Release) and 002 (piecewise Laplace mechanism). Every
+mechanism has one shape (:class:`Mechanism`): built from public parameters, ``.guarantee``
+before any data, ``.release(data, rng=...)`` returning an object with the same guarantee.
+The statistic mechanisms also give ``law(x)``, the curator's (non-private) view of the
+output distribution on a data set (an :class:`OutputLaw`: density and exact error laws).
 """
 
 from privest.mechanisms.approximate import (
-    ApproximateLpPLM,
-    ApproximatePiecewiseLaplace,
+    ApproximateLpPLMLaw,
+    ApproximatePiecewiseLaplaceLaw,
     RadiusBounds,
 )
-from privest.mechanisms.base import Mechanism
+from privest.mechanisms.base import Mechanism, OutputLaw, StatisticMechanism
 from privest.mechanisms.eptr import (
     EPTR,
     EPTRRelease,
@@ -18,30 +22,44 @@ from privest.mechanisms.eptr import (
     release_probability,
 )
 from privest.mechanisms.gaussian import GaussianMechanism, gaussian_delta, gaussian_sigma
-from privest.mechanisms.inverse_sensitivity import GridInverseSensitivity, InverseSensitivity
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.inverse_sensitivity import (
+    GridInverseSensitivityLaw,
+    InverseSensitivity,
+    InverseSensitivityLaw,
+)
+from privest.mechanisms.laplace import LaplaceLaw, LaplaceMechanism
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import ReachProfile, check_reach_property, profile_for
 from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
-from privest.mechanisms.ptr_median import PTRMedian
-from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.mechanisms.ptr_median import PTRMedian, PTRMedianLaw
+from privest.mechanisms.released import PrivateStatistic, PrivateValue
+from privest.mechanisms.smooth_sensitivity import SmoothSensitivity, SmoothSensitivityLaw
 
 __all__ = [
     "EPTR",
+    "ApproximateLpPLMLaw",
+    "ApproximatePiecewiseLaplaceLaw",
     "ClassicPTR",
     "EPTRRelease",
     "GaussianMechanism",
-    "ApproximateLpPLM",
-    "ApproximatePiecewiseLaplace",
-    "GridInverseSensitivity",
+    "GridInverseSensitivityLaw",
     "InverseSensitivity",
+    "InverseSensitivityLaw",
+    "LaplaceLaw",
     "LaplaceMechanism",
     "Mechanism",
+    "OutputLaw",
     "PTRMedian",
+    "PTRMedianLaw",
     "PiecewiseLaplace",
+    "PiecewiseLaplaceLaw",
+    "PrivateStatistic",
+    "PrivateValue",
     "RadiusBounds",
     "ReachProfile",
     "SmoothSensitivity",
+    "SmoothSensitivityLaw",
+    "StatisticMechanism",
     "check_reach_property",
     "classic_ptr_probability",
     "eptr_noise_scale",

@@ -6,20 +6,22 @@ Score (Sec. 5.1): with ``r = ||y - f(x)||_p`` and ``lt = min{l : Rc_l >= r}``,
 ``s~(y) = lt + (r - Rc_{lt-1}) / R_lt``; density ``exp(-eps s~/2)``, eps-DP (Lemma 5.2).
 Approximate INV (AD20a): density ``exp(-eps lt / 2)``.
 
-Builders (spec 4.5): from local-sensitivity upper bounds A_k (Cor. 5.1: ``R_l = A_l``,
+Builders (Sec. 5.2): from local-sensitivity upper bounds A_k (Cor. 5.1: ``R_l = A_l``,
 ``indexing="paper"``; or ``R_l = A_{l-1}``, ``"tight"``), capped at GS and truncated; from
 a Lipschitz local sensitivity (Cor. 5.2: ``R_l = LS + (l - 1) Delta'``). A finite list of
 radii stands for all l >= 1 by repeating its last entry, so that entry (the *tail*) must
-be public: the builders take it from ``cap`` (the global sensitivity, spec 4.5) and refuse
+be public: the builders take it from ``cap`` (the global sensitivity) and refuse
 to run without one. Repeating a data-dependent radius such as A_K(x) breaks Def. 5.1(i)
 (``R_l(x) <= R_{l+1}(x')`` fails in the tail) and the release is then not eps-DP.
 
-1-D: symmetric pieces ``f(x) +- Rc_l`` (spec 4.3), optionally restricted to a fixed public
-output interval by cutting pieces and renormalising (spec 4.6; no clamping atoms).
-d-D (spec 4.4): polar decomposition; shell masses via regularised incomplete gamma
+1-D: symmetric pieces ``f(x) +- Rc_l`` (end of Sec. 5.1), optionally restricted to a fixed
+public output interval by cutting pieces and renormalising (no clamping atoms).
+d-D: polar decomposition; shell masses via regularised incomplete gamma
 functions, radius by inverse CDF in the shell, direction g/||g||_p. The paper's L1
-rejection sampler is kept as :meth:`ApproximateLpPLM.sample_rejection_l1` for tests.
-No utility claim is made for d >= 2: dominance over approximate INV fails there (spec 3).
+rejection sampler is kept as :meth:`ApproximateLpPLMLaw.sample_rejection_l1` for tests.
+No utility claim is made for d >= 2: dominance over approximate INV fails there. The
+choices made here (indexing, cap, output range, exact sampler) are explained in
+docs/piecewise-laplace.md, "Truncation and approximate radii".
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ from numpy.typing import ArrayLike
 from scipy import integrate, special
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism, PiecewiseDensity
+from privest.mechanisms.base import OutputLaw, PiecewiseDensity
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon
 
 __all__ = [
-    "ApproximateLpPLM",
-    "ApproximatePiecewiseLaplace",
+    "ApproximateLpPLMLaw",
+    "ApproximatePiecewiseLaplaceLaw",
     "RadiusBounds",
 ]
 
@@ -49,7 +51,7 @@ class RadiusBounds:
     """Radii R_1..R_k; R_l = R_k for every l > k (the tail).
 
     The tail R_k is used for every level beyond the list, for every data set, so it must
-    not depend on the data (Def. 5.1(i); spec 4.5): a public global sensitivity, or a
+    not depend on the data (Def. 5.1(i)): a public global sensitivity, or a
     constant known to bound the radii. Build radii from data with
     :meth:`from_local_sensitivity` or :meth:`lipschitz`, which append the public ``cap``.
     """
@@ -72,7 +74,7 @@ class RadiusBounds:
                 f"cap: required by RadiusBounds.{builder}. The radii are truncated, and "
                 "every level past the list would repeat the last, data-dependent radius, "
                 "which breaks Def. 5.1(i) (R_l(x) <= R_{l+1}(x')) and with it eps-DP. Pass "
-                "cap = the global sensitivity (public) as the tail (spec 4.5)."
+                "cap = the global sensitivity (public) as the tail (paper 002, Sec. 5.2)."
             )
         if isinstance(cap, bool) or not isinstance(cap, (int, float, np.integer, np.floating)):
             raise ValidationError(f"cap: {cap!r} must be a number > 0 (the global sensitivity)")
@@ -93,7 +95,7 @@ class RadiusBounds:
 
         ``"paper"`` (Cor. 5.1): R_l = A_l for l = 1..K; ``"tight"``: R_l = A_{l-1} for
         l = 1..K+1. The radii are min(R_l, cap) and every later level uses ``cap``
-        (spec 4.5: capped and truncated). ``cap`` must be the (public) global sensitivity
+        (capped and truncated, Sec. 5.2). ``cap`` must be the (public) global sensitivity
         and is required: without it the last A_K(x) would repeat, a data-dependent tail.
         """
         cap = cls._check_cap(cap, "from_local_sensitivity")
@@ -130,12 +132,12 @@ class RadiusBounds:
         return np.concatenate([[0.0], np.cumsum(self.radii)])
 
 
-class ApproximatePiecewiseLaplace(Mechanism):
+class ApproximatePiecewiseLaplaceLaw(OutputLaw):
     """1-D approximate PLM (``law="texp"``) or approximate INV (``"uniform"``); eps-DP.
 
     Pieces [f + Rc_{l-1}, f + Rc_l] and mirrored, levels l = 1..k from ``radii``; the
     last radius (public: see :class:`RadiusBounds`) repeats, one unbounded exponential
-    tail by memorylessness (spec 2.7). With ``output_range=(lo, hi)`` (public) the pieces
+    tail by memorylessness. With ``output_range=(lo, hi)`` (public) the pieces
     are cut to it and renormalised. eps-DP needs valid radii (Def. 5.1), which this
     class cannot check from one data set.
     """
@@ -242,8 +244,8 @@ def _lp_ball_log_volume(d: int, p: float) -> float:
     return d * math.log(2.0 * math.gamma(1.0 + 1.0 / p)) - special.gammaln(1.0 + d / p)
 
 
-class ApproximateLpPLM(Mechanism):
-    """d-dimensional approximate PLM in the L_p norm (spec 4.4); eps-DP (Lemma 5.2).
+class ApproximateLpPLMLaw(OutputLaw):
+    """d-dimensional approximate PLM in the L_p norm (Sec. 5.1); eps-DP (Lemma 5.2).
 
     Shells ``Rc_{l-1} < r <= Rc_l`` for l = 1..k with ``R_l`` from ``radii``; the last
     radius repeats forever (its shells form one exponential tail). ``law="uniform"``
@@ -393,7 +395,7 @@ class ApproximateLpPLM(Mechanism):
         return out
 
     def _directions(self, m: int, gen: np.random.Generator) -> np.ndarray:
-        """theta = g / ||g||_p with g_i of density proportional to exp(-|t|^p) (spec 4.4 step 3)."""
+        """theta = g / ||g||_p with g_i of density proportional to exp(-|t|^p)."""
         d, p = self.d, self.p
         if p == 1:
             g = gen.laplace(size=(m, d))
@@ -428,7 +430,7 @@ class ApproximateLpPLM(Mechanism):
         self, size: int, rng: Any = None, max_tries: int = 10_000
     ) -> np.ndarray:
         """The paper's reference sampler (p = 1, texp): shell by mass, then i.i.d. Laplace(1/lam)
-        vectors until the L1 norm lands in the shell (spec 4.4)."""
+        vectors until the L1 norm lands in the shell (Sec. 5.1)."""
         if self.p != 1 or self.law != "texp":
             raise ValidationError("the rejection reference sampler is for p = 1 and law='texp'")
         gen = resolve_rng(rng)

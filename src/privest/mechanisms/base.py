@@ -7,10 +7,12 @@ exponential for PLM, a uniform for INV). :class:`PiecewiseDensity` is that two-s
 in general form: a list of *segments*, each a sub-interval ``[z0, z1]`` of the offsets of
 one piece, so that the output is ``y = inner + side * z``; its log-density is
 ``-eps * level / 2 - rate * z`` (``rate = 0`` for a uniform law) up to the normaliser.
-Everything is computed in log space (spec 2.3).
+Everything is computed in log space. The exact error functionals are derived in
+docs/piecewise-laplace.md, "Exact error laws".
 
 Floating point: samplers use float64 inverse CDFs; attacks on the least significant bits
-of floating-point outputs (Mironov 2012) are out of scope (spec 9.11).
+of floating-point outputs (Mironov 2012) are out of scope (docs/piecewise-laplace.md,
+"Floating point").
 """
 
 from __future__ import annotations
@@ -27,18 +29,144 @@ from scipy.special import logsumexp
 
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.errors import ValidationError
-from privest.rng import resolve_rng
-from privest.validation import check_probabilities
+from privest.mechanisms.profiles import parse_statistic, quantile_rank
+from privest.mechanisms.released import PrivateStatistic
+from privest.rng import resolve_rng, rng_kind
+from privest.validation import check_bounds, check_epsilon, check_probabilities
 
-__all__ = ["Mechanism", "PiecewiseDensity", "abs_error_quantile", "texp_moments"]
+__all__ = [
+    "Mechanism",
+    "OutputLaw",
+    "PiecewiseDensity",
+    "StatisticMechanism",
+    "abs_error_quantile",
+    "texp_moments",
+]
 
 
 class Mechanism(ABC):
-    """A central mechanism bound to one data set: a distribution over releases.
+    """The one shape of every privest mechanism, local or central.
+
+    Built from public parameters only; :attr:`guarantee` is known before any data is seen;
+    ``release(data, rng=...)`` returns a released object that carries the same guarantee.
+    ``rng=None`` draws from the secure generator (:func:`privest.make_rng`).
+    """
+
+    @property
+    @abstractmethod
+    def guarantee(self) -> Guarantee:
+        """The privacy guarantee of one release."""
+
+    @abstractmethod
+    def release(self, data: Any, rng: Any = None) -> Any:
+        """Release ``data`` once; the result carries :attr:`guarantee`."""
+
+
+class StatisticMechanism(Mechanism):
+    """A pure eps-DP central mechanism for one named statistic of 1-D data (paper 002).
+
+    ``statistic`` is ``"median"``, ``"quantile"`` (with ``quantile``, the level in (0, 1],
+    or ``"quantile:0.9"``),
+    ``"mean"``, ``"sum"``, ``"count"`` (data are 0/1 indicators) or ``"variance"``;
+    ``bounds`` are the public ``(lo, hi)`` of the data (not needed for counts); ``clip``
+    clips out-of-bounds data instead of raising. Neighbours swap one record (n is public).
+
+    :meth:`law` is the curator's view: the output distribution on a data set (density,
+    exact error laws); it reveals the data and is never to be published. :meth:`release`
+    draws one value from it and returns a :class:`~privest.mechanisms.released.PrivateStatistic`.
+    """
+
+    #: the name ``private_*`` functions and ``privest stat`` use for this mechanism
+    name: str = "statistic"
+    #: statistics this mechanism supports (subclasses narrow it)
+    statistics: tuple[str, ...] = ("median", "quantile", "mean", "sum", "count", "variance")
+
+    def __init__(
+        self,
+        statistic: str = "median",
+        *,
+        epsilon: float,
+        bounds: Any = None,
+        quantile: float | None = None,
+        clip: bool = False,
+    ) -> None:
+        name, q_spec = parse_statistic(statistic)
+        q = quantile
+        if name not in self.statistics:
+            raise ValidationError(
+                f"statistic: {self.name} does not release the {name}; accepted: "
+                f"{', '.join(self.statistics)}"
+            )
+        q = q_spec if q is None else q
+        if name == "quantile":
+            if q is None:
+                raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
+            quantile_rank(q, 1)  # validates the level in (0, 1]
+        elif q is not None:
+            raise ValidationError(
+                f"quantile: only the quantile statistic takes a level; got quantile={q!r}"
+            )
+        if name != "count":
+            if bounds is None:
+                raise ValidationError(
+                    f"bounds: required for the {name} (public bounds (lo, hi) of the data)"
+                )
+            bounds = tuple(float(v) for v in check_bounds(bounds, 1)[0])
+        self.statistic, self.q = name, q
+        self.epsilon = check_epsilon(epsilon)
+        self.bounds = None if name == "count" else bounds
+        self.clip = bool(clip)
+
+    @property
+    def guarantee(self) -> Guarantee:
+        """Pure epsilon-DP under swap neighbours."""
+        return ApproxDP(self.epsilon)
+
+    @property
+    def label(self) -> str:
+        """``"median"``, ``"quantile 0.9"``, ..."""
+        return f"quantile {self.q:g}" if self.statistic == "quantile" else self.statistic
+
+    @property
+    def _spec(self) -> str:
+        return f"quantile:{self.q}" if self.statistic == "quantile" else self.statistic
+
+    @abstractmethod
+    def law(self, x: Any) -> OutputLaw:
+        """NON-PRIVATE: the output distribution of this mechanism on the data ``x``."""
+
+    def release(self, x: Any, rng: Any = None) -> Any:
+        """One eps-DP release of the statistic of ``x`` (a ``PrivateStatistic``)."""
+        gen = resolve_rng(rng)
+        law = self.law(x)
+        value = float(law.sample(None, gen))
+        clamp = getattr(law, "clamp", None)
+        if clamp is not None:  # post-processing into the statistic's public range
+            value = float(clamp(value))
+        return PrivateStatistic(
+            value,
+            statistic=self.label,
+            mechanism=self.name,
+            guarantee=self.guarantee,
+            n=int(np.size(x)),
+            bounds=self.bounds,
+            randomness=rng_kind(gen),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._spec!r}, epsilon={self.epsilon:g}, "
+            f"bounds={self.bounds}, clip={self.clip})"
+        )
+
+
+class OutputLaw(ABC):
+    """The output distribution of a central mechanism on one data set (curator's view).
 
     Subclasses expose ``logpdf``, ``cdf`` (1-D), ``sample``, ``guarantee`` and, where
     known in closed form, ``error_mean_abs``, ``error_mse``, ``error_cdf`` and
-    ``error_quantile`` (the law of ``|M(x) - f(x)|``).
+    ``error_quantile`` (the law of ``|M(x) - f(x)|``). A law holds the data's statistic
+    and its neighbourhood structure: never publish it, publish a release.
     """
 
     #: the privacy parameter the mechanism is run with
@@ -59,10 +187,6 @@ class Mechanism(ABC):
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
         """Draw releases; ``rng`` is a Generator, a seed or ``None`` (secure)."""
 
-    def release(self, rng: Any = None) -> float:
-        """One private release (a float)."""
-        return float(self.sample(None, rng))
-
     def pdf(self, y: ArrayLike) -> np.ndarray:
         """Density of the output at ``y``."""
         return np.exp(self.logpdf(y))
@@ -73,7 +197,7 @@ class Mechanism(ABC):
 
 
 def _m1(c: np.ndarray) -> np.ndarray:
-    """Mean of TExp on [0, 1] with rate c: 1/c - 1/(e^c - 1) (spec 2.4), stable for small c."""
+    """Mean of TExp on [0, 1] with rate c: 1/c - 1/(e^c - 1), stable for small c."""
     c = np.asarray(c, dtype=float)
     small = c < 1e-4
     safe = np.where(small, 1.0, c)
@@ -83,7 +207,7 @@ def _m1(c: np.ndarray) -> np.ndarray:
 
 
 def _m2(c: np.ndarray) -> np.ndarray:
-    """Second moment of TExp on [0, 1] with rate c (spec 2.4), stable for small c."""
+    """Second moment of TExp on [0, 1] with rate c, stable for small c."""
     c = np.asarray(c, dtype=float)
     small = c < 1e-3
     safe = np.where(small, 1.0, c)
@@ -94,7 +218,10 @@ def _m2(c: np.ndarray) -> np.ndarray:
 
 
 def texp_moments(epsilon: float) -> tuple[float, float]:
-    """(m1, m2) of spec 2.4: a PLM piece of length Delta has E z = Delta m1, E z^2 = Delta^2 m2."""
+    """(m1, m2): a PLM piece of length Delta has E z = Delta m1, E z^2 = Delta^2 m2.
+
+    docs/piecewise-laplace.md, "Exact error laws" (not in paper 002).
+    """
     c = epsilon / 2.0
     return float(_m1(c)), float(_m2(c))
 
@@ -192,13 +319,13 @@ class PiecewiseDensity:
         u = gen.random(m)
         r, w = self.rate[j], self.width[j]
         with np.errstate(divide="ignore", invalid="ignore"):
-            t_exp = -np.log1p(u * np.expm1(-r * w)) / r  # inverse CDF of TExp (spec 2.3)
+            t_exp = -np.log1p(u * np.expm1(-r * w)) / r  # inverse CDF of TExp (Alg. 1, step 2)
         t = np.where(r > 0, t_exp, u * np.where(np.isfinite(w), w, 0.0))
         z = np.clip(self.z0[j] + t, self.z0[j], self.z1[j])
         y = np.clip(self.inner[j] + self.side[j] * z, self.left[j], self.right[j])
         return float(y[0]) if size is None else y.reshape(shape)
 
-    # -- exact error functionals (spec 2.4) ---------------------------------------------
+    # -- exact error functionals (docs/piecewise-laplace.md, "Exact error laws") ---------
     def _err_offsets(self) -> np.ndarray:
         """Distance from the centre to each segment's z = 0 point (|err| = o + z)."""
         return np.abs(self.inner - self.center)
@@ -255,7 +382,7 @@ def abs_error_quantile(
     rate: np.ndarray,
     side: np.ndarray,
 ) -> np.ndarray:
-    """Quantiles ``inf{a : P(|err| <= a) >= p}`` of a mixture of segments (spec 2.4).
+    """Quantiles ``inf{a : P(|err| <= a) >= p}`` of a mixture of segments.
 
     Segment i has probability ``prob[i]`` and error ``offset[i] + t`` with t in
     ``[0, width[i]]`` of density proportional to ``exp(-rate[i] t)`` (0: uniform; an
@@ -325,5 +452,6 @@ def abs_error_quantile(
 
 
 def log_k(epsilon: float) -> float:
-    """log K with K = (2/eps)(1 - e^{-eps/2}) (spec 2.2)."""
+    """log K with K = (2/eps)(1 - e^{-eps/2}), the normaliser's factor that Algorithm 1 of
+    paper 002 leaves out (docs/piecewise-laplace.md, "Exact error laws")."""
     return math.log(2.0 / epsilon) + math.log(-math.expm1(-epsilon / 2.0))

@@ -3,7 +3,7 @@
 Density (eq. M.2) proportional to ``exp(-eps * len_f(y; x) / 2)``; for sample-monotone f
 (Def. 4.2), ``len_f(y; x) = ell(y; x)`` (Cor. 4.1), the path length through the reach
 profile, so INV uses the same pieces as PLM with a constant density on each piece
-(spec 1.5, 2.3: same piece law, uniform inside the piece). eps-DP because len has
+(the same piece law as Algorithm 1, uniform inside the piece). eps-DP because len has
 sensitivity 1. The rho-smooth version (AD20b) widens the zero set to [f - rho, f + rho].
 The grid version is the exponential mechanism over a fixed, data-independent finite set.
 """
@@ -17,19 +17,19 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism
-from privest.mechanisms.piecewise_laplace import _ProfileMechanism
+from privest.mechanisms.base import OutputLaw
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, _ProfileLaw
 from privest.mechanisms.profiles import ReachProfile
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_probabilities
 
-__all__ = ["GridInverseSensitivity", "InverseSensitivity"]
+__all__ = ["GridInverseSensitivityLaw", "InverseSensitivity", "InverseSensitivityLaw"]
 
 
-class InverseSensitivity(_ProfileMechanism):
+class InverseSensitivityLaw(_ProfileLaw):
     """Continuous INV: piece l has constant density ``exp(-eps l / 2) / Z``; pure eps-DP.
 
-    ``InverseSensitivity.for_statistic(x, "median", epsilon=1.0, bounds=(0, 100))``.
+    ``InverseSensitivityLaw.for_statistic(x, "median", epsilon=1.0, bounds=(0, 100))``.
     """
 
     _law = "uniform"
@@ -43,7 +43,7 @@ class InverseSensitivity(_ProfileMechanism):
         }
 
 
-class GridInverseSensitivity(Mechanism):
+class GridInverseSensitivityLaw(OutputLaw):
     """Discrete INV over a public grid: P(y) proportional to ``exp(-eps ell(y; x) / 2)``.
 
     The grid must be fixed before seeing the data (e.g. ``np.linspace(a, b, 1001)``). The
@@ -78,12 +78,12 @@ class GridInverseSensitivity(Mechanism):
         epsilon: float,
         grid: ArrayLike,
         bounds: Any = None,
-        q: float | None = None,
+        quantile: float | None = None,
         clip: bool = False,
-    ) -> GridInverseSensitivity:
+    ) -> GridInverseSensitivityLaw:
         from privest.mechanisms.profiles import profile_for
 
-        return cls(profile_for(x, statistic, bounds, q=q, clip=clip), epsilon, grid)
+        return cls(profile_for(x, statistic, bounds, quantile=quantile, clip=clip), epsilon, grid)
 
     def logpdf(self, y: ArrayLike) -> np.ndarray:
         """Log probability mass at ``y`` (``-inf`` off the grid)."""
@@ -122,3 +122,14 @@ class GridInverseSensitivity(Mechanism):
         cum = np.cumsum(self.prob[order])
         i = np.searchsorted(cum, np.minimum(q, cum[-1]), side="left")
         return dist[order][np.minimum(i, dist.size - 1)]
+
+
+class InverseSensitivity(PiecewiseLaplace):
+    """The continuous inverse sensitivity mechanism for a named statistic (paper 002, Sec. 4.2).
+
+    The same pieces as :class:`PiecewiseLaplace` with a uniform density inside each piece
+    (eq. M.2); pure eps-DP. ``law(x)`` is the curator's :class:`InverseSensitivityLaw`.
+    """
+
+    name = "inverse_sensitivity"
+    _law_class = InverseSensitivityLaw

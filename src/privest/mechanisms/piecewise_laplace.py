@@ -7,12 +7,14 @@ PLM is eps-DP, and eps-bounded-range (hence eps^2/8-zCDP).
 
 Sampler (Algorithm 1, Lemma 3.1): pick piece l with probability
 ``exp(-eps l/2) * length_l / W`` (log-sum-exp), then ``z ~ TExp(length_l)`` on
-[0, length_l] with rate ``eps/(2 length_l)`` by inverse CDF with expm1/log1p (spec 2.3).
+[0, length_l] with rate ``eps/(2 length_l)`` by inverse CDF with expm1/log1p.
 
-Variants: rho-smoothed PLM (Sec. 4.2, spec 2.6: score 1 on [f-rho, f+rho], never 0) and
-the truncated/cheap profile of spec 2.7 (``truncate=k``).
+Variants: rho-smoothed PLM (Sec. 4.2: score 1 on [f-rho, f+rho], never 0, which would
+break privacy) and the truncated/cheap profile of Sec. 5.2 (``truncate=k``;
+docs/piecewise-laplace.md, "Truncation and approximate radii").
 
-What the paper shows, and what it does not (spec 2.5, 3): PLM dominates continuous INV in
+What the paper shows, and what it does not (Sec. 4.1-4.2; docs/piecewise-laplace.md,
+"When PLM helps, and when it does not"): PLM dominates continuous INV in
 1-D (Thm. 2), but when every piece has the same length Delta it is exactly
 ``f(x) + Lap(2 Delta / eps)`` (truncated to the range), i.e. twice the noise of the
 classical eps-DP Laplace mechanism ``Lap(Delta/eps)``. Under pure eps-DP accounting PLM is
@@ -30,8 +32,9 @@ from numpy.typing import ArrayLike
 
 from privest.errors import ValidationError
 from privest.mechanisms.base import (
-    Mechanism,
+    OutputLaw,
     PiecewiseDensity,
+    StatisticMechanism,
     abs_error_quantile,
     log_k,
     texp_moments,
@@ -40,13 +43,23 @@ from privest.mechanisms.profiles import ReachProfile, profile_for
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon
 
-__all__ = ["PiecewiseLaplace", "auto_truncation_level", "segments_from_profile"]
+__all__ = [
+    "PiecewiseLaplace",
+    "PiecewiseLaplaceLaw",
+    "auto_truncation_level",
+    "profile_truncation",
+    "segments_from_profile",
+]
 
-_TAU = 1e-6  # tail mass target of the automatic truncation level (spec 2.7)
+_TAU = 1e-6  # tail mass target of the automatic truncation level (privest's choice)
 
 
 def auto_truncation_level(epsilon: float, tau: float = _TAU) -> int:
-    """k = ceil(2 ln(1/tau) / eps) of spec 2.7: levels >= k carry weight <= tau per unit length."""
+    """k = ceil(2 ln(1/tau) / eps): levels >= k carry weight <= tau per unit length.
+
+    Sec. 5.2 of paper 002 asks for k = O(1/eps); this k is privest's choice
+    (docs/piecewise-laplace.md, "Truncation and approximate radii").
+    """
     return max(1, math.ceil(2.0 * math.log(1.0 / tau) / epsilon))
 
 
@@ -56,7 +69,7 @@ def segments_from_profile(
     """The piecewise density of PLM (``law="texp"``) or continuous INV (``law="uniform"``).
 
     With ``rho > 0`` every piece moves outward by rho and the centre [f - rho, f + rho]
-    becomes one flat piece at level 1 (PLM, spec 2.6) or 0 (INV, spec 1.5).
+    becomes one flat piece at level 1 (PLM) or 0 (INV) (paper 002, Sec. 4.2).
     """
     p = profile.pieces()
     side, length, level = p["side"], p["length"], p["level"].astype(float)
@@ -134,7 +147,7 @@ def sample_from_profile(
 
     Step 1 of Algorithm 1 in two stages, both exact: a block of levels by its log weight
     (log-sum-exp), then a piece inside the block by its (non-underflowing) relative weight.
-    Step 2: the inverse CDF of TExp (or a uniform) inside the piece (spec 2.3).
+    Step 2: the inverse CDF of TExp (or a uniform) inside the piece.
     """
     up, dn = profile.upper, profile.lower
     block = max(1, min(int(1400.0 / epsilon), max(up.size, dn.size) - 1))
@@ -177,7 +190,7 @@ def sample_from_profile(
     return out
 
 
-class _ProfileMechanism(Mechanism):
+class _ProfileLaw(OutputLaw):
     """Shared code of PLM and continuous INV: a reach profile and its piecewise density."""
 
     _law = "texp"
@@ -212,7 +225,7 @@ class _ProfileMechanism(Mechanism):
         *,
         epsilon: float,
         bounds: Any = None,
-        q: float | None = None,
+        quantile: float | None = None,
         rho: float = 0.0,
         clip: bool = False,
         truncate: int | str | None = None,
@@ -221,8 +234,8 @@ class _ProfileMechanism(Mechanism):
         """Build the mechanism for a named statistic of ``x`` with public ``bounds``.
 
         ``statistic`` is median, quantile (``q=`` or ``"quantile:0.9"``), mean, sum, count
-        (``x`` = 0/1 indicators) or variance. ``truncate`` = k (or ``"auto"``: spec 2.7's
-        ``ceil(2 ln(1e6)/eps)``) keeps levels < k and adds ``tail`` (spec 2.7):
+        (``x`` = 0/1 indicators) or variance. ``truncate`` = k (or ``"auto"``:
+        ``ceil(2 ln(1e6)/eps)``) keeps levels < k and adds ``tail`` (paper 002, Sec. 5.2):
         ``"range_end"`` (default) or ``"gs"``; for the variance only levels < k are
         computed at all. ``tail`` without ``truncate`` is an error.
         """
@@ -237,7 +250,7 @@ class _ProfileMechanism(Mechanism):
         k = auto_truncation_level(eps) if truncate == "auto" else truncate
         name = statistic.partition(":")[0].strip().lower() if isinstance(statistic, str) else ""
         max_level = k if name == "variance" else None
-        prof = profile_for(x, statistic, bounds, q=q, clip=clip, max_level=max_level)
+        prof = profile_for(x, statistic, bounds, quantile=quantile, clip=clip, max_level=max_level)
         if k is not None:
             prof = prof.truncated(int(k), tail=tail or "range_end")
         return cls(prof, eps, rho=rho)
@@ -252,7 +265,8 @@ class _ProfileMechanism(Mechanism):
         return out
 
     def cdf(self, y: ArrayLike) -> np.ndarray:
-        """P(M(x) <= y), from the closed-form piece masses (spec 2.2)."""
+        """P(M(x) <= y), from the closed-form piece masses (docs/piecewise-laplace.md,
+        "Exact error laws")."""
         return self.density.cdf(y)
 
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
@@ -272,7 +286,7 @@ class _ProfileMechanism(Mechanism):
         """Every piece endpoint (the log-density is linear between them)."""
         return self.density.breakpoints()
 
-    # -- exact error functionals (spec 2.4) -------------------------------------------------
+    # -- exact error functionals (docs/piecewise-laplace.md, "Exact error laws") ------------
     def _pieces(self) -> dict[str, np.ndarray]:
         """The profile's positive-length pieces, computed once per mechanism."""
         if self._pieces_cache is None:
@@ -280,7 +294,7 @@ class _ProfileMechanism(Mechanism):
         return self._pieces_cache
 
     def _piece_moments(self) -> tuple[np.ndarray, ...]:
-        """(prob, o, len, m1, m2) per piece straight from the reaches (rho = 0; spec 2.4)."""
+        """(prob, o, len, m1, m2) per piece straight from the reaches (rho = 0)."""
         p = self._pieces()
         logw = -0.5 * self.epsilon * p["level"] + np.log(p["length"])
         prob = np.exp(logw - logw.max())
@@ -293,14 +307,14 @@ class _ProfileMechanism(Mechanism):
         return prob, o, p["length"], m1, m2
 
     def error_mean_abs(self) -> float:
-        """E|M(x) - f(x)| = sum_pieces (w/W) (o + Delta m1) (spec 2.4)."""
+        """E|M(x) - f(x)| = sum_pieces (w/W) (o + Delta m1)."""
         if self.rho > 0:
             return self.density.error_mean_abs()
         prob, o, length, m1, _ = self._piece_moments()
         return float(np.sum(prob * (o + length * m1)))
 
     def error_mse(self) -> float:
-        """E (M(x) - f(x))^2 = sum_pieces (w/W) (o^2 + 2 o Delta m1 + Delta^2 m2) (spec 2.4)."""
+        """E (M(x) - f(x))^2 = sum_pieces (w/W) (o^2 + 2 o Delta m1 + Delta^2 m2)."""
         if self.rho > 0:
             return self.density.error_mse()
         prob, o, length, m1, m2 = self._piece_moments()
@@ -325,25 +339,74 @@ class _ProfileMechanism(Mechanism):
         )
 
 
-class PiecewiseLaplace(_ProfileMechanism):
+class PiecewiseLaplaceLaw(_ProfileLaw):
     """The piecewise Laplace mechanism (module docstring); pure eps-DP.
 
-    ``PiecewiseLaplace.for_statistic(x, "median", epsilon=1.0, bounds=(0, 100))`` builds
-    it from data; ``PiecewiseLaplace(profile, epsilon, rho=0)`` from any
+    ``PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(0, 100))`` builds
+    it from data; ``PiecewiseLaplaceLaw(profile, epsilon, rho=0)`` from any
     :class:`~privest.mechanisms.profiles.ReachProfile`.
     """
 
     _law = "texp"
 
     def score(self, y: ArrayLike) -> np.ndarray:
-        """s(y; x) of Def. 3.1 (``-q_plm``), shifted copy outside the rho-centre (spec 2.6)."""
+        """s(y; x) of Def. 3.1 (``-q_plm``), shifted copy outside the rho-centre (Sec. 4.2)."""
         lp = self.logpdf(y)
         return -(2.0 / self.epsilon) * (lp + self.density.log_norm)
 
     def privacy_report(self) -> dict[str, float]:
-        """eps-DP, eps-BR and eps^2/8-zCDP (Thm. 1; spec 2.5). Never eps/2, whatever the data."""
+        """eps-DP, eps-BR and eps^2/8-zCDP (Thm. 1, Sec. 4.1). Never eps/2, whatever the data."""
         return {
             "pure_dp": self.epsilon,
             "bounded_range": self.epsilon,
             "zcdp_rho": self.epsilon**2 / 8.0,
         }
+
+
+#: the variance's reaches cost O(n) per level: above this n (public) PLM and INV compute
+#: only the first ceil(2 ln(1e6)/eps) levels and add the range-end tail (paper 002, Sec. 5.2
+#: truncated profile; still eps-DP)
+VARIANCE_FULL_PROFILE_MAX_N = 2000
+
+
+def profile_truncation(statistic: str, n: int) -> str | None:
+    """``truncate=`` PLM and INV use for a statistic at public n (no data is read)."""
+    return "auto" if statistic == "variance" and n > VARIANCE_FULL_PROFILE_MAX_N else None
+
+
+class PiecewiseLaplace(StatisticMechanism):
+    """The piecewise Laplace mechanism for a named statistic (paper 002, Def. 3.1, Alg. 1).
+
+    ``PiecewiseLaplace("median", epsilon=1.0, bounds=(0, 100)).release(x)``; ``rho > 0``
+    gives the rho-smoothed PLM (Sec. 4.2). ``law(x)`` is the curator's
+    :class:`PiecewiseLaplaceLaw` (density, exact error laws).
+    """
+
+    name = "piecewise_laplace"
+    _law_class: type = PiecewiseLaplaceLaw
+
+    def __init__(
+        self,
+        statistic: str = "median",
+        *,
+        epsilon: float,
+        bounds: Any = None,
+        quantile: float | None = None,
+        clip: bool = False,
+        rho: float = 0.0,
+    ) -> None:
+        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        self.rho = float(rho)
+        if not (self.rho >= 0 and math.isfinite(self.rho)):
+            raise ValidationError(f"rho: {rho!r} must be a finite number >= 0")
+
+    def law(self, x: Any) -> _ProfileLaw:
+        return self._law_class.for_statistic(
+            x,
+            self._spec,
+            epsilon=self.epsilon,
+            bounds=self.bounds,
+            rho=self.rho,
+            clip=self.clip,
+            truncate=profile_truncation(self.statistic, int(np.size(x))),
+        )

@@ -1,22 +1,24 @@
 """Reach profiles: the upper and lower reaches U_l, D_l of a statistic (paper 002, Sec. 3.1).
 
 ``U_l(x) = sup{f(x') : d(x, x') <= l}`` and ``D_l(x) = inf{...}`` under swap neighbours
-(fixed n; spec section 0). They define the pieces of the piecewise Laplace and inverse
+(fixed n). They define the pieces of the piecewise Laplace and inverse
 sensitivity mechanisms. Every privacy proof rests on Cor. 3.1 alone:
 ``U_l(x) <= U_{l+1}(x')`` and ``D_l(x) >= D_{l+1}(x')`` for neighbours x, x'.
 
-Builders (spec section 5), each O(n log n) from sorted data and prefix sums unless noted:
-order statistics / quantiles / median (5.1), mean of bounded data (5.2), sum and count
-(5.3), population variance (5.4, O(n * levels)), and :func:`from_callables` (5.5).
+Builders, each O(n log n) from sorted data and prefix sums unless noted: order statistics
+/ quantiles / median, mean of bounded data, sum and count, population variance
+(O(n * levels)), and :func:`from_callables` (user reaches). The paper gives reaches only
+for the median (and triangle counts); the others are derived here and checked by brute
+force in the tests (docs/piecewise-laplace.md, "Reaches of each statistic").
 
-Floating point (spec 5.2, 9.11): Cor. 3.1 must hold for the float reaches exactly, not up
-to rounding. Order-statistic reaches are data values (or correctly rounded averages of
-two), so it holds bit for bit. Mean and sum reaches are exact integer sums on a public
-dyadic grid, mapped to floats by one nondecreasing map (see the note above
-:func:`mean_profile`): exact too. Variance reaches are computed within a proven error
-bound and moved outward by a margin growing with l (:func:`variance_profile`), which makes
-Cor. 3.1 exact at the price of reaches looser by about 1e-12 of the range. GS tails
-(:meth:`ReachProfile.truncated`) are accumulated step by step for the same reason.
+Floating point (docs/piecewise-laplace.md, "Floating point"): Cor. 3.1 must hold for the
+float reaches exactly, not up to rounding. Order-statistic reaches are data values (or
+correctly rounded averages of two), so it holds bit for bit. Mean and sum reaches are
+exact integer sums on a public dyadic grid, mapped to floats by one nondecreasing map (see
+the note above :func:`mean_profile`): exact too. Variance reaches are computed within a
+proven error bound and moved outward by a margin growing with l (:func:`variance_profile`),
+which makes Cor. 3.1 exact at the price of reaches looser by about 1e-12 of the range. GS
+tails (:meth:`ReachProfile.truncated`) are accumulated step by step for the same reason.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class ReachProfile:
         if not (np.all(np.isfinite(up)) and np.all(np.isfinite(dn))):
             raise ValidationError(
                 "reaches: infinite or NaN reach; the range of the statistic must be bounded "
-                "(spec 2.2: otherwise the normaliser is infinite)"
+                "(otherwise the normaliser is infinite)"
             )
         if not (up[0] == dn[0] == self.center):
             raise ValidationError(
@@ -117,7 +119,8 @@ class ReachProfile:
         """Positive-length pieces: ``level``, ``side`` (+1 upper, -1 lower), ``start``, ``length``.
 
         Upper piece l is (U_{l-1}, U_l] with start U_{l-1}; lower piece l is [D_l, D_{l-1})
-        with start D_{l-1} (spec 1.2). Zero-length pieces carry no mass and are dropped.
+        with start D_{l-1} (paper 002, Sec. 3.2). Zero-length pieces carry no mass and are
+        dropped.
         """
         du, dd = np.diff(self.upper), -np.diff(self.lower)
         lu, ld = np.arange(1, du.size + 1), np.arange(1, dd.size + 1)
@@ -131,7 +134,8 @@ class ReachProfile:
         }
 
     def log_weights(self, epsilon: float) -> np.ndarray:
-        """log(exp(-eps*l/2) * length) of each piece of :meth:`pieces` (spec 2.3 step 1)."""
+        """log(exp(-eps*l/2) * length) of each piece of :meth:`pieces` (paper 002, Alg. 1,
+        step 1)."""
         p = self.pieces()
         return -0.5 * epsilon * p["level"] + np.log(p["length"])
 
@@ -144,7 +148,8 @@ class ReachProfile:
         return np.where((y < self.lo) | (y > self.hi), np.inf, ell)
 
     def truncated(self, k: int, tail: str = "range_end") -> ReachProfile:
-        """Keep U_l, D_l for l < k and add a tail (spec 2.7; keeps Cor. 3.1 under swap).
+        """Keep U_l, D_l for l < k and add a tail (paper 002, Sec. 5.2; keeps Cor. 3.1 under
+        swap; docs/piecewise-laplace.md, "Truncation and approximate radii").
 
         ``tail="range_end"``: U_l = hi and D_l = lo for l >= k (one long last piece per side).
         ``tail="gs"``: U_l = min(hi, U_{k-1} + (l-k+1) GS), D mirrored. In floats the tail
@@ -201,20 +206,20 @@ def _pad(arr: np.ndarray, length: int) -> np.ndarray:
     return np.concatenate([arr, np.full(length - arr.size, arr[-1])])
 
 
-def check_reach_property(p: ReachProfile, q: ReachProfile) -> float:
+def check_reach_property(first: ReachProfile, second: ReachProfile) -> float:
     """Largest violation of Cor. 3.1 between the profiles of two neighbours (0 if it holds).
 
     Checks ``U_l(x) <= U_{l+1}(x')`` and ``D_l(x) >= D_{l+1}(x')`` both ways, for every l.
     """
-    length = max(p.levels, q.levels) + 2
-    pu, pd, qu, qd = (_pad(a, length) for a in (p.upper, p.lower, q.upper, q.lower))
+    length = max(first.levels, second.levels) + 2
+    pu, pd, qu, qd = (
+        _pad(a, length) for a in (first.upper, first.lower, second.upper, second.lower)
+    )
     gaps = [pu[:-1] - qu[1:], qd[1:] - pd[:-1], qu[:-1] - pu[1:], pd[1:] - qd[:-1]]
     return float(max(0.0, max(g.max() for g in gaps)))
 
 
 # -- data preparation ---------------------------------------------------------------------
-#: the remedy named by out-of-bounds errors (``privest stat`` shows its ``--clip`` instead)
-CLIP_HINT = "pass clip=True to clip them"
 
 
 def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tuple:
@@ -228,8 +233,8 @@ def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tu
     outside = int(np.count_nonzero((arr < a) | (arr > b)))
     if outside and not clip:
         raise BoundsError(
-            f"{name}: {outside} of {arr.size} values lie outside the public bounds "
-            f"[{a:g}, {b:g}]; {CLIP_HINT} (the count is reported)"
+            f"{name}: some values lie outside the public bounds [{a:g}, {b:g}]; "
+            "pass clip=True to clip them"
         )
     if outside:
         arr = np.clip(arr, a, b)
@@ -237,7 +242,7 @@ def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tu
 
 
 def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: int = 0) -> tuple:
-    """``(aug, a, b, n_clipped)``: aug = [a, sorted x, b] (spec 5.1's x_(0) .. x_(n+1)).
+    """``(aug, a, b, n_clipped)``: aug = [a, sorted x, b], i.e. x_(0) .. x_(n+1).
 
     Same checks as :func:`prepare_data`, made on the sorted data in O(log n). With
     ``pad = p``, ``aug`` is a view into a buffer (``aug.base``) with p more slots on each
@@ -257,8 +262,8 @@ def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: i
     outside = below + above
     if outside and not clip:
         raise BoundsError(
-            f"{name}: {outside} of {n} values lie outside the public bounds "
-            f"[{a:g}, {b:g}]; {CLIP_HINT} (the count is reported)"
+            f"{name}: some values lie outside the public bounds [{a:g}, {b:g}]; "
+            "pass clip=True to clip them"
         )
     if outside:
         np.clip(aug, a, b, out=aug)
@@ -266,13 +271,13 @@ def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: i
 
 
 def quantile_rank(q: float, n: int) -> int:
-    """1-based rank m = clip(ceil(q*n), 1, n) of the q-quantile (spec 5.1 convention)."""
+    """1-based rank m = clip(ceil(q*n), 1, n) of the q-quantile (privest's convention)."""
     if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 <= q <= 1:
         raise ValidationError(f"q: {q!r} must be a number in [0, 1]")
     return int(min(max(math.ceil(q * n), 1), n))
 
 
-# -- builders (spec section 5) ------------------------------------------------------------
+# -- builders (docs/piecewise-laplace.md, "Reaches of each statistic") --------------------
 def _augmented(xs: np.ndarray, a: float, b: float) -> np.ndarray:
     """x_(0) = a, x_(1..n), x_(n+1) = b (sorted)."""
     out = np.empty(xs.size + 2)
@@ -284,7 +289,7 @@ def _augmented(xs: np.ndarray, a: float, b: float) -> np.ndarray:
 def order_statistic_profile(
     x: Any, rank: int, bounds: Any, *, clip: bool = False, presorted: bool = False
 ) -> ReachProfile:
-    """f(x) = x_(m) (1-based rank m): U_l = x_(min(m+l, n+1)), D_l = x_(max(m-l, 0)) (spec 5.1)."""
+    """f(x) = x_(m) (1-based rank m): U_l = x_(min(m+l, n+1)), D_l = x_(max(m-l, 0))."""
     if presorted:
         arr, a, b, clipped = prepare_data(x, bounds, clip)
         aug = _augmented(arr, a, b)
@@ -302,7 +307,7 @@ def order_statistic_profile(
 
 
 def quantile_profile(x: Any, q: float, bounds: Any, *, clip: bool = False) -> ReachProfile:
-    """The q-quantile as the order statistic of rank clip(ceil(q n), 1, n) (spec 5.1)."""
+    """The q-quantile as the order statistic of rank clip(ceil(q n), 1, n)."""
     arr = as_float_vector(x)
     prof = order_statistic_profile(arr, quantile_rank(q, arr.size), bounds, clip=clip)
     return replace(prof, statistic=f"quantile {q:g}")
@@ -312,7 +317,7 @@ def median_profile(
     x: Any, bounds: Any, *, clip: bool = False, even: str = "average"
 ) -> ReachProfile:
     """Median: x_((n+1)/2) for odd n; for even n the average of the two middle values
-    (``even="average"``, as numpy) or the lower one (``even="low"``) (spec 5.1)."""
+    (``even="average"``, as numpy) or the lower one (``even="low"``)."""
     if even not in ("average", "low"):
         raise ValidationError(f"even: {even!r} is not 'average' or 'low'")
     aug, a, b, clipped = sorted_data(x, bounds, clip, pad=1)
@@ -329,7 +334,7 @@ def median_profile(
 
 def _even_median_reaches(aug: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """U_l = (x_(m+l) + x_(m+l+1))/2 and D_l = (x_(m-l) + x_(m+1-l))/2, indices clipped to
-    [0, n+1] (spec 5.1), for l = 0 .. n+1-m and 0 .. m+1.
+    [0, n+1], for l = 0 .. n+1-m and 0 .. m+1.
 
     Computed in place, chunk by chunk through a small buffer, in the padded buffer
     ``aug.base`` of :func:`sorted_data` (``pad=1``; the sorted data are overwritten):
@@ -362,7 +367,7 @@ def _even_median_reaches(aug: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarra
     return buf[m + 2 :], buf[m + 1 :: -1]
 
 
-# -- exact sums for the mean and the sum (spec 5.2 numerics, 9.11) ------------------------
+# -- exact sums for the mean and the sum (docs/piecewise-laplace.md, "Floating point") ----
 # Cor. 3.1 must hold for the float reaches exactly, not up to rounding. The records are
 # first snapped to the public dyadic grid 2^-p Z (p from the bounds only, so the snapping
 # is a fixed record-wise map and neighbours stay neighbours). Snapping is lossless for
@@ -422,7 +427,7 @@ def _exact_reaches(
 ) -> tuple[np.ndarray, np.ndarray, float, float, float, int, int]:
     """Upper and lower reaches of the sum (``divide=False``) or mean of the snapped records.
 
-    U_l = (S_n - S_l) + l b and D_l = S_{n-l} + l a on the grid (spec 5.2, 5.3), mapped to
+    U_l = (S_n - S_l) + l b and D_l = S_{n-l} + l a on the grid (S the prefix sums), mapped to
     floats by one nondecreasing map, clipped to the public range and pinned to its ends.
     Returns ``(up, dn, lo, hi, gs, n, n_clipped)``.
     """
@@ -466,7 +471,7 @@ def sum_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
 
 
 def mean_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
-    """Mean: U_l = ((S_n - S_l) + l b)/n, D_l = (S_{n-l} + l a)/n; GS = (b - a)/n (spec 5.2).
+    """Mean: U_l = ((S_n - S_l) + l b)/n, D_l = (S_{n-l} + l a)/n; GS = (b - a)/n.
 
     Exact on the public grid of the module note: Cor. 3.1 holds bit for bit.
     """
@@ -475,10 +480,10 @@ def mean_profile(x: Any, bounds: Any, *, clip: bool = False) -> ReachProfile:
 
 
 def count_profile(indicators: Any) -> ReachProfile:
-    """Count of records in a set: U_l = min(k+l, n), D_l = max(k-l, 0) (spec 5.3).
+    """Count of records in a set: U_l = min(k+l, n), D_l = max(k-l, 0).
 
     ``indicators`` holds one 0/1 (or boolean) entry per record. Under swap neighbours n
-    is public. PLM is then Lap(2/eps) truncated to [0, n] (spec 2.5).
+    is public. PLM is then Lap(2/eps) truncated to [0, n] (paper 002, Sec. 4.1).
     """
     arr = as_float_vector(np.asarray(indicators, dtype=float), "indicators")
     if not np.all((arr == 0) | (arr == 1)):
@@ -520,13 +525,13 @@ def _variance_error_bound(n: int, half_width: float) -> float:
 def variance_profile(
     x: Any, bounds: Any, *, clip: bool = False, max_level: int | None = None
 ) -> ReachProfile:
-    """Population variance (1/n) (spec 5.4). O(n) per level.
+    """Population variance (1/n). O(n) per level.
 
     U_l: remove a contiguous block of l sorted values and put j changed points at a and
     l - j at b (the best j is found from the concave quadratic in j). D_l: keep the n - l
     consecutive sorted values with the least sum of squared deviations, put the changed
     points at their mean. With ``max_level = k`` only l < k are computed and the
-    range-end tail of spec 2.7 is added (U_l = sup f, D_l = 0 for l >= k).
+    range-end tail (paper 002, Sec. 5.2) is added (U_l = sup f, D_l = 0 for l >= k).
 
     Floating point: the reaches cannot be computed exactly at this cost, so each is
     computed within a proven error bound eps_f (:func:`_variance_error_bound`, about
@@ -603,11 +608,12 @@ def from_callables(
     global_sensitivity: float,
     max_level: int,
 ) -> ReachProfile:
-    """A profile from user reaches ``upper(x, l)``, ``lower(x, l)`` for l = 0..max_level (5.5).
+    """A profile from user reaches ``upper(x, l)``, ``lower(x, l)`` for l = 0..max_level.
 
     The callables must give the exact reaches (or any U, D satisfying Cor. 3.1, which
     :func:`check_reach_property` tests on neighbour pairs). ``lo``/``hi`` are the public
-    range of f; if the reaches stop short of it, the range-end tail of spec 2.7 is added.
+    range of f; if the reaches stop short of it, the range-end tail (paper 002, Sec. 5.2)
+    is added.
     """
     if isinstance(max_level, bool) or not isinstance(max_level, (int, np.integer)):
         raise ValidationError(f"max_level: {max_level!r} must be an integer >= 1")
@@ -638,7 +644,7 @@ def parse_statistic(spec: str) -> tuple[str, float | None]:
         )
     if name == "quantile":
         if not arg:
-            return name, None  # the level comes as q= (callers require it)
+            return name, None  # the level comes as quantile= (callers require it)
         try:
             q = float(arg)
         except ValueError:
@@ -657,7 +663,7 @@ def profile_for(
     statistic: str,
     bounds: Any = None,
     *,
-    q: float | None = None,
+    quantile: float | None = None,
     clip: bool = False,
     max_level: int | None = None,
 ) -> ReachProfile:
@@ -666,7 +672,7 @@ def profile_for(
     ``bounds`` (public) are required except for ``count``, whose ``x`` holds 0/1 indicators.
     """
     name, q_spec = parse_statistic(statistic)
-    q = q_spec if q is None else q
+    q = q_spec if quantile is None else quantile
     if name == "count":
         return count_profile(x)
     if bounds is None:
@@ -675,7 +681,7 @@ def profile_for(
         return median_profile(x, bounds, clip=clip)
     if name == "quantile":
         if q is None:
-            raise ValidationError("q: the quantile level is required, e.g. q=0.9")
+            raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
         return quantile_profile(x, q, bounds, clip=clip)
     if name == "mean":
         return mean_profile(x, bounds, clip=clip)

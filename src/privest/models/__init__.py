@@ -8,7 +8,6 @@ from privest.models.eptr_bayes import EPTRBayesClassifier
 from privest.models.eptr_nw import EPTRKernelRegressor
 from privest.models.eptr_ols import EPTRLinearRegression
 from privest.models.statistics import (
-    PrivateStatistic,
     private_count,
     private_mean,
     private_median,
@@ -16,13 +15,13 @@ from privest.models.statistics import (
     private_statistic,
     private_sum,
     private_variance,
+    statistic_mechanism,
 )
 
 __all__ = [
     "EPTRBayesClassifier",
     "EPTRKernelRegressor",
     "EPTRLinearRegression",
-    "PrivateStatistic",
     "private_count",
     "private_mean",
     "private_median",
@@ -30,4 +29,5 @@ __all__ = [
     "private_statistic",
     "private_sum",
     "private_variance",
+    "statistic_mechanism",
 ]

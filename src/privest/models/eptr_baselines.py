@@ -1,7 +1,8 @@
-"""BASELINES of paper 001's experiments (ePTR spec, Section 7): for comparison, not for use.
+"""BASELINES of paper 001's experiments (Sec. 3.3-5.2): for comparison, not for use.
 
-The paper names these methods without formulas; they follow the spec's reading of the authors'
-reference code. Caveats that matter for privacy are flagged per function:
+The paper names these methods without formulas; they follow the authors' public reference
+code (docs/eptr.md, "Notes, errata and choices"). Caveats that matter for privacy are
+flagged per function:
 
 * B0 :func:`gaussian_baseline`: Gaussian mechanism with global sensitivity (the range
   diameter of a projected estimator). Valid (eps, delta)-DP.
@@ -22,8 +23,8 @@ import math
 
 import numpy as np
 
-from privest.mechanisms.eptr import project_rows
 from privest.mechanisms.gaussian import GaussianMechanism
+from privest.projection import project_rows
 
 __all__ = [
     "bayes_global_sensitivity",
@@ -54,11 +55,12 @@ def gaussian_baseline(
     Use 2 R_theta for projected OLS, 2 R_f for NW and :func:`bayes_global_sensitivity` for the
     Bayes classifier.
     """
-    return GaussianMechanism(sensitivity, epsilon, delta, "analytic").release(estimate, rng)
+    mech = GaussianMechanism(epsilon, delta, sensitivity, "analytic", dims=np.size(estimate))
+    return mech.release(estimate, rng).value
 
 
 def bayes_global_sensitivity(n: int, x_radius: float) -> float:
-    """sqrt(2/n^2 + 2 (2 R_x)^2): class means live in the R_x ball (loose; spec B0)."""
+    """sqrt(2/n^2 + 2 (2 R_x)^2): class means live in the R_x ball (loose; baseline B0)."""
     return math.sqrt(2.0 / n**2 + 2.0 * (2.0 * x_radius) ** 2)
 
 

@@ -33,17 +33,22 @@ from privest.mechanisms.eptr import (
     check_eptr_parameters,
     eptr_noise_scale,
     eptr_step,
-    project_rows,
     ptr_threshold,
     release_probability,
 )
+from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.validation import as_float_matrix, check_positive
 
-__all__ = ["EPTRBayesClassifier", "bayes_alpha", "bayes_statistics", "linear_bayes_scores"]
+__all__ = [
+    "EPTRBayesClassifier",
+    "bayes_local_sensitivity",
+    "bayes_statistics",
+    "linear_bayes_scores",
+]
 
 
-def bayes_alpha(n: int, x_radius: float, c0: float) -> float:
+def bayes_local_sensitivity(n: int, x_radius: float, c0: float) -> float:
     """alpha = (2/n) sqrt(2 R_x^2 / c0^2 + 2); 0.113138 at n=5000, c0=0.04, R_x=8."""
     return 2.0 / n * math.sqrt(2.0 * x_radius**2 / c0**2 + 2.0)
 
@@ -54,7 +59,7 @@ def bayes_statistics(
     """Steps 1-4 of Algorithm 3 (NON-PRIVATE): counts, mu_hat, means, theta_hat, gamma.
 
     ``labels`` are class indices in ``range(n_classes)``. Means are built from the projected
-    rows. ``n_projected`` (a record count) is for :meth:`EPTRBayesClassifier.explain` only.
+    rows. ``n_clipped`` (a record count) is for :meth:`EPTRBayesClassifier.explain` only.
     """
     n, p = X.shape
     scale, outside = project_rows(X, x_radius)
@@ -70,7 +75,7 @@ def bayes_statistics(
         "means": means,
         "estimate": np.concatenate([mu, means.ravel()]),
         "gamma": gamma,
-        "n_projected": int(outside.sum()),
+        "n_clipped": int(outside.sum()),
     }
 
 
@@ -94,24 +99,25 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     bottom : ``"random"`` (default, authors' code) or ``"fixed"`` (module docstring): the
         data-independent classifier used when nothing is released. ``predict`` then uses it;
         check ``released_``.
-    project : True (Algorithm 3) projects rows onto the R_x ball; False raises
+    clip : True projects rows onto the R_x ball (Algorithm 3, step 1); False raises
         :class:`BoundsError` for rows outside it. The number projected is data-dependent:
         only the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
 
-    Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``, ``alpha_``,
-    ``noise_scale_``, ``threshold_``, ``guarantee_``: all public (spec 3.2).
+    Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``,
+    ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``: all public.
     """
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
         delta: float = 0.01,
         classes: Any = None,
         x_radius: float = 1.0,
         c0: float = 0.05,
         bottom: str = "random",
-        project: bool = True,
+        clip: bool = False,
         random_state: Any = None,
     ):
         self.epsilon = epsilon
@@ -120,7 +126,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         self.x_radius = x_radius
         self.c0 = c0
         self.bottom = bottom
-        self.project = project
+        self.clip = clip
         self.random_state = random_state
 
     @property
@@ -160,10 +166,10 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
                 f"y: contains labels outside the public classes {classes.tolist()}; every "
                 "label must be one of them"
             )
-        if not self.project and project_rows(X, self.x_radius)[1].any():
+        if not self.clip and project_rows(X, self.x_radius)[1].any():
             raise BoundsError(
                 f"X: some rows lie outside the public ball ||x|| <= {self.x_radius}; pass "
-                "project=True to project them"
+                "clip=True to project them"
             )
         return X, labels, classes
 
@@ -182,13 +188,13 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         k = classes.size
         rng = resolve_rng(self.random_state)
         stats = bayes_statistics(X, labels, k, self.x_radius, self.c0)
-        self.alpha_ = bayes_alpha(n, self.x_radius, self.c0)
-        self.noise_scale_ = eptr_noise_scale(self.alpha_, self.epsilon, self.delta)
+        self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius, self.c0)
+        self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, self.epsilon, self.delta)
         self.threshold_ = ptr_threshold(self.epsilon, self.delta)
         released, value = eptr_step(
             stats["estimate"],
             stats["gamma"],
-            self.alpha_,
+            self.local_sensitivity_,
             self.epsilon,
             self.delta,
             rng,
@@ -225,12 +231,12 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     def explain(self, X: Any, y: Any) -> dict[str, Any]:
         """NON-PRIVATE audit of Algorithm 3 on (X, y). NEVER publish the result.
 
-        Class counts, gamma, release probability, the unnoised estimate and ``n_projected``
+        Class counts, gamma, release probability, the unnoised estimate and ``n_clipped``
         (rows projected onto R_x; ``fit`` keeps no such count) leak the data.
         """
         X, labels, classes = self._check(X, y)
         stats = bayes_statistics(X, labels, classes.size, self.x_radius, self.c0)
-        alpha = bayes_alpha(X.shape[0], self.x_radius, self.c0)
+        alpha = bayes_local_sensitivity(X.shape[0], self.x_radius, self.c0)
         return {
             **stats,
             "M": ptr_threshold(self.epsilon, self.delta),

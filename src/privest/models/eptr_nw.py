@@ -3,7 +3,7 @@
 For a query x_0, with the Gaussian kernel K_h(x_0, x) = (2 pi h^2)^{-d/2} exp(-||x_0-x||^2/(2h^2))
 (so |K_h| <= C_K h^-d with C_K = (2 pi)^{-d/2}):
 
-1. x_i <- Pi_M(x_i) (clip to the public domain box), y_i <- clip(y_i, -R_f, R_f);
+1. x_i <- Pi_M(x_i) (clip to the public box ``bounds``), y_i <- clip(y_i, -R_f, R_f);
 2. degree d_h = sum_i K_h(x_0, x_i), f_hat = clip(sum_i K_h y_i / d_h, -R_f, R_f) (0 if d_h = 0);
 3. gamma = (d_h - c0 n - 2 C_K h^-d)_+ / (2 C_K h^-d)  (eq. 21);
 4. alpha = 4 R_f C_K / (h^d c0 n);
@@ -37,7 +37,7 @@ from privest.mechanisms.eptr import (
 from privest.rng import resolve_rng
 from privest.validation import as_float_matrix, as_float_vector, check_bounds, check_positive
 
-__all__ = ["EPTRKernelRegressor", "gaussian_kernel_matrix", "nw_alpha", "nw_statistics"]
+__all__ = ["EPTRKernelRegressor", "gaussian_kernel_matrix", "nw_local_sensitivity", "nw_statistics"]
 
 
 def gaussian_kernel_matrix(queries: np.ndarray, X: np.ndarray, bandwidth: float) -> np.ndarray:
@@ -60,10 +60,10 @@ def gaussian_kernel_matrix(queries: np.ndarray, X: np.ndarray, bandwidth: float)
     return np.exp(-sq / (2.0 * bandwidth**2)) / (2.0 * math.pi * bandwidth**2) ** (d / 2.0)
 
 
-def nw_alpha(n: int, d: int, bandwidth: float, response_radius: float, c0: float) -> float:
+def nw_local_sensitivity(n: int, d: int, bandwidth: float, y_radius: float, c0: float) -> float:
     """alpha = 4 R_f C_K / (h^d c0 n) with C_K = (2 pi)^{-d/2}."""
     ck = (2.0 * math.pi) ** (-d / 2.0)
-    return 4.0 * response_radius * ck / (bandwidth**d * c0 * n)
+    return 4.0 * y_radius * ck / (bandwidth**d * c0 * n)
 
 
 def nw_statistics(
@@ -71,7 +71,7 @@ def nw_statistics(
     X: np.ndarray,
     y: np.ndarray,
     bandwidth: float,
-    response_radius: float,
+    y_radius: float,
     c0: float,
 ) -> dict[str, np.ndarray]:
     """Steps 2-3 of Algorithm 5 on projected data (NON-PRIVATE): degree, estimate, gamma."""
@@ -81,7 +81,7 @@ def nw_statistics(
     num = kmat @ y
     safe = degree > 0
     est = np.zeros(queries.shape[0])
-    est[safe] = np.clip(num[safe] / degree[safe], -response_radius, response_radius)
+    est[safe] = np.clip(num[safe] / degree[safe], -y_radius, y_radius)
     kmax = (2.0 * math.pi) ** (-d / 2.0) * bandwidth ** (-d)
     gamma = np.maximum(degree - c0 * n - 2.0 * kmax, 0.0) / (2.0 * kmax)
     return {"degree": degree, "estimate": est, "gamma": gamma}
@@ -95,34 +95,35 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
     query_points : (m, d) public query points x_0 (fixed before seeing the data).
     epsilon, delta : total target with ``budget_mode="split"``; per query with "per_query".
     bandwidth : public bandwidth h; ``None`` uses ``bandwidth_scale * n^(-1/(d+4))`` (n is public).
-    response_radius : R_f; responses are clipped to [-R_f, R_f].
+    y_radius : R_f; responses are clipped to [-R_f, R_f].
     c0 : public degree level (may depend on h); release needs d_h(x_0) well above c0 n.
-    domain : public box (lo, hi) or d pairs; records are clipped to it (Pi_M).
+    bounds : public box of the features: (lo, hi) or d pairs (Pi_M of Algorithm 5).
     budget_mode : "split" (default) or "per_query" (module docstring).
     bottom : "uniform" (default; Unif[-R_f, R_f], as in the simulations) or a public number
         (e.g. 0, the midpoint). Unreleased queries get it; ``released_`` says which.
-    project : True clips records to the domain box and responses to R_f (Algorithm 5, step
-        1); False raises :class:`BoundsError` for records outside them. The number clipped is
-        data-dependent: only the non-private :meth:`explain` reports it (``n_projected``).
+    clip : True clips records to ``bounds`` and responses to R_f (Algorithm 5, step 1);
+        False (default) raises :class:`BoundsError` for records outside them. The number clipped is
+        data-dependent: only the non-private :meth:`explain` reports it (``n_clipped``).
     random_state : None (secure randomness), an int seed or a Generator.
 
     Fitted: ``query_points_``, ``estimates_``, ``released_`` (bool per query), ``bandwidth_``,
-    ``alpha_``, ``noise_scale_``, ``threshold_``, ``guarantee_``.
+    ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``.
     """
 
     def __init__(
         self,
+        *,
         query_points: Any = None,
         epsilon: float = 1.0,
         delta: float = 0.01,
         bandwidth: float | None = None,
         bandwidth_scale: float = 0.2,
-        response_radius: float = 1.0,
+        y_radius: float = 1.0,
         c0: float = 0.3,
-        domain: Any = (0.0, 1.0),
+        bounds: Any = (0.0, 1.0),
         budget_mode: str = "split",
         bottom: Any = "uniform",
-        project: bool = True,
+        clip: bool = False,
         random_state: Any = None,
     ):
         self.query_points = query_points
@@ -130,12 +131,12 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         self.delta = delta
         self.bandwidth = bandwidth
         self.bandwidth_scale = bandwidth_scale
-        self.response_radius = response_radius
+        self.y_radius = y_radius
         self.c0 = c0
-        self.domain = domain
+        self.bounds = bounds
         self.budget_mode = budget_mode
         self.bottom = bottom
-        self.project = project
+        self.clip = clip
         self.random_state = random_state
 
     def _queries(self) -> np.ndarray:
@@ -170,19 +171,19 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
             raise ValidationError(
                 f"query_points: have {queries.shape[1]} columns; X has {X.shape[1]}"
             )
-        check_positive(self.response_radius, "response_radius")
+        check_positive(self.y_radius, "y_radius")
         check_positive(self.c0, "c0")
-        box = check_bounds(self.domain, X.shape[1], "domain")
+        box = check_bounds(self.bounds, X.shape[1], "bounds")
         outside = np.any((X < box[:, 0]) | (X > box[:, 1]), axis=1)
-        outside |= np.abs(y) > self.response_radius
-        if outside.any() and not self.project:
+        outside |= np.abs(y) > self.y_radius
+        if outside.any() and not self.clip:
             raise BoundsError(
-                f"X/y: some records lie outside the public domain {box.tolist()} or have "
-                f"|y| > {self.response_radius}; pass project=True to clip them "
+                f"X/y: some records lie outside the public bounds {box.tolist()} or have "
+                f"|y| > {self.y_radius}; pass clip=True to clip them "
                 "(Algorithm 5, step 1)"
             )
         Xc = np.clip(X, box[:, 0], box[:, 1])
-        yc = np.clip(y, -self.response_radius, self.response_radius)
+        yc = np.clip(y, -self.y_radius, self.y_radius)
         return queries, Xc, yc, int(outside.sum())
 
     def _bandwidth(self, n: int, d: int) -> float:
@@ -208,18 +209,18 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
             )
         rng = resolve_rng(self.random_state)
         h = self._bandwidth(n, d)
-        stats = nw_statistics(queries, X, y, h, self.response_radius, self.c0)
-        self.alpha_ = nw_alpha(n, d, h, self.response_radius, self.c0)
-        self.noise_scale_ = eptr_noise_scale(self.alpha_, eps_q, delta_q)
+        stats = nw_statistics(queries, X, y, h, self.y_radius, self.c0)
+        self.local_sensitivity_ = nw_local_sensitivity(n, d, h, self.y_radius, self.c0)
+        self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, eps_q, delta_q)
         self.threshold_ = ptr_threshold(eps_q, delta_q)
         released = np.zeros(m, dtype=bool)
         est = np.empty(m)
-        r = self.response_radius
+        r = self.y_radius
         for j in range(m):  # m public queries, not records
             ok, value = eptr_step(
                 stats["estimate"][j : j + 1],
                 stats["gamma"][j],
-                self.alpha_,
+                self.local_sensitivity_,
                 eps_q,
                 delta_q,
                 rng,
@@ -260,15 +261,15 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
     def explain(self, X: Any, y: Any) -> dict[str, Any]:
         """NON-PRIVATE audit of Algorithm 5. NEVER publish it.
 
-        Degrees, gamma, release probabilities, unnoised estimates and ``n_projected`` (records
-        clipped to the domain or R_f; ``fit`` keeps no such count) leak the data.
+        Degrees, gamma, release probabilities, unnoised estimates and ``n_clipped`` (records
+        clipped to the bounds or R_f; ``fit`` keeps no such count) leak the data.
         """
         queries, Xc, yc, n_out = self._check(X, y)
         n, d = Xc.shape
         eps_q, delta_q = self._per_query_budget(queries.shape[0])
         h = self._bandwidth(n, d)
-        stats = nw_statistics(queries, Xc, yc, h, self.response_radius, self.c0)
-        alpha = nw_alpha(n, d, h, self.response_radius, self.c0)
+        stats = nw_statistics(queries, Xc, yc, h, self.y_radius, self.c0)
+        alpha = nw_local_sensitivity(n, d, h, self.y_radius, self.c0)
         return {
             **stats,
             "bandwidth": h,
@@ -276,5 +277,5 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
             "release_probability": release_probability(stats["gamma"], eps_q, delta_q),
             "alpha": alpha,
             "noise_scale": eptr_noise_scale(alpha, eps_q, delta_q),
-            "n_projected": n_out,
+            "n_clipped": n_out,
         }

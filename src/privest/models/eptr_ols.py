@@ -10,15 +10,15 @@ Steps (R_y := R_x R_theta; all radii public):
 6. ePTR (Algorithm 2).
 
 Privacy of the paper's alpha when ||S^{-1} X^T y|| > R_theta. The paper's derivation (eqs. 16-17)
-assumes the unprojected OLS norm is at most R_theta; the spec (Section 5, caveat) could only
-prove 2 alpha in general. We prove the paper's alpha in general as follows. On
+assumes the unprojected OLS norm is at most R_theta; a direct bound without it gives only
+2 alpha. We prove the paper's alpha in general as follows. On
 {gamma(X) > 0}, lambda_min(S) and lambda_min(S') both exceed c0 n (Weyl). Let a, b be the
 unprojected estimates on X and X'. Using the perturbation identity written around the one of
 smaller norm, ||a - b|| <= (2 R_x^2 min(||a||, ||b||) + 2 R_x R_y)/(c0 n). If that minimum is
 <= R_theta this is <= alpha, and the projection is non-expansive. If both norms exceed R_theta,
 ||Pi(a) - Pi(b)|| = R_theta ||a/|a| - b/|b||| <= R_theta ||a - b|| / sqrt(|a||b|) (since
 ||a - b||^2 = (|a| - |b|)^2 + |a||b| ||a/|a| - b/|b|||^2), which is again <= alpha. So
-``alpha_safety_factor=1`` (the default) is private; the brute-force and exact-divergence tests
+``local_sensitivity_factor=1`` (the default) is private; the brute-force and exact-divergence tests
 include datasets with a large unprojected norm. A larger factor only adds noise.
 """
 
@@ -36,17 +36,17 @@ from privest.mechanisms.eptr import (
     check_eptr_parameters,
     eptr_noise_scale,
     eptr_step,
-    project_rows,
     ptr_threshold,
     release_probability,
 )
+from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.validation import as_float_matrix, as_float_vector, check_positive
 
-__all__ = ["EPTRLinearRegression", "ols_alpha", "ols_statistics", "projected_moments"]
+__all__ = ["EPTRLinearRegression", "ols_local_sensitivity", "ols_statistics", "projected_moments"]
 
 
-def ols_alpha(n: int, x_radius: float, theta_radius: float, c0: float) -> float:
+def ols_local_sensitivity(n: int, x_radius: float, theta_radius: float, c0: float) -> float:
     """alpha = 4 R_x^2 R_theta / (c0 n) (Algorithm 4, step 5); 0.02 at n=8000, c0=0.4, R_x=4."""
     return 4.0 * x_radius**2 * theta_radius / (c0 * n)
 
@@ -85,7 +85,7 @@ def ols_statistics(
     """Steps 1-4 of Algorithm 4 on raw (X, y): a dict of NON-PRIVATE quantities.
 
     Keys: ``gamma``, ``lambda_min``, ``estimate`` (theta_hat, projected), ``unprojected``
-    (S^{-1} X^T y, or the least-squares solution when S is singular), ``n_projected_x``,
+    (S^{-1} X^T y, or the least-squares solution when S is singular), ``n_clipped_x``,
     ``n_clipped_y`` (record counts, for :meth:`EPTRLinearRegression.explain` only). S and
     X^T y are built from the projected rows (:func:`projected_moments`), without copying X.
     """
@@ -109,7 +109,7 @@ def ols_statistics(
         "lambda_min": lam,
         "estimate": est,
         "unprojected": unproj,
-        "n_projected_x": int(outside.sum()),
+        "n_clipped_x": int(outside.sum()),
         "n_clipped_y": int(np.count_nonzero(np.abs(y) > y_radius)),
     }
 
@@ -128,28 +128,30 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         R_y = R_x R_theta.
     c0 : public eigenvalue level: release needs lambda_min(X^T X) well above c0 n. Theory:
         c0 <= 1/(4 C_x^2) where the feature covariance has eigenvalues >= C_x^-2.
-    alpha_safety_factor : multiplies alpha; 1 (the paper's alpha) is private (module docstring).
+    local_sensitivity_factor : multiplies the paper's alpha; 1 is private (module docstring).
     bottom : coefficients used when nothing is released (public; default zeros, the paper's
         simulation choice). ``predict`` then predicts with them; check ``released_``.
-    project : True (Algorithm 4) projects records onto the public radii; False raises
+    clip : True projects records onto the public radii (Algorithm 4, step 1); False raises
         :class:`BoundsError` instead. How many were projected is data-dependent, so only
         the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
 
-    Fitted attributes: ``coef_``, ``released_``, ``alpha_``, ``noise_scale_``, ``threshold_``
-    (M), ``guarantee_``: all public (spec 3.2; data-dependent diagnostics are in ``explain``).
+    Fitted attributes: ``coef_``, ``released_``, ``local_sensitivity_``, ``noise_scale_``,
+    ``threshold_`` (M), ``guarantee_``: all public (data-dependent diagnostics are in
+    ``explain``).
     """
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
         delta: float = 0.01,
         x_radius: float = 1.0,
         theta_radius: float = 1.0,
         c0: float = 0.1,
-        alpha_safety_factor: float = 1.0,
+        local_sensitivity_factor: float = 1.0,
         bottom: Any = None,
-        project: bool = True,
+        clip: bool = False,
         random_state: Any = None,
     ):
         self.epsilon = epsilon
@@ -157,9 +159,9 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         self.x_radius = x_radius
         self.theta_radius = theta_radius
         self.c0 = c0
-        self.alpha_safety_factor = alpha_safety_factor
+        self.local_sensitivity_factor = local_sensitivity_factor
         self.bottom = bottom
-        self.project = project
+        self.clip = clip
         self.random_state = random_state
 
     @property
@@ -169,22 +171,23 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         check_eptr_parameters(self.epsilon, self.delta)
-        for name in ("x_radius", "theta_radius", "c0", "alpha_safety_factor"):
+        for name in ("x_radius", "theta_radius", "c0", "local_sensitivity_factor"):
             check_positive(getattr(self, name), name)
-        if self.alpha_safety_factor < 1:
+        if self.local_sensitivity_factor < 1:
             raise ValidationError(
-                f"alpha_safety_factor: {self.alpha_safety_factor} < 1 would break the guarantee"
+                f"local_sensitivity_factor: {self.local_sensitivity_factor} < 1 would break "
+                "the guarantee"
             )
         X = as_float_matrix(X, "X")
         y = as_float_vector(y, "y")
         if y.shape[0] != X.shape[0]:
             raise ValidationError(f"y: has {y.shape[0]} values for {X.shape[0]} rows of X")
-        if not self.project:
+        if not self.clip:
             y_radius = self.x_radius * self.theta_radius
             if project_rows(X, self.x_radius)[1].any() or np.any(np.abs(y) > y_radius):
                 raise BoundsError(
                     f"X/y: some records lie outside the public bounds ||x|| <= {self.x_radius}, "
-                    f"|y| <= {y_radius}; pass project=True to project them (Algorithm 4, step 1)"
+                    f"|y| <= {y_radius}; pass clip=True to project them (Algorithm 4, step 1)"
                 )
         return X, y
 
@@ -204,15 +207,15 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         n, p = X.shape
         bottom = self._bottom(p)
         stats = ols_statistics(X, y, self.x_radius, self.theta_radius, self.c0)
-        self.alpha_ = self.alpha_safety_factor * ols_alpha(
+        self.local_sensitivity_ = self.local_sensitivity_factor * ols_local_sensitivity(
             n, self.x_radius, self.theta_radius, self.c0
         )
-        self.noise_scale_ = eptr_noise_scale(self.alpha_, self.epsilon, self.delta)
+        self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, self.epsilon, self.delta)
         self.threshold_ = ptr_threshold(self.epsilon, self.delta)
         released, value = eptr_step(
             stats["estimate"],
             stats["gamma"],
-            self.alpha_,
+            self.local_sensitivity_,
             self.epsilon,
             self.delta,
             resolve_rng(self.random_state),
@@ -236,14 +239,16 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         """NON-PRIVATE audit of Algorithm 4 on (X, y). NEVER publish the result.
 
         gamma, lambda_min, M, release probability, alpha, noise sd, the unnoised estimate and
-        the record counts ``n_projected_x`` (rows projected onto R_x) and ``n_clipped_y``
+        the record counts ``n_clipped_x`` (rows projected onto R_x) and ``n_clipped_y``
         (responses clipped to R_y) are functions of the private data; ``fit`` keeps none of
-        them (spec 3.2).
+        them (Algorithm 2 publishes only the noised estimate or the bottom).
         """
         X, y = self._check(X, y)
         n = X.shape[0]
         stats = ols_statistics(X, y, self.x_radius, self.theta_radius, self.c0)
-        alpha = self.alpha_safety_factor * ols_alpha(n, self.x_radius, self.theta_radius, self.c0)
+        alpha = self.local_sensitivity_factor * ols_local_sensitivity(
+            n, self.x_radius, self.theta_radius, self.c0
+        )
         return {
             **stats,
             "M": ptr_threshold(self.epsilon, self.delta),

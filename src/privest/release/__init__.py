@@ -2,7 +2,9 @@
 randomized-response labels) and the append-only release store."""
 
 from privest.release.examples import (
+    ExampleMechanism,
     PrivateExamples,
+    RegressionExampleMechanism,
     release_examples,
     release_regression_examples,
 )
@@ -10,7 +12,9 @@ from privest.release.store import load_release, read_manifest, save_release
 from privest.release.zil import ZILMechanism, ZILRelease
 
 __all__ = [
+    "ExampleMechanism",
     "PrivateExamples",
+    "RegressionExampleMechanism",
     "ZILMechanism",
     "ZILRelease",
     "load_release",

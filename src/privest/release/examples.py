@@ -1,20 +1,24 @@
-"""Locally private release of labelled examples (paper 004, Sec. 3; spec iwp_sgd.md Sec. 1).
+"""Locally private release of labelled examples (paper 004, Sec. 3 and App. E.2).
 
 Each user releases (x~, y~) once: x~ = x + N(0, sigma^2 I_p) after the features are mapped
-into a public set of radius R (L2 ball, or a box mapped to [-1, 1]^p so R = sqrt(p)), with
-sigma calibrated for L2 sensitivity 2R; the label goes through randomized response,
-kept with probability S(eps_y) = 1/(1 + e^-eps_y). The release is
-(eps_x + eps_y, delta)-LDP and every model trained on it afterwards is post-processing.
-The regression variant (App. E.2) noises a continuous target mapped to [-1, 1] with a
-second Gaussian mechanism; it is (eps_x + eps_y, delta_x + delta_y)-LDP.
+into a public set of radius R (the L2 ball ``x_radius``, or the box ``bounds`` mapped to
+[-1, 1]^p so that every column is noised in units of its own range and R = sqrt(p)), with
+sigma calibrated for L2 sensitivity 2R; the label goes through randomized response, kept
+with probability S(eps_y) = 1/(1 + e^-eps_y). The release is (eps_x + eps_y, delta)-LDP and
+every model trained on it afterwards is post-processing. The regression variant (App. E.2)
+noises a continuous target mapped from ``y_bounds`` to [-1, 1] with a second Gaussian
+mechanism; it is (eps_x + eps_y, delta_x + delta_y)-LDP.
 
-Public parameters (epsilon, delta, radius or bounds) are inputs only. Records outside the
-public set raise :class:`~privest.errors.BoundsError` unless ``project=True``; then they
-are projected and the count is reported (``n_projected``).
+:class:`ExampleMechanism` and :class:`RegressionExampleMechanism` are built from these
+public parameters only and expose ``.guarantee`` before any data;
+``.release(X, y, rng=...)`` returns :class:`PrivateExamples` with the same guarantee.
+:func:`release_examples` and :func:`release_regression_examples` are one-call wrappers.
+Records outside the public set raise :class:`~privest.errors.BoundsError` unless
+``clip=True`` (then they are projected onto it).
 
 Every Gaussian part is checked against the exact privacy profile (Balle and Wang 2018,
 Thm 8) before any noise is drawn: the classic calibration is proven for eps <= 1 only
-(spec A3), so a setting where it fails (e.g. eps_x = 10 at delta = 1e-5) raises
+(docs/iwp-sgd.md), so a setting where it fails (e.g. eps_x = 10 at delta = 1e-5) raises
 :class:`~privest.errors.PrivacyParameterError` instead of advertising a false guarantee.
 
 ``PrivateExamples.save(path)`` writes a folder ``manifest.json`` + ``data.npz`` with the
@@ -34,14 +38,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import special
 
-from privest.accounting.gaussian import LocalDP, calibrate_gaussian_sigma, require_gaussian_dp
-from privest.errors import BoundsError, StoreError, ValidationError
+from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussian_dp
+from privest.errors import BoundsError, PrivacyParameterError, StoreError, ValidationError
+from privest.mechanisms.base import Mechanism
+from privest.projection import project_rows
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
     as_float_vector,
+    box_bounds,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -49,7 +57,9 @@ from privest.validation import (
 )
 
 __all__ = [
+    "ExampleMechanism",
     "PrivateExamples",
+    "RegressionExampleMechanism",
     "check_gaussian_part",
     "keep_probability",
     "project_features",
@@ -59,7 +69,7 @@ __all__ = [
 ]
 
 FORMAT = "privest-iwp-examples"
-VERSION = 1
+VERSION = 3
 
 
 def keep_probability(epsilon_y: float) -> float:
@@ -85,37 +95,38 @@ def _check_eps(value: float, name: str) -> float:
 
 
 def project_features(
-    X: np.ndarray, radius: float | None = None, bounds: Any = None, project: bool = False
+    X: Any, x_radius: float | None = None, bounds: Any = None, clip: bool = False
 ) -> tuple[np.ndarray, float, np.ndarray | None, int]:
-    """Map X into the public set; return (X mapped, R, bounds or None, number projected).
+    """Map X into the public set; return (X mapped, R, bounds or None, number clipped).
 
-    ``radius``: the L2 ball of that radius (identity map). ``bounds``: a public box, mapped
-    affinely to [-1, 1]^p (R = sqrt(p)). Exactly one must be given.
+    ``x_radius``: the L2 ball of that radius (identity map inside it). ``bounds``: a public
+    box (one pair for every column, a list of pairs, or a mapping column -> pair for a
+    DataFrame), mapped affinely to [-1, 1]^p, so every column is noised in units of its own
+    range (R = sqrt(p)). Exactly one must be given. Outside records raise
+    :class:`BoundsError` unless ``clip`` (then they are projected onto the set).
     """
-    if (radius is None) == (bounds is None):
-        raise ValidationError("radius/bounds: give exactly one public feature bound")
+    if (x_radius is None) == (bounds is None):
+        raise ValidationError("x_radius/bounds: give exactly one public feature bound")
+    names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
     X = as_float_matrix(X, "X")
     p = X.shape[1]
-    if radius is not None:
-        R = check_positive(radius, "radius")
-        norms = np.linalg.norm(X, axis=1)
-        outside = norms > R * (1 + 1e-12)
+    if x_radius is not None:
+        R = check_positive(x_radius, "x_radius")
+        scale, outside = project_rows(X, R * (1 + 1e-12))
         n_out = int(outside.sum())
-        if n_out and not project:
+        if n_out and not clip:
             raise BoundsError(
-                f"X: {n_out} records have L2 norm above radius={R} (max {norms.max():.4g}); "
-                "pass project=True to project them onto the ball (the count is reported)"
+                f"X: some records have L2 norm above x_radius={R:g}; pass clip=True to "
+                "project them onto the ball"
             )
-        scale = np.minimum(1.0, R / np.maximum(norms, 1e-300))
         return X * scale[:, None], R, None, n_out
-    b = check_bounds(bounds, p, "bounds")
+    b = box_bounds(bounds, p, names)
     lo, hi = b[:, 0], b[:, 1]
     outside = np.any((X < lo) | (X > hi), axis=1)
     n_out = int(outside.sum())
-    if n_out and not project:
+    if n_out and not clip:
         raise BoundsError(
-            f"X: {n_out} records lie outside the public bounds; pass project=True to clip "
-            "them to the box (the count is reported)"
+            "X: some records lie outside the public bounds; pass clip=True to clip them to the box"
         )
     Z = (np.clip(X, lo, hi) - (lo + hi) / 2) / ((hi - lo) / 2)
     return Z, math.sqrt(p), b, n_out
@@ -141,6 +152,9 @@ class PrivateExamples:
 
     ``X``: noisy features (in the mapped space, see :meth:`transform`); ``y``: noisy labels in
     {-1, +1} (classification) or the noisy target in [-1, 1]-units (regression).
+    ``x_radius`` is the radius R of the public feature set in the mapped space (sqrt(p) for
+    a box); ``bounds`` the public box (``None`` for a ball); ``y_bounds`` the public range of
+    a regression target.
     """
 
     X: np.ndarray = field(repr=False)
@@ -149,16 +163,15 @@ class PrivateExamples:
     epsilon_x: float
     epsilon_y: float
     delta: float
-    radius: float
+    x_radius: float
     task: str = "classification"
     calibration: str = "classic"
     bounds: np.ndarray | None = field(default=None, repr=False)
-    n_projected: int = 0
-    rng_kind: str = "seeded"
+    randomness: str = "seeded"
     classes: np.ndarray | None = field(default=None, repr=False)
     sigma2_y: float = 0.0
     delta_y: float = 0.0
-    target_bounds: tuple[float, float] | None = None
+    y_bounds: tuple[float, float] | None = None
 
     @property
     def n(self) -> int:
@@ -184,7 +197,7 @@ class PrivateExamples:
 
     @property
     def guarantee(self) -> LocalDP:
-        """(eps_x + eps_y, delta [+ delta_y])-LDP by composition (spec 1.3-1.4)."""
+        """(eps_x + eps_y, delta [+ delta_y])-LDP by basic composition (paper 004, Sec. 3)."""
         return LocalDP(self.epsilon_x + self.epsilon_y, self.delta + self.delta_y)
 
     def transform(self, X: Any) -> np.ndarray:
@@ -200,7 +213,7 @@ class PrivateExamples:
         if self.task == "classification":
             arr = np.asarray(y)
             return np.where(arr == self.classes[1], 1.0, -1.0)
-        lo, hi = self.target_bounds
+        lo, hi = self.y_bounds
         return (as_float_vector(y, "y") - (lo + hi) / 2) / ((hi - lo) / 2)
 
     # ------------------------------------------------------------------ storage
@@ -210,16 +223,15 @@ class PrivateExamples:
             "epsilon_x": self.epsilon_x,
             "epsilon_y": self.epsilon_y if math.isfinite(self.epsilon_y) else "inf",
             "delta": self.delta,
-            "radius": self.radius,
+            "x_radius": self.x_radius,
             "task": self.task,
             "calibration": self.calibration,
             "bounds": None if self.bounds is None else self.bounds.tolist(),
-            "n_projected": self.n_projected,
-            "rng_kind": self.rng_kind,
+            "randomness": self.randomness,
             "classes": None if self.classes is None else self.classes.tolist(),
             "sigma2_y": self.sigma2_y,
             "delta_y": self.delta_y,
-            "target_bounds": None if self.target_bounds is None else list(self.target_bounds),
+            "y_bounds": None if self.y_bounds is None else list(self.y_bounds),
         }
 
     def save(self, path: str | Path) -> Path:
@@ -271,16 +283,15 @@ class PrivateExamples:
             epsilon_x=float(m["epsilon_x"]),
             epsilon_y=math.inf if m["epsilon_y"] == "inf" else float(m["epsilon_y"]),
             delta=float(m["delta"]),
-            radius=float(m["radius"]),
+            x_radius=float(m["x_radius"]),
             task=m["task"],
             calibration=m["calibration"],
             bounds=None if m["bounds"] is None else np.asarray(m["bounds"], dtype=float),
-            n_projected=int(m["n_projected"]),
-            rng_kind=m["rng_kind"],
+            randomness=m["randomness"],
             classes=None if m["classes"] is None else np.asarray(m["classes"]),
             sigma2_y=float(m["sigma2_y"]),
             delta_y=float(m["delta_y"]),
-            target_bounds=None if m["target_bounds"] is None else tuple(m["target_bounds"]),
+            y_bounds=None if m["y_bounds"] is None else tuple(m["y_bounds"]),
         )
 
 
@@ -295,9 +306,9 @@ def check_gaussian_part(
     """Exact delta(eps) of N(0, sigma^2) at L2 ``sensitivity``; raise if it exceeds ``delta``.
 
     The release advertises (eps, delta) for each Gaussian part (paper 004, Sec. 3 and
-    App. E.2), but sigma = Delta sqrt(2 log(1.25/delta)) / eps is proven for eps <= 1 only
-    (spec A3). The exact profile (Balle and Wang 2018, Thm 8) decides: at delta = 1e-5 the
-    classic sigma holds up to eps ~ 8.4, so the paper's settings (eps_x <= 5) pass.
+    App. E.2), but sigma = Delta sqrt(2 log(1.25/delta)) / eps is proven for eps <= 1 only.
+    The exact profile (Balle and Wang 2018, Thm 8) decides: at delta = 1e-5 the classic
+    sigma holds up to eps ~ 8.4, so the paper's settings (eps_x <= 5) pass.
     """
     if calibration == "classic":
         what = (
@@ -315,53 +326,105 @@ def check_gaussian_part(
     return require_gaussian_dp(epsilon, delta, sensitivity, sigma, what, remedy)
 
 
-def _gaussian_sigma(
+_CALIBRATIONS = ("classic", "analytic")
+
+
+def _check_calibration(calibration: str) -> str:
+    if calibration not in _CALIBRATIONS:
+        raise ValidationError(
+            f"calibration: {calibration!r} is unknown; accepted: 'classic' (paper 004, "
+            "default), 'analytic' (Balle and Wang 2018)"
+        )
+    return calibration
+
+
+def _gaussian_part_sigma(
     epsilon: float, delta: float, sensitivity: float, calibration: str, name: str
 ) -> float:
     """Calibrated sigma of one Gaussian part, checked against its exact profile."""
     if math.isinf(epsilon):
         return 0.0
-    sigma = calibrate_gaussian_sigma(epsilon, delta, sensitivity, calibration)
+    sigma = gaussian_sigma(epsilon, delta, sensitivity, calibration)
     check_gaussian_part(epsilon, delta, sigma, sensitivity, calibration, name)
     return sigma
 
 
-def release_examples(
-    X: Any,
-    y: Any,
-    *,
-    epsilon_x: float,
-    epsilon_y: float,
-    delta: float,
-    radius: float | None = None,
-    bounds: Any = None,
-    project: bool = False,
-    calibration: str = "classic",
-    rng: np.random.Generator | int | None = None,
-) -> PrivateExamples:
-    """Release (x + N(0, sigma^2 I), RR(y)) for each record (paper 004, Sec. 3).
+def _positive_delta(delta: float, name: str, epsilon: float) -> float:
+    delta = check_delta(delta, name)
+    if math.isfinite(epsilon) and delta == 0:
+        raise PrivacyParameterError(f"{name}: 0 is out of range; a Gaussian part needs > 0")
+    return delta
 
-    sigma = 2R sqrt(2 log(1.25/delta)) / eps_x (``calibration="classic"``, the paper's) or the
-    analytic calibration of Balle and Wang (2018). If the classic sigma is not (eps_x, delta)-DP
-    by the exact profile (large eps_x), :class:`PrivacyParameterError` is raised: use
-    ``calibration="analytic"``. ``epsilon_x=inf`` / ``epsilon_y=inf`` leave
-    that part un-noised (then the guarantee is not finite: for tests and oracles only).
-    ``rng=None`` uses the secure generator; integer seeds are for experiments.
+
+class ExampleMechanism(Mechanism):
+    """Gaussian features + randomized-response labels (paper 004, Sec. 3), public parameters.
+
+    Parameters
+    ----------
+    epsilon_x, epsilon_y : budgets of the feature (Gaussian) and label (randomized
+        response) parts; ``inf`` leaves that part un-noised (tests and oracles only).
+    delta : DP delta of the Gaussian part.
+    bounds, x_radius : the public feature set, exactly one: a box (mapped to [-1, 1]^p;
+        one pair for every column, a list of pairs, or a mapping for a DataFrame) or the
+        L2 ball of radius ``x_radius``.
+    clip : project records outside the public set onto it instead of raising.
+    calibration : ``"classic"`` (the paper's) or ``"analytic"`` (Balle and Wang 2018).
     """
-    eps_x = _check_eps(epsilon_x, "epsilon_x")
-    eps_y = _check_eps(epsilon_y, "epsilon_y")
-    delta = check_delta(delta)
-    if math.isfinite(eps_x) and delta == 0:
-        raise ValidationError("delta: the Gaussian feature mechanism needs delta > 0")
-    Z, R, b, n_out = project_features(X, radius, bounds, project)
-    ypm, classes = _labels_pm1(y)
-    if ypm.shape[0] != Z.shape[0]:
-        raise ValidationError(f"y: has {ypm.shape[0]} labels for {Z.shape[0]} records")
-    sigma = _gaussian_sigma(eps_x, delta, 2.0 * R, calibration, "epsilon_x")
-    gen = resolve_rng(rng)
-    return _release_with_sigma(
-        Z, ypm, sigma, eps_y, gen, R, b, n_out, classes, eps_x, delta, calibration
-    )
+
+    task = "classification"
+
+    def __init__(
+        self,
+        *,
+        epsilon_x: float,
+        epsilon_y: float,
+        delta: float,
+        bounds: Any = None,
+        x_radius: float | None = None,
+        clip: bool = False,
+        calibration: str = "classic",
+    ) -> None:
+        self.epsilon_x = _check_eps(epsilon_x, "epsilon_x")
+        self.epsilon_y = _check_eps(epsilon_y, "epsilon_y")
+        self.delta = _positive_delta(delta, "delta", self.epsilon_x)
+        if (x_radius is None) == (bounds is None):
+            raise ValidationError("x_radius/bounds: give exactly one public feature bound")
+        self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)
+        self.calibration = _check_calibration(calibration)
+
+    @property
+    def guarantee(self) -> LocalDP:
+        """(eps_x + eps_y, delta)-LDP by basic composition of the two parts."""
+        return LocalDP(self.epsilon_x + self.epsilon_y, self.delta)
+
+    def release(
+        self, X: Any, y: Any, rng: np.random.Generator | int | None = None
+    ) -> PrivateExamples:
+        """Release every record once: (x + N(0, sigma^2 I), RR(y)).
+
+        ``rng=None`` uses the secure generator; integer seeds are for experiments.
+        """
+        Z, R, b, _ = project_features(X, self.x_radius, self.bounds, self.clip)
+        ypm, classes = _labels_pm1(y)
+        if ypm.shape[0] != Z.shape[0]:
+            raise ValidationError(f"y: has {ypm.shape[0]} labels for {Z.shape[0]} records")
+        sigma = _gaussian_part_sigma(
+            self.epsilon_x, self.delta, 2.0 * R, self.calibration, "epsilon_x"
+        )
+        gen = resolve_rng(rng)
+        return _release_with_sigma(
+            Z,
+            ypm,
+            sigma,
+            self.epsilon_y,
+            gen,
+            R,
+            b,
+            classes,
+            self.epsilon_x,
+            self.delta,
+            self.calibration,
+        )
 
 
 def _release_with_sigma(
@@ -372,7 +435,6 @@ def _release_with_sigma(
     gen: np.random.Generator,
     R: float,
     b: np.ndarray | None,
-    n_out: int,
     classes: np.ndarray | None,
     eps_x: float,
     delta: float,
@@ -388,13 +450,125 @@ def _release_with_sigma(
         epsilon_x=eps_x,
         epsilon_y=eps_y,
         delta=delta,
-        radius=R,
+        x_radius=R,
         calibration=calibration,
         bounds=b,
-        n_projected=n_out,
-        rng_kind=rng_kind(gen),
+        randomness=rng_kind(gen),
         classes=classes,
     )
+
+
+class RegressionExampleMechanism(Mechanism):
+    """The regression variant (paper 004, App. E.2): Gaussian noise on a continuous target.
+
+    The target is mapped from the public ``y_bounds`` to [-1, 1] (so ||Y|| = 1, sensitivity
+    2) and noised with sigma_y^2 = 8 log(1.25/delta_y) / eps_y^2 (classic). Guarantee:
+    (eps_x + eps_y, delta_x + delta_y)-LDP. Both Gaussian parts are checked against the
+    exact profile. Other parameters as in :class:`ExampleMechanism`.
+    """
+
+    task = "regression"
+
+    def __init__(
+        self,
+        *,
+        epsilon_x: float,
+        epsilon_y: float,
+        delta_x: float,
+        delta_y: float,
+        y_bounds: tuple[float, float],
+        bounds: Any = None,
+        x_radius: float | None = None,
+        clip: bool = False,
+        calibration: str = "classic",
+    ) -> None:
+        self.epsilon_x = _check_eps(epsilon_x, "epsilon_x")
+        self.epsilon_y = check_epsilon(epsilon_y, "epsilon_y")
+        self.delta_x = _positive_delta(delta_x, "delta_x", self.epsilon_x)
+        self.delta_y = _positive_delta(delta_y, "delta_y", self.epsilon_y)
+        self.y_bounds = check_bounds(y_bounds, 1, "y_bounds")[0]
+        if (x_radius is None) == (bounds is None):
+            raise ValidationError("x_radius/bounds: give exactly one public feature bound")
+        self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)
+        self.calibration = _check_calibration(calibration)
+
+    @property
+    def guarantee(self) -> LocalDP:
+        """(eps_x + eps_y, delta_x + delta_y)-LDP by basic composition."""
+        return LocalDP(self.epsilon_x + self.epsilon_y, self.delta_x + self.delta_y)
+
+    def release(
+        self, X: Any, y: Any, rng: np.random.Generator | int | None = None
+    ) -> PrivateExamples:
+        """Release every record once: (x + N(0, sigma^2 I), t(y) + N(0, sigma_y^2))."""
+        lo, hi = self.y_bounds
+        yv = as_float_vector(y, "y")
+        out_y = (yv < lo) | (yv > hi)
+        if out_y.any() and not self.clip:
+            raise BoundsError(
+                f"y: some targets lie outside y_bounds=({lo:g}, {hi:g}); pass clip=True to "
+                "clip them"
+            )
+        Z, R, b, _ = project_features(X, self.x_radius, self.bounds, self.clip)
+        if yv.shape[0] != Z.shape[0]:
+            raise ValidationError(f"y: has {yv.shape[0]} targets for {Z.shape[0]} records")
+        t = (np.clip(yv, lo, hi) - (lo + hi) / 2) / ((hi - lo) / 2)
+        sigma = _gaussian_part_sigma(
+            self.epsilon_x, self.delta_x, 2.0 * R, self.calibration, "epsilon_x"
+        )
+        sigma_y = _gaussian_part_sigma(
+            self.epsilon_y, self.delta_y, 2.0, self.calibration, "epsilon_y"
+        )
+        gen = resolve_rng(rng)
+        Xn = Z + sigma * gen.standard_normal(Z.shape) if sigma > 0 else Z.copy()
+        yn = t + sigma_y * gen.standard_normal(t.shape)
+        return PrivateExamples(
+            X=Xn,
+            y=yn,
+            sigma2=sigma**2,
+            epsilon_x=self.epsilon_x,
+            epsilon_y=self.epsilon_y,
+            delta=self.delta_x,
+            x_radius=R,
+            task="regression",
+            calibration=self.calibration,
+            bounds=b,
+            randomness=rng_kind(gen),
+            sigma2_y=sigma_y**2,
+            delta_y=self.delta_y,
+            y_bounds=(float(lo), float(hi)),
+        )
+
+
+def release_examples(
+    X: Any,
+    y: Any,
+    *,
+    epsilon_x: float,
+    epsilon_y: float,
+    delta: float,
+    bounds: Any = None,
+    x_radius: float | None = None,
+    clip: bool = False,
+    calibration: str = "classic",
+    rng: np.random.Generator | int | None = None,
+) -> PrivateExamples:
+    """Release (x + N(0, sigma^2 I), RR(y)) for each record: :class:`ExampleMechanism` in one call.
+
+    sigma = 2R sqrt(2 log(1.25/delta)) / eps_x (``calibration="classic"``, the paper's) or the
+    analytic calibration of Balle and Wang (2018); a classic sigma that is not (eps_x,
+    delta)-DP by the exact profile raises :class:`PrivacyParameterError`.
+    """
+    mech = ExampleMechanism(
+        epsilon_x=epsilon_x,
+        epsilon_y=epsilon_y,
+        delta=delta,
+        bounds=bounds,
+        x_radius=x_radius,
+        clip=clip,
+        calibration=calibration,
+    )
+    return mech.release(X, y, rng=rng)
 
 
 def release_regression_examples(
@@ -405,54 +579,23 @@ def release_regression_examples(
     epsilon_y: float,
     delta_x: float,
     delta_y: float,
-    target_bounds: tuple[float, float],
-    radius: float | None = None,
+    y_bounds: tuple[float, float],
     bounds: Any = None,
-    project: bool = False,
+    x_radius: float | None = None,
+    clip: bool = False,
     calibration: str = "classic",
     rng: np.random.Generator | int | None = None,
 ) -> PrivateExamples:
-    """Regression variant (paper 004, App. E.2; spec 1.4): Gaussian noise on a continuous target.
-
-    The target is mapped from the public ``target_bounds`` to [-1, 1] (so ||Y|| = 1,
-    sensitivity 2) and noised with sigma_y^2 = 8 log(1.25/delta_y) / eps_y^2 (classic).
-    Guarantee: (eps_x + eps_y, delta_x + delta_y)-LDP. Both Gaussian parts are checked
-    against the exact profile, as in :func:`release_examples`.
-    """
-    eps_x = _check_eps(epsilon_x, "epsilon_x")
-    eps_y = check_epsilon(epsilon_y, "epsilon_y")
-    delta_x, delta_y = check_delta(delta_x, "delta_x"), check_delta(delta_y, "delta_y")
-    tb = check_bounds(target_bounds, 1, "target_bounds")[0]
-    yv = as_float_vector(y, "y")
-    out_y = (yv < tb[0]) | (yv > tb[1])
-    if out_y.any() and not project:
-        raise BoundsError(
-            f"y: {int(out_y.sum())} targets lie outside target_bounds={tuple(tb)}; pass "
-            "project=True to clip them (the count is reported)"
-        )
-    Z, R, b, n_out = project_features(X, radius, bounds, project)
-    if yv.shape[0] != Z.shape[0]:
-        raise ValidationError(f"y: has {yv.shape[0]} targets for {Z.shape[0]} records")
-    t = (np.clip(yv, tb[0], tb[1]) - tb.mean()) / ((tb[1] - tb[0]) / 2)
-    sigma = _gaussian_sigma(eps_x, delta_x, 2.0 * R, calibration, "epsilon_x")
-    sigma_y = _gaussian_sigma(eps_y, delta_y, 2.0, calibration, "epsilon_y")
-    gen = resolve_rng(rng)
-    Xn = Z + sigma * gen.standard_normal(Z.shape) if sigma > 0 else Z.copy()
-    yn = t + sigma_y * gen.standard_normal(t.shape)
-    return PrivateExamples(
-        X=Xn,
-        y=yn,
-        sigma2=sigma**2,
-        epsilon_x=eps_x,
-        epsilon_y=eps_y,
-        delta=delta_x,
-        radius=R,
-        task="regression",
-        calibration=calibration,
-        bounds=b,
-        n_projected=int(n_out + out_y.sum()),
-        rng_kind=rng_kind(gen),
-        sigma2_y=sigma_y**2,
+    """:class:`RegressionExampleMechanism` in one call (paper 004, App. E.2)."""
+    mech = RegressionExampleMechanism(
+        epsilon_x=epsilon_x,
+        epsilon_y=epsilon_y,
+        delta_x=delta_x,
         delta_y=delta_y,
-        target_bounds=(float(tb[0]), float(tb[1])),
+        y_bounds=y_bounds,
+        bounds=bounds,
+        x_radius=x_radius,
+        clip=clip,
+        calibration=calibration,
     )
+    return mech.release(X, y, rng=rng)

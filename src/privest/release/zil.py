@@ -1,24 +1,29 @@
 """The ZIL mechanism and the doubly random release (paper 000, Def 3.1 and Algorithm 1).
 
-Each record is released once as ``X1 = X + Z`` with ``Z ~ ZIL(delta, lam^2 I)`` on the
-noised columns J (one zero/non-zero draw and one ``W ~ Exp(1)`` per record, shared by
-all noised coordinates), together with the doubly random copy ``X2 = X1 + S``,
-``S ~ SL(delta lam^2 I)``, which is post-processing of X1 and costs no privacy
-(Prop 2.2). Given ``X = x``, ``X2 - x ~ SL(lam^2 I)`` exactly (Section 3.1).
+Each record is released once as ``X1 = X + Z`` with ``Z ~ ZIL(zero_prob, lam^2 D^2)`` on
+the noised columns J, where ``D = diag(hi_j - lo_j)`` holds the public ranges: the box is
+mapped to the unit cube, noised with ``ZIL(zero_prob, lam^2 I)`` (Algorithm 1, one
+zero/non-zero draw and one ``W ~ Exp(1)`` per record, shared by all noised coordinates)
+and mapped back, so every column gets noise in units of its own range and ``lam`` is
+unit-free. The doubly random copy ``X2 = X1 + S``, ``S ~ SL(zero_prob lam^2 D^2)``, is
+post-processing of X1 and costs no privacy (Prop 2.2); given ``X = x``,
+``X2 - x ~ SL(lam^2 D^2)`` exactly (Section 3.1). The guarantee is that of Thm 3.1 on
+the unit cube: diameter ``sqrt(|J|)`` for records, 1 for single attributes.
 
-**With probability delta a record's noised columns are released exactly.** Columns
+**With probability zero_prob a record's noised columns are released exactly.** Columns
 outside J are released unchanged and are not protected.
 
-Floating-point note (anchors.md pitfall 1): the noised values are rounded to a
-power-of-two grid about ``lam * 2^-20`` wide, so the low-order bits of a released value
-do not betray the raw value; the induced bias is below ``lam * 1e-6`` per coordinate.
+Floating-point note (docs/zil-release.md): the noised values are rounded to a
+power-of-two grid about ``lam (hi_j - lo_j) 2^-20`` wide per column, so the low-order
+bits of a released value do not betray the raw value; the induced bias is below
+``lam (hi_j - lo_j) 1e-6`` per coordinate.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,8 +32,10 @@ import pandas as pd
 
 from privest.accounting.zil import ZILGuarantee, calibrate_lam
 from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.base import Mechanism
 from privest.noise import sample_sl, sample_zil
-from privest.rng import RNGKind, resolve_rng, rng_kind
+from privest.release.ids import canonical_ids
+from privest.rng import RNGKind, randomness_note, resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
     check_bounds,
@@ -42,13 +49,18 @@ __all__ = ["ZILMechanism", "ZILRelease", "output_grid"]
 Columns = Sequence[int] | Sequence[str] | None
 
 
-def output_grid(lam: float) -> float:
-    """Width of the grid released values are rounded to: ``2^(floor(log2 lam) - 20)``."""
-    return math.ldexp(1.0, math.floor(math.log2(lam)) - 20)
+def output_grid(noise_scale: Any) -> np.ndarray:
+    """Per-column width of the grid released values are rounded to.
+
+    ``2^(floor(log2 s_j) - 20)`` for the noise scale ``s_j = lam (hi_j - lo_j)`` of each
+    noised column (a power of two, so the rounding is exact arithmetic).
+    """
+    s = np.asarray(noise_scale, dtype=float)
+    return np.ldexp(1.0, np.floor(np.log2(s)).astype(int) - 20)
 
 
-def _snap(values: np.ndarray, grid: float) -> np.ndarray:
-    """Round in place to multiples of ``grid`` (a power of two, so scaling is exact)."""
+def _snap(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Round the columns in place to multiples of ``grid`` (powers of two: exact scaling)."""
     values *= 1.0 / grid
     np.rint(values, out=values)
     values *= grid
@@ -59,26 +71,26 @@ def _snap(values: np.ndarray, grid: float) -> np.ndarray:
 class ZILRelease:
     """A released data set: what the analyst holds (Algorithm 1's output plus its parameters).
 
-    ``x1`` and ``x2`` have every input column; only ``columns`` (indices) were noised.
+    ``x1`` and ``x2`` have every input column; only ``columns`` (indices) were noised, each
+    with noise in units of its public range (``bounds``, one row per noised column).
     Arrays are read-only: a release is never re-randomised.
     """
 
     x1: np.ndarray
     x2: np.ndarray
     lam: float
-    delta: float
+    zero_prob: float
     bounds: np.ndarray
     columns: np.ndarray
     column_names: tuple[str, ...]
-    rng_kind: RNGKind
-    n_clipped: dict[str, int] = field(default_factory=dict)
+    randomness: RNGKind
     ids: np.ndarray | None = None
+    resolution: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        for arr in (self.x1, self.x2, self.bounds, self.columns):
-            arr.setflags(write=False)
-        if self.ids is not None:
-            self.ids.setflags(write=False)
+        for arr in (self.x1, self.x2, self.bounds, self.columns, self.ids, self.resolution):
+            if arr is not None:
+                arr.setflags(write=False)
 
     @property
     def n(self) -> int:
@@ -96,9 +108,19 @@ class ZILRelease:
         return tuple(self.column_names[j] for j in self.columns)
 
     @property
+    def noise_scale(self) -> np.ndarray:
+        """(d,) SL scale of each column's noise: ``lam (hi_j - lo_j)`` if noised, else 0.
+
+        ``X2 - x ~ SL(diag(noise_scale)^2)`` given the raw record x (Section 3.1).
+        """
+        out = np.zeros(self.d)
+        out[self.columns] = self.lam * (self.bounds[:, 1] - self.bounds[:, 0])
+        return out
+
+    @property
     def guarantee(self) -> ZILGuarantee:
-        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both levels."""
-        return ZILGuarantee(lam=self.lam, delta=self.delta, bounds=self.bounds)
+        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both units."""
+        return ZILGuarantee(self.lam, self.zero_prob, self.columns.size)
 
     def frame(self, which: Literal["x1", "x2"] = "x1") -> pd.DataFrame:
         """The released copy ``x1`` or ``x2`` as a DataFrame (ids as the index if present)."""
@@ -120,47 +142,65 @@ class ZILRelease:
         return load_release(path)
 
     def summary(self) -> str:
-        """A short text report: size, noised columns, clipping, randomness and privacy."""
+        """A short text report: size, noised columns, randomness and privacy (no data-
+        dependent count beyond the public n)."""
+        note = randomness_note(self.randomness)
         lines = [
             f"ZIL release: {self.n} records, {self.d} columns, "
             f"noised: {', '.join(self.noised_names)}",
-            f"  lam = {self.lam:.6g}, zero proportion delta = {self.delta:.4g} "
-            f"(about {self.delta:.1%} of records released without noise)",
-            f"  randomness: {self.rng_kind}"
-            + ("" if self.rng_kind == "secure" else " (reproducible; not for real releases)"),
+            f"  lam = {self.lam:.6g} (per unit of each column's range), zero_prob = "
+            f"{self.zero_prob:.4g} (about {self.zero_prob:.1%} of records released without "
+            "noise)",
+            f"  randomness: {self.randomness}" + (f" ({note})" if note else ""),
         ]
-        clipped = {k: v for k, v in self.n_clipped.items() if v}
-        if clipped:
-            lines.append(
-                "  clipped to bounds: " + ", ".join(f"{k}: {v}" for k, v in clipped.items())
+        if self.resolution is not None:
+            res = ", ".join(
+                f"{n}: {r:g}" for n, r in zip(self.noised_names, self.resolution, strict=True)
             )
+            lines.append(f"  X1 rounded to the public resolution {res}")
         return "\n".join(lines)
 
 
-class ZILMechanism:
-    """ZIL release of ``columns`` with noise scale ``lam`` and zero proportion ``delta``.
+class ZILMechanism(Mechanism):
+    """ZIL release of ``columns`` with noise scale ``lam`` and zero proportion ``zero_prob``.
 
     Parameters
     ----------
-    lam : SL scale; noise covariance is ``(1 - delta) lam^2 I`` (Section 3.1).
-    delta : probability that a record is released without noise, in (0, 1) ([000] A8).
-    bounds : public bounds of the noised columns: one ``(lo, hi)`` for all, a list of pairs
-        in the order of ``columns``, or a mapping ``{column: (lo, hi)}`` (then its keys are
-        the noised columns). Never inferred from the data.
+    lam : SL scale in units of each noised column's public range: column j gets noise of
+        covariance ``(1 - zero_prob) (lam (hi_j - lo_j))^2`` (Section 3.1).
+    zero_prob : probability that a record is released without noise, in (0, 1) (the
+        paper's delta; docs/zil-release.md, Notes). It is *not* a DP delta; the release's
+        DP delta is at
+        least ``zero_prob`` at every epsilon (see :attr:`guarantee`).
+    bounds : public bounds of the noised columns: a mapping ``{column: (lo, hi)}`` (its
+        keys are the noised columns), a list of pairs in the order of ``columns``, or one
+        ``(lo, hi)`` for every column in ``columns`` (one noised column when ``columns``
+        is not given). Never inferred from the data.
     columns : the noised columns (indices, or names for DataFrames); all when ``None``.
-    clip : clip out-of-bounds values to the bounds (counted) instead of raising.
+    clip : clip out-of-bounds values to the bounds instead of raising.
+    resolution : a public grid step for the released X1 of the noised columns (one number,
+        a list in the order of ``columns``, or a mapping like ``bounds``); ``None`` keeps
+        the fine float grid. On discrete data (e.g. integer ages) the unnoised records
+        sit on the data's grid while noised ones do not, which tells them apart; rounding
+        every released X1, noised or not, to the data's resolution removes that signal.
+        It is post-processing (the guarantee is unchanged); X2 is drawn from the rounded
+        X1, and the corrected losses gain a bias of order ``resolution^2`` times the
+        loss's curvature, negligible when the step is small against the noise
+        (docs/zil-release.md).
     """
 
     def __init__(
         self,
         lam: float,
-        delta: float,
+        zero_prob: float,
         bounds: Any,
         columns: Columns = None,
         clip: bool = False,
+        resolution: Any = None,
     ) -> None:
         self.lam = check_positive(lam, "lam")
-        self.delta = check_probability(delta, "delta")
+        self.zero_prob = check_probability(zero_prob, "zero_prob")
+        res_map = None
         if isinstance(bounds, Mapping):
             if columns is not None and list(columns) != list(bounds):
                 raise ValidationError(
@@ -175,33 +215,71 @@ class ZILMechanism:
             raise ValidationError(f"columns: {self.columns!r} has repeated entries")
         self.bounds = check_bounds(bounds, n_cols)
         self.clip = bool(clip)
+        if isinstance(resolution, Mapping):
+            keys = list(resolution)
+            if self.columns is None or sorted(map(str, keys)) != sorted(map(str, self.columns)):
+                raise ValidationError(
+                    f"resolution: keys {keys!r} must be the noised columns {self.columns!r}"
+                )
+            res_map = {str(k): v for k, v in resolution.items()}
+            resolution = [res_map[str(c)] for c in self.columns]
+        self.resolution = self._check_resolution(resolution)
+        self._check_float_range()
+
+    def _check_resolution(self, resolution: Any) -> np.ndarray | None:
+        if resolution is None:
+            return None
+        k = self.bounds.shape[0]
+        res = np.broadcast_to(np.asarray(resolution, dtype=float), (k,)).copy()
+        if not np.all(np.isfinite(res)) or not np.all(res > 0):
+            raise ValidationError(
+                f"resolution: {resolution!r} must be finite steps > 0, one per noised column"
+            )
+        return res
+
+    def _check_float_range(self) -> None:
+        """Refuse settings whose noise or output grid leaves the float range, up front."""
+        ranges = self.bounds[:, 1] - self.bounds[:, 0]
+        scale = self.lam * ranges
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            widest = np.max(np.abs(self.bounds), axis=1) + 1e3 * scale
+            grid = output_grid(scale) if np.all(np.isfinite(scale) & (scale > 0)) else scale
+            steps = widest / grid
+        if not (np.all(np.isfinite(widest)) and np.all(np.isfinite(steps)) and np.all(grid > 0)):
+            raise ValidationError(
+                f"lam: {self.lam:g} with these bounds puts the released values or their "
+                "output grid outside the float range; use a lam and bounds of ordinary size"
+            )
 
     @classmethod
     def calibrate(
         cls,
         epsilon: float,
-        target_delta: float,
         delta: float,
+        zero_prob: float,
         bounds: Any,
-        level: Literal["individual", "attribute"] = "individual",
+        unit: Literal["individual", "attribute"] = "individual",
         columns: Columns = None,
         clip: bool = False,
+        resolution: Any = None,
     ) -> ZILMechanism:
-        """The mechanism with the least noise that is (epsilon, target_delta)-DP (Thm 3.3 recipe).
+        """The mechanism with the least noise that is (epsilon, delta)-DP (Thm 3.3 recipe).
 
-        Solves ``delta_tilde_{c', delta}(epsilon) = target_delta`` for c', then sets
-        ``lam = diam / c'`` with diam the box diameter (``level="individual"``) or the largest
-        column range (``"attribute"``). One noised column uses the exact Laplace profile.
+        Solves ``delta_tilde_{c', zero_prob}(epsilon) = delta`` for c', then sets
+        ``lam = sqrt(|J|) / c'`` (``unit="individual"``: whole records, DP/LDP) or
+        ``lam = 1 / c'`` (``"attribute"``: one attribute, ADP/LADP), the diameters of the
+        unit cube each column's box is mapped to. One noised column uses the exact Laplace
+        profile.
         """
         check_epsilon(epsilon)
-        tmp = cls(1.0, delta, bounds, columns=columns, clip=clip)
-        lam = calibrate_lam(epsilon, target_delta, tmp.delta, tmp.bounds, level=level)
-        return cls(lam, delta, bounds, columns=columns, clip=clip)
+        tmp = cls(1.0, zero_prob, bounds, columns=columns, clip=clip)
+        lam = calibrate_lam(epsilon, delta, tmp.zero_prob, tmp.bounds.shape[0], unit=unit)
+        return cls(lam, zero_prob, bounds, columns=columns, clip=clip, resolution=resolution)
 
     @property
     def guarantee(self) -> ZILGuarantee:
-        """Privacy guarantee of a release by this mechanism (individual and attribute level)."""
-        return ZILGuarantee(lam=self.lam, delta=self.delta, bounds=self.bounds)
+        """Privacy guarantee of a release by this mechanism (individual and attribute unit)."""
+        return ZILGuarantee(self.lam, self.zero_prob, self.bounds.shape[0])
 
     def _resolve_columns(self, names: list[str], d: int) -> np.ndarray:
         if self.columns is None:
@@ -236,8 +314,9 @@ class ZILMechanism:
         """Release ``X`` (array or DataFrame) once: Algorithm 1, steps 1 and 2.
 
         ``rng=None`` draws from a secure generator (:func:`privest.make_rng`); pass a
-        seeded one only for experiments. ``ids`` (one per record, optional) are published
-        with the records so that a store can refuse to release a record twice.
+        seeded one only for experiments. ``ids`` (one per record, optional; whole numbers
+        or text, see :func:`~privest.release.ids.canonical_ids`) are published with the
+        records so that a store can refuse to release a record twice.
         """
         if isinstance(X, pd.DataFrame):
             names = [str(c) for c in X.columns]
@@ -248,37 +327,42 @@ class ZILMechanism:
         names = names or [f"x{j}" for j in range(d)]
         cols = self._resolve_columns(names, d)
         if ids is not None:
-            ids = np.asarray(ids).astype(str)
-            if ids.shape != (n,):
-                raise ValidationError(f"ids: shape {ids.shape}; expected one id per record ({n},)")
-            if np.unique(ids).size != n:
-                raise ValidationError("ids: contains duplicates; each record needs its own id")
+            ids, _ = canonical_ids(ids, n)
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
         all_cols = cols.size == d and bool(np.all(cols == np.arange(d)))
         sub = x if all_cols else x[:, cols]
-        n_out = np.zeros(cols.size, dtype=np.int64)
         if np.any(sub.min(axis=0) < lo) or np.any(sub.max(axis=0) > hi):
-            n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
             if not self.clip:
-                j = int(np.argmax(n_out > 0))
-                row = int(np.argmax((sub[:, j] < lo[j]) | (sub[:, j] > hi[j])))
+                n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
+                bad = [names[cols[j]] for j in np.flatnonzero(n_out)]
                 raise BoundsError(
-                    f"X: column {names[cols[j]]!r} has {int(n_out[j])} values outside its "
-                    f"bounds [{lo[j]:g}, {hi[j]:g}] (first: {sub[row, j]:g} at row {row}); "
-                    "widen the public bounds or pass clip=True to clip them (the count is "
-                    "reported)"
+                    f"X: columns {bad} have values outside their public bounds; widen the "
+                    "bounds or pass clip=True to clip them"
                 )
             sub = np.clip(sub, lo, hi)
         gen = resolve_rng(rng)
-        grid = output_grid(self.lam)
-        # Step 1: X1 = X + Z on the noised columns, Z ~ ZIL(delta, lam^2 I).
-        z, _ = sample_zil(n, cols.size, self.lam, self.delta, gen)
+        ranges = hi - lo
+        grid = output_grid(self.lam * ranges)
+        # Step 1: X1 = X + Z on the noised columns, Z ~ ZIL(zero_prob, lam^2 D^2): the unit
+        # cube's ZIL(zero_prob, lam^2 I) noise mapped back by the ranges D.
+        z, _ = sample_zil(n, cols.size, self.lam, self.zero_prob, gen)
+        z *= ranges
         z += sub
-        _snap(z, grid)
-        # Step 2: X2 = X1 + S, S ~ SL(delta lam^2 I) (post-processing of X1).
-        s = sample_sl(n, cols.size, self.lam * math.sqrt(self.delta), gen)
+        if self.resolution is None:
+            _snap(z, grid)
+        else:  # every X1 on the public grid, noised or not (post-processing)
+            z /= self.resolution
+            np.rint(z, out=z)
+            z *= self.resolution
+        # Step 2: X2 = X1 + S, S ~ SL(zero_prob lam^2 D^2) (post-processing of X1).
+        s = sample_sl(n, cols.size, self.lam * math.sqrt(self.zero_prob), gen)
+        s *= ranges
         s += z
         _snap(s, grid)
+        if not (np.isfinite(z).all() and np.isfinite(s).all()):
+            raise ValidationError(
+                "lam: the noise overflowed the float range; use a smaller lam or tighter bounds"
+            )
         if all_cols:
             x1, x2 = z, s
         else:
@@ -290,17 +374,17 @@ class ZILMechanism:
             x1=x1,
             x2=x2,
             lam=self.lam,
-            delta=self.delta,
+            zero_prob=self.zero_prob,
             bounds=self.bounds.copy(),
             columns=cols,
             column_names=tuple(names),
-            rng_kind=rng_kind(gen),
-            n_clipped={names[c]: int(k) for c, k in zip(cols, n_out, strict=True)},
+            randomness=rng_kind(gen),
             ids=ids,
+            resolution=None if self.resolution is None else self.resolution.copy(),
         )
 
     def __repr__(self) -> str:
         return (
-            f"ZILMechanism(lam={self.lam:.6g}, delta={self.delta:.4g}, "
+            f"ZILMechanism(lam={self.lam:.6g}, zero_prob={self.zero_prob:.4g}, "
             f"columns={self.columns!r}, clip={self.clip})"
         )
