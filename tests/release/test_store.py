@@ -1,4 +1,8 @@
-"""The append-only release store: round trips, appends, duplicates, crash safety (spec 11.12)."""
+"""The append-only release store: round trips, appends, duplicates, crash safety.
+
+docs/zil-release.md, "The release store"; paper 000, Sec. 5 (versatility: a release is
+fixed, new records are appended).
+"""
 
 import json
 import os
@@ -16,7 +20,7 @@ def _release(n, seed, ids=None):
     df = pd.DataFrame(
         {"a": rng.uniform(0, 1, n), "b": rng.uniform(-1, 1, n), "y": rng.normal(size=n)}
     )
-    mech = pv.ZILMechanism(lam=0.7, delta=0.1, bounds={"a": (0, 1), "b": (-1, 1)})
+    mech = pv.ZILMechanism(lam=0.7, zero_prob=0.1, bounds={"a": (0, 1), "b": (-1, 1)})
     return mech.release(df, rng=pv.make_rng(seed), ids=ids)
 
 
@@ -29,11 +33,11 @@ def test_round_trip_keeps_every_value_and_parameter(tmp_path):
     np.testing.assert_array_equal(back.ids, rel.ids)
     np.testing.assert_array_equal(back.columns, rel.columns)
     np.testing.assert_array_equal(back.bounds, rel.bounds)
-    assert (back.lam, back.delta, back.column_names, back.rng_kind) == (
+    assert (back.lam, back.zero_prob, back.column_names, back.randomness) == (
         rel.lam,
-        rel.delta,
+        rel.zero_prob,
         rel.column_names,
-        rel.rng_kind,
+        rel.randomness,
     )
     meta = json.loads((tmp_path / "s" / "manifest.json").read_text())
     assert meta["guarantee"]["type"] == "ZILGuarantee"
@@ -56,14 +60,14 @@ def test_append_leaves_earlier_records_untouched(tmp_path):
 
 def test_a_released_record_is_refused(tmp_path):
     _release(20, 4, ids=[f"r{i}" for i in range(20)]).save(tmp_path / "s")
-    with pytest.raises(pv.DuplicateRecordError, match="1 records were already released.*'r19'"):
+    with pytest.raises(pv.DuplicateRecordError, match="already released.*'r19'"):
         _release(5, 5, ids=[f"r{i}" for i in range(19, 24)]).save(tmp_path / "s", append=True)
     assert pv.load_release(tmp_path / "s").n == 20
 
 
 def test_append_needs_the_same_mechanism(tmp_path):
     _release(10, 6).save(tmp_path / "s")
-    other = pv.ZILMechanism(lam=0.9, delta=0.1, bounds={"a": (0, 1), "b": (-1, 1)}).release(
+    other = pv.ZILMechanism(lam=0.9, zero_prob=0.1, bounds={"a": (0, 1), "b": (-1, 1)}).release(
         pd.DataFrame({"a": [0.5], "b": [0.0], "y": [1.0]}), rng=pv.make_rng(7)
     )
     with pytest.raises(pv.StoreError, match="lam"):
@@ -96,14 +100,21 @@ def test_interrupted_append_leaves_the_previous_state(tmp_path, monkeypatch):
     assert pv.load_release(tmp_path / "s").n == 15
 
 
-def test_interrupted_create_leaves_nothing(tmp_path, monkeypatch):
+def test_interrupted_create_leaves_no_released_data(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(store_mod.os, "rename", fail)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(store_mod.os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
         _release(10, 13).save(tmp_path / "s")
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    leftovers = [p.name for p in (tmp_path / "s").rglob("*") if p.is_file()]
+    assert leftovers == [".lock"]  # no part, no temporary, no hidden folder elsewhere
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]
+    with pytest.raises(pv.StoreError, match="no release store"):
+        pv.load_release(tmp_path / "s")
+    _release(10, 13).save(tmp_path / "s")  # the retry takes the abandoned folder over
+    assert pv.load_release(tmp_path / "s").n == 10
 
 
 def test_tampered_part_is_detected(tmp_path):
