@@ -1,16 +1,19 @@
 """Gaussian mechanism calibration and local-DP guarantees (paper 004, Sec. 3 and App. B).
 
-* :func:`classic_gaussian_sigma`: Dwork and Roth (2014, Thm A.1),
-  sigma = Delta * sqrt(2 log(1.25/delta)) / epsilon, the calibration used by paper 004
-  (sigma^2 = 8 log(1.25/delta) R^2 / eps_x^2 with Delta = 2R). It is proven for
-  epsilon < 1 only (spec iwp_sgd.md, A3).
-* :func:`analytic_gaussian_sigma`: the smallest sigma whose exact profile delta(eps) (Balle
-  and Wang 2018, Thm 8) is <= delta, valid for every epsilon.
+One calibration entry point, :func:`gaussian_sigma` ``(epsilon, delta, sensitivity,
+calibration)``, used by the whole library (the Gaussian mechanism, ePTR, the release of
+paper 004):
 
-Both go through :func:`gaussian_sigma` (conventions ``"dwork_roth"``, ``"paper_eq3"`` of
-paper 001, ``"analytic"``) and :func:`gaussian_delta`, the exact profile, used by the whole
-library (the Gaussian mechanism of :mod:`privest.mechanisms.gaussian`, ePTR, paper 004's
-release).
+* ``"classic"``: sigma = Delta sqrt(2 log(1.25/delta)) / epsilon (Dwork and Roth 2014,
+  Thm A.1), the calibration of papers 001 and 004 (paper 004: sigma^2 = 8 log(1.25/delta)
+  R^2 / eps_x^2 with Delta = 2R). Proven for epsilon <= 1 only, so every caller checks it
+  against the exact profile (:func:`require_gaussian_dp`).
+* ``"analytic"``: the smallest sigma whose exact profile delta(eps) (Balle and Wang 2018,
+  Thm 8) is <= delta, valid for every epsilon.
+* ``"paper_eq3"``: (2/eps) sqrt(ln(1.25/delta)) Delta, paper 001's eq. 3 (sqrt 2 times the
+  classic one; kept for the reproductions).
+
+:func:`gaussian_delta` is the exact profile.
 * :class:`GaussianRRGuarantee`: the exact profile of the release of paper 004 (Gaussian
   noise on the features, randomized response on the label), and :class:`LocalDP`, the
   (epsilon, delta)-LDP label it advertises.
@@ -27,47 +30,52 @@ from scipy.special import log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.errors import PrivacyParameterError, ValidationError
-from privest.validation import check_delta, check_epsilon, check_positive, check_probability
+from privest.validation import check_epsilon, check_positive, check_probability
 
 __all__ = [
-    "Convention",
+    "CALIBRATIONS",
+    "Calibration",
     "GaussianRRGuarantee",
     "LocalDP",
-    "analytic_gaussian_sigma",
-    "calibrate_gaussian_sigma",
+    "LatticeGaussianGuarantee",
     "c_delta",
-    "classic_gaussian_sigma",
+    "discrete_gaussian_delta",
     "gaussian_delta",
     "gaussian_sigma",
     "require_gaussian_dp",
 ]
 
-Convention = Literal["dwork_roth", "paper_eq3", "analytic"]
+Calibration = Literal["classic", "analytic", "paper_eq3"]
+CALIBRATIONS: tuple[str, ...] = ("classic", "analytic", "paper_eq3")
 
 
 def c_delta(delta: float) -> float:
-    """c_delta = sqrt(2 ln(1.25/delta)) (spec 0); 3.107511 at delta = 0.01."""
+    """c_delta = sqrt(2 ln(1.25/delta)) (Dwork and Roth 2014, Thm A.1); 3.107511 at 0.01."""
     delta = check_probability(delta, "delta")
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
 def gaussian_sigma(
-    sensitivity: float, epsilon: float, delta: float, convention: Convention = "dwork_roth"
+    epsilon: float, delta: float, sensitivity: float, calibration: Calibration = "classic"
 ) -> float:
-    """Noise sd of the Gaussian mechanism for L2 ``sensitivity`` at (epsilon, delta)."""
-    sens = check_positive(sensitivity, "sensitivity")
+    """Noise sd of the Gaussian mechanism for L2 ``sensitivity`` at (epsilon, delta).
+
+    ``calibration`` is ``"classic"``, ``"analytic"`` or ``"paper_eq3"`` (module docstring).
+    ``delta`` must be in (0, 1).
+    """
     eps = check_epsilon(epsilon)
-    if convention == "dwork_roth":
-        return sens * c_delta(delta) / eps
-    if convention == "analytic":
-        dlt = check_probability(delta, "delta")
+    dlt = check_probability(delta, "delta")
+    sens = check_positive(sensitivity, "sensitivity")
+    if calibration == "classic":
+        return sens * c_delta(dlt) / eps
+    if calibration == "analytic":
         f = lambda log_s: gaussian_delta(eps, sens, math.exp(log_s)) - dlt  # noqa: E731
         lo, hi = math.log(sens) - 10.0, math.log(sens * c_delta(dlt) / eps) + 5.0
         return math.exp(optimize.brentq(f, lo, hi, xtol=1e-12)) * (1 + 1e-9)
-    if convention == "paper_eq3":
-        return 2.0 / eps * math.sqrt(math.log(1.25 / check_probability(delta, "delta"))) * sens
+    if calibration == "paper_eq3":
+        return 2.0 / eps * math.sqrt(math.log(1.25 / dlt)) * sens
     raise ValidationError(
-        f"convention: {convention!r} is not accepted; use 'dwork_roth', 'paper_eq3' or 'analytic'"
+        f"calibration: {calibration!r} is not accepted; use one of {', '.join(CALIBRATIONS)}"
     )
 
 
@@ -103,37 +111,6 @@ def require_gaussian_dp(
             f"2018, Thm 8); {remedy}"
         )
     return exact
-
-
-def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """sigma = Delta sqrt(2 log(1.25/delta)) / epsilon (Dwork and Roth 2014, Thm A.1)."""
-    return gaussian_sigma(sensitivity, epsilon, _positive_delta(delta), "dwork_roth")
-
-
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP (Balle-Wang 2018)."""
-    return gaussian_sigma(sensitivity, epsilon, _positive_delta(delta), "analytic")
-
-
-def _positive_delta(delta: float) -> float:
-    delta = check_delta(delta)
-    if delta == 0:
-        raise PrivacyParameterError("delta: 0 is out of range; the Gaussian mechanism needs > 0")
-    return delta
-
-
-def calibrate_gaussian_sigma(
-    epsilon: float, delta: float, sensitivity: float, calibration: str = "classic"
-) -> float:
-    """Dispatch to :func:`classic_gaussian_sigma` or :func:`analytic_gaussian_sigma`."""
-    if calibration == "classic":
-        return classic_gaussian_sigma(epsilon, delta, sensitivity)
-    if calibration == "analytic":
-        return analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    raise ValidationError(
-        f"calibration: {calibration!r} is unknown; accepted: 'classic' (paper 004, default), "
-        "'analytic' (Balle and Wang 2018)"
-    )
 
 
 _profile = np.vectorize(gaussian_delta, otypes=[float])
@@ -182,4 +159,68 @@ class GaussianRRGuarantee(Guarantee):
             "sigma": self.sigma,
             "sensitivity": self.sensitivity,
             "epsilon_y": self.epsilon_y,
+        }
+
+
+def discrete_gaussian_delta(epsilon: float, shift: int, sigma2: float) -> float:
+    """Exact delta(eps) between N_Z(0, sigma2) and N_Z(shift, sigma2) on the integers.
+
+    delta = sum_k max(0, p(k) - e^eps p(k - shift)), with p(k) proportional to
+    exp(-k^2 / (2 sigma2)) (Canonne, Kamath and Steinke 2020, Thm. 7), summed over
+    |k| <= 40 sigma + shift (the rest weighs below exp(-800)). ``shift`` is an integer
+    (the largest change of the released integer between neighbours).
+    """
+    shift = int(abs(shift))
+    if shift == 0:
+        return max(0.0, -math.expm1(epsilon))
+    sigma = math.sqrt(sigma2)
+    top = int(math.ceil(40.0 * sigma)) + shift
+    k = np.arange(-top, top + 1, dtype=float)
+    log_w = -(k * k) / (2.0 * sigma2)
+    log_z = float(np.logaddexp.reduce(log_w))
+    # log p(k - shift) - log p(k) = (2 k shift - shift^2) / (2 sigma2)
+    ratio = epsilon + (2.0 * k * shift - shift * shift) / (2.0 * sigma2)
+    terms = np.exp(log_w - log_z) * -np.expm1(np.minimum(ratio, 0.0))
+    return float(max(0.0, np.sum(terms[ratio < 0])))
+
+
+class LatticeGaussianGuarantee(Guarantee):
+    """The guarantee of discrete Gaussian noise on a lattice (see ``mechanisms.lattice``).
+
+    In grid units: variance ``sigma2``, and the largest change of the released integer
+    vector between neighbours, ``shift`` (an integer for one coordinate; an L2 bound for
+    ``dims`` > 1). One coordinate: the exact profile (:func:`discrete_gaussian_delta`).
+    Several: rho-zCDP with rho = shift^2 / (2 sigma2) and its tight conversion
+    (:mod:`privest.accounting.zcdp`), a valid upper bound on the exact profile.
+    """
+
+    def __init__(self, sigma2: float, shift: float, dims: int = 1):
+        self.sigma2 = check_positive(sigma2, "sigma2")
+        self.shift = float(shift)
+        self.dims = int(dims)
+        self.zcdp_rho = self.shift**2 / (2.0 * self.sigma2)
+        kind = "exact" if self.dims == 1 else "zCDP bound"
+        self.label = (
+            f"discrete Gaussian (shift/sigma = {self.shift / math.sqrt(self.sigma2):.4g}, "
+            f"{self.dims} dim, {kind})"
+        )
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        from privest.accounting.zcdp import zcdp_delta
+
+        if self.dims == 1:
+            fn = lambda e: discrete_gaussian_delta(e, int(self.shift), self.sigma2)  # noqa: E731
+        else:
+            fn = lambda e: zcdp_delta(self.zcdp_rho, e)  # noqa: E731
+        e = np.asarray(epsilon, dtype=float)
+        out = np.vectorize(fn, otypes=[float])(e)
+        return float(out) if out.ndim == 0 else out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "sigma2": self.sigma2,
+            "shift": self.shift,
+            "dims": self.dims,
+            "zcdp_rho": self.zcdp_rho,
         }

@@ -31,7 +31,10 @@ from scipy.special import expit, log_expit, log_ndtr, ndtr
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
 from privest.errors import ValidationError
+from privest.mechanisms.base import Mechanism
 from privest.mechanisms.gaussian import c_delta
+from privest.mechanisms.lattice import LatticeGaussian, lattice_gaussian
+from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -68,16 +71,25 @@ def release_probability(gamma: float | np.ndarray, epsilon: float, delta: float)
     return expit(epsilon * (np.asarray(gamma, dtype=float) - m) / 2.0)
 
 
-def eptr_noise_scale(alpha: float, epsilon: float, delta: float) -> float:
-    """sigma = 2 alpha c_delta / eps: the classical Gaussian calibration at budget eps/2."""
-    return 2.0 * check_positive(alpha, "alpha") * c_delta(delta) / check_epsilon(epsilon)
+def eptr_noise_scale(alpha: float, epsilon: float, delta: float, dim: int = 1) -> float:
+    """The sd of the Gaussian step: the classical calibration at budget eps/2, 2 alpha
+    c_delta / eps, on the float-safe lattice (docs/randomness.md), where it grows only if
+    the lattice's exact (one coordinate) or zCDP (``dim`` > 1) accounting needs it."""
+    check_positive(alpha, "alpha")
+    return _eptr_gaussian(alpha, check_epsilon(epsilon), delta, dim).sigma
+
+
+def _eptr_gaussian(alpha: float, epsilon: float, delta: float, dim: int) -> LatticeGaussian:
+    """The Gaussian step of Algorithm 2 at (eps/2, delta) with L2 sensitivity alpha."""
+    return lattice_gaussian(epsilon / 2.0, delta, alpha, dim, "classic")
 
 
 def check_eptr_parameters(epsilon: float, delta: float) -> tuple[float, float]:
     """Validate (eps, delta) and that the Gaussian step at eps/2 really is (eps/2, delta)-DP.
 
     The classical calibration is proven for eps/2 <= 1 only; the exact hockey-stick
-    divergence shows it holds up to eps/2 ~ 6.77 at delta = 0.01 (spec 1.4). Beyond that the
+    divergence shows it holds up to eps/2 ~ 6.77 at delta = 0.01 (docs/eptr.md, "Notes,
+    errata and choices"). Beyond that the
     release would not meet its guarantee, so this raises :class:`PrivacyParameterError`.
     """
     eps = check_epsilon(epsilon)
@@ -91,49 +103,6 @@ def check_eptr_parameters(epsilon: float, delta: float) -> tuple[float, float]:
         "use a smaller epsilon",
     )
     return eps, dlt
-
-
-# Squared norms in [_SQ_LO, _SQ_HI] are exact to a few ulps when summed directly; outside it the
-# sum may have overflowed (or underflowed), and the norm is recomputed in scaled form.
-_SQ_HI = 1e290
-_SQ_LO = 1e-290
-
-
-def project_rows(X: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Scale factors of the record-wise L2 projection Pi_R(x) = R x / max(||x||, R) (spec 0).
-
-    Returns ``(scale, outside)``: ``scale[i] = min(1, R/||x_i||)`` and the boolean mask of the
-    rows that were outside the ball. Multiply rows by ``scale`` to project; the radius is public,
-    so neighbouring datasets stay neighbours. Norms are overflow-safe: rows whose squared norm
-    leaves the float range are rescaled by their largest entry, so a row of norm 1e200 is
-    projected onto the sphere. Raises :class:`ValidationError` if an entry is NaN or inf.
-    """
-    sq = np.einsum("ij,ij->i", X, X)
-    odd = ~(sq <= _SQ_HI)  # overflow, inf or NaN
-    if radius * radius < 1e3 * _SQ_LO:  # only then can an underflowed row lie outside the ball
-        odd |= sq < _SQ_LO
-    norms = np.sqrt(sq)
-    outside = norms > radius
-    scale = np.ones(X.shape[0])
-    scale[outside] = radius / norms[outside]
-    if odd.any():
-        rows = X[odd]
-        if not np.all(np.isfinite(rows)):
-            raise ValidationError(
-                "X: contains NaN or inf; every record must be finite to be projected"
-            )
-        big = np.max(np.abs(rows), axis=1)
-        unit = np.zeros_like(big)  # ||x|| / max|x_j|, in [1, sqrt(p)] (0 for a zero row)
-        nz = big > 0
-        unit_rows = rows[nz] / big[nz, None]
-        unit[nz] = np.sqrt(np.einsum("ij,ij->i", unit_rows, unit_rows))
-        with np.errstate(over="ignore"):  # a norm beyond the float range is inf: outside
-            out = unit * big > radius
-        s_odd = np.ones(rows.shape[0])
-        s_odd[out] = (radius / big[out]) / unit[out]
-        outside[odd] = out
-        scale[odd] = s_odd
-    return scale, outside
 
 
 def resolve_bottom(bottom: Bottom, dim: int | None) -> Callable[[np.random.Generator], Any]:
@@ -165,14 +134,15 @@ def eptr_noise(
     rng: np.random.Generator,
     dim: int | None = None,
 ) -> np.ndarray:
-    """Step 4 of Algorithm 2: theta_hat + sigma zeta, sigma = 2 alpha c_delta / eps.
+    """Step 4 of Algorithm 2: theta_hat + sigma zeta on the float-safe lattice
+    (:func:`eptr_noise_scale`).
 
     ``dim`` is the public output dimension p; when given, theta_hat must have shape (p,).
     """
     theta = np.asarray(theta_hat, dtype=float)
     if dim is not None and theta.shape != (dim,):
         raise ValidationError(f"theta_hat: has shape {theta.shape}; expected ({dim},)")
-    return theta + eptr_noise_scale(alpha, epsilon, delta) * rng.standard_normal(theta.shape)
+    return _eptr_gaussian(alpha, epsilon, delta, theta.size).release(theta, rng)
 
 
 def eptr_step(
@@ -205,7 +175,7 @@ def eptr_pair_divergence(
     delta: float,
     noise_scale: float | None = None,
 ) -> float:
-    """Exact hockey-stick divergence H_{e^eps}(ePTR(X) || ePTR(X')) (spec 10.6).
+    """Exact hockey-stick divergence H_{e^eps}(ePTR(X) || ePTR(X')) (of Algorithm 2's output).
 
     With q, q' the release probabilities, D = ||theta_hat(X) - theta_hat(X')||, s the noise sd
     and e* = eps + ln(q'/q):
@@ -251,7 +221,7 @@ class EPTRRelease:
         return f"nothing released (bottom output {self.output!r}) under {self.guarantee}"
 
 
-class EPTR:
+class EPTR(Mechanism):
     """Algorithm 2 of paper 001 around any estimator and alpha-safety lower bound.
 
     Parameters
@@ -294,8 +264,13 @@ class EPTR:
         self.dim = dim
         self._bottom = resolve_bottom(bottom, dim)
         self.threshold = ptr_threshold(self.epsilon, self.delta)
-        self.noise_scale = eptr_noise_scale(self.alpha, self.epsilon, self.delta)
-        self.guarantee = ApproxDP(self.epsilon, self.delta)
+        self.noise_scale = eptr_noise_scale(self.alpha, self.epsilon, self.delta, dim or 1)
+        self._guarantee = ApproxDP(self.epsilon, self.delta)
+
+    @property
+    def guarantee(self) -> ApproxDP:
+        """The (epsilon, delta) guarantee of one release, known before any data."""
+        return self._guarantee
 
     def _raw_estimate(self, data: Any) -> np.ndarray:
         theta = np.atleast_1d(np.asarray(self.estimator(data), dtype=float))

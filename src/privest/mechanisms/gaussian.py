@@ -1,70 +1,100 @@
-"""Gaussian mechanism with global L2 sensitivity (paper 001, eq. 3; baseline B0 of the ePTR spec).
+"""Gaussian mechanism with global L2 sensitivity (paper 001, eq. 3; baseline B0 of paper 001).
 
-``gaussian_sigma`` gives the noise scale for an (eps, delta) target:
-
-* ``"dwork_roth"``: sigma = Delta c_delta / eps with c_delta = sqrt(2 ln(1.25/delta)), the
-  classical calibration (Dwork and Roth, Thm A.1). It is proven for eps <= 1 only; the exact
-  hockey-stick check :func:`gaussian_delta` shows it still holds up to eps ~ 6.77 at
-  delta = 0.01, and :class:`GaussianMechanism` refuses settings where it does not hold.
-* ``"paper_eq3"``: sigma = (2/eps) sqrt(ln(1.25/delta)) Delta, the paper's eq. 3, which is
-  sqrt(2) times the classical one (conservative).
-* ``"analytic"``: the smallest sigma whose exact delta(eps) is <= delta (Balle and Wang 2018,
-  the analytic Gaussian mechanism); valid at every eps.
-
-:func:`gaussian_delta` is the exact privacy profile of the Gaussian mechanism (Balle and Wang
-2018, Thm 8): delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D).
+``value + noise`` with the noise of :class:`~privest.mechanisms.lattice.LatticeGaussian`:
+discrete Gaussian on a public power-of-two grid, sampled exactly, so no output betrays the
+low-order bits of ``value`` (docs/randomness.md). ``calibration`` (``"analytic"`` by
+default, ``"classic"``, ``"paper_eq3"``) sets the continuous sigma the grid is built
+around; the guarantee is then checked on the lattice itself: the exact profile for one
+coordinate (Canonne, Kamath and Steinke 2020, Thm. 7), the zCDP bound for several.
+:func:`gaussian_delta` is the exact profile of the continuous mechanism (Balle and Wang
+2018, Thm 8), used to check the continuous calibrations.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import (
-    Convention,
+    Calibration,
+    LatticeGaussianGuarantee,
     c_delta,
     gaussian_delta,
     gaussian_sigma,
     require_gaussian_dp,
 )
-from privest.rng import resolve_rng
+from privest.errors import ValidationError
+from privest.mechanisms.base import Mechanism
+from privest.mechanisms.lattice import lattice_gaussian
+from privest.mechanisms.released import PrivateValue
+from privest.rng import resolve_rng, rng_kind
 from privest.validation import check_epsilon, check_positive, check_probability
 
 __all__ = ["GaussianMechanism", "c_delta", "gaussian_delta", "gaussian_sigma"]
 
 
-class GaussianMechanism:
-    """Release ``value + N(0, sigma^2 I)`` with sigma calibrated to a global L2 sensitivity.
+class GaussianMechanism(Mechanism):
+    """Release ``value + noise`` with Gaussian noise calibrated to a global L2 sensitivity.
 
     Parameters are public: ``sensitivity`` must bound ||f(X) - f(X')|| over all neighbours
-    (for a projected estimator, the diameter of the range). Raises
-    :class:`PrivacyParameterError` if the calibrated sigma does not meet (eps, delta) by the
-    exact hockey-stick divergence (possible for the classical calibration at large eps).
+    (for a projected estimator, the diameter of the range); ``dims`` is the length of the
+    released vector (public; one coordinate gets the exact accounting). ``calibration``
+    ``"classic"`` or ``"paper_eq3"`` raise :class:`PrivacyParameterError` where their
+    continuous sigma is not (eps, delta)-DP by the exact hockey-stick divergence.
+    ``.guarantee`` is the lattice's exact guarantee: its delta at ``epsilon`` is at most
+    ``delta``.
     """
 
     def __init__(
         self,
-        sensitivity: float,
         epsilon: float,
         delta: float,
-        convention: Convention = "dwork_roth",
+        sensitivity: float,
+        calibration: Calibration = "analytic",
+        dims: int = 1,
     ):
-        self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_probability(delta, "delta")
-        self.sigma = gaussian_sigma(self.sensitivity, self.epsilon, self.delta, convention)
+        self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.calibration = calibration
+        continuous = gaussian_sigma(self.epsilon, self.delta, self.sensitivity, calibration)
         require_gaussian_dp(
             self.epsilon,
             self.delta,
             self.sensitivity,
-            self.sigma,
-            f"epsilon: {self.epsilon} is too large for the {convention} Gaussian calibration: "
-            f"sigma={self.sigma:.4g}",
-            "use a smaller epsilon",
+            continuous,
+            f"epsilon: {self.epsilon} is too large for the {calibration} Gaussian calibration: "
+            f"sigma={continuous:.4g}",
+            "use calibration='analytic' or a smaller epsilon",
         )
-        self.guarantee = ApproxDP(self.epsilon, self.delta)
+        if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
+            raise ValidationError(f"dims: {dims!r} must be a positive integer")
+        self.dims = int(dims)
+        self._noise = lattice_gaussian(
+            self.epsilon, self.delta, self.sensitivity, self.dims, calibration
+        )
+        self.sigma = self._noise.sigma
 
-    def release(self, value: np.ndarray | float, rng: np.random.Generator | int | None = None):
-        """Return ``value`` plus iid N(0, sigma^2) noise in every coordinate."""
+    @property
+    def guarantee(self) -> LatticeGaussianGuarantee:
+        """The exact guarantee of the lattice noise (delta(epsilon) <= ``delta``)."""
+        return self._noise.guarantee
+
+    def release(self, value: Any, rng: np.random.Generator | int | None = None) -> PrivateValue:
+        """``value`` (the exact query answer f(X), ``dims`` numbers) plus the noise."""
+        gen = resolve_rng(rng)
         v = np.asarray(value, dtype=float)
-        return v + self.sigma * resolve_rng(rng).standard_normal(v.shape)
+        if v.size != self.dims:
+            raise ValidationError(
+                f"value: has {v.size} entries; the mechanism has dims={self.dims}"
+            )
+        noisy = self._noise.release(v, gen)
+        return PrivateValue(noisy, self.guarantee, "gaussian", rng_kind(gen))
+
+    def __repr__(self) -> str:
+        return (
+            f"GaussianMechanism(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"sensitivity={self.sensitivity:g}, calibration={self.calibration!r}, "
+            f"dims={self.dims})"
+        )

@@ -1,92 +1,58 @@
-"""The Laplace mechanism with global sensitivity (paper 002, Sec. 2 and 4.1; spec 1.4, 6.2).
+"""The Laplace mechanism with global sensitivity (paper 002, Sec. 2 and 4.1).
 
 ``f(x) + Lap(GS / eps)`` is eps-DP. The piecewise Laplace mechanism reduces to
-``Lap(2 GS / eps)`` when every piece has length GS (spec 2.5); both are available here
-(``LaplaceMechanism(..., epsilon=eps/2)`` is the latter, with its own eps/2 guarantee).
+``Lap(2 GS / eps)`` when every piece has length GS (Sec. 4.1); both are available here
+(``LaplaceLaw(..., epsilon=eps/2)`` is the latter, with its own eps/2 guarantee).
 
-Global sensitivities under swap neighbours with data in [a, b] (spec 5): median and any
-order statistic b - a; mean (b - a)/n; sum b - a; count 1; population variance
+Global sensitivities under swap neighbours with data in [a, b] (docs/piecewise-laplace.md,
+"Reaches of each statistic"): median and any order statistic b - a; mean (b - a)/n; sum
+b - a; count 1; population variance
 (b - a)^2 (n - 1)/n^2. The output is unbounded; :meth:`clamp` post-processes a release
 into the statistic's public range (free under DP, biased).
+
+Float safety: ``f`` is computed exactly (:mod:`privest.mechanisms.exact`) and the noise is
+discrete Laplace on a public power-of-two grid (:class:`~privest.mechanisms.lattice.
+LatticeLaplace`): exactly eps-DP, and no output is impossible under a neighbour. The
+``logpdf``, ``cdf`` and error functionals describe the continuous Laplace law of the same
+scale, which the lattice law matches to within one grid step (a relative 2^-20 of the scale).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism
-from privest.mechanisms.profiles import (
-    parse_statistic,
-    prepare_data,
-    quantile_rank,
-    variance_global_sensitivity,
-    variance_sup,
-)
+from privest.mechanisms.base import OutputLaw, StatisticMechanism
+from privest.mechanisms.exact import exact_statistic
+from privest.mechanisms.lattice import LatticeLaplace
 from privest.rng import resolve_rng
-from privest.validation import as_float_vector, check_epsilon, check_positive, check_probabilities
+from privest.validation import check_epsilon, check_positive, check_probabilities
 
-__all__ = ["LaplaceMechanism", "statistic_value"]
-
-
-def statistic_value(
-    x: Any, statistic: str, bounds: Any = None, *, q: float | None = None, clip: bool = False
-) -> tuple[float, float, tuple[float, float], int]:
-    """(f(x), GS, public range of f, number clipped) of a named statistic (module docstring)."""
-    name, q_spec = parse_statistic(statistic)
-    q = q_spec if q is None else q
-    if name == "count":
-        ind = as_float_vector(np.asarray(x, dtype=float), "indicators")
-        if not np.all((ind == 0) | (ind == 1)):
-            raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")
-        return float(ind.sum()), 1.0, (0.0, float(ind.size)), 0
-    if bounds is None:
-        raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
-    arr, a, b, clipped = prepare_data(x, bounds, clip)
-    n = arr.size
-    if name == "variance" and n < 2:
-        raise ValidationError("x: the variance needs at least 2 records (n is public)")
-    if name == "median":
-        return float(np.median(arr)), b - a, (a, b), clipped
-    if name == "quantile":
-        if q is None:
-            raise ValidationError("q: the quantile level is required, e.g. q=0.9")
-        m = quantile_rank(q, n)
-        return float(np.partition(arr, m - 1)[m - 1]), b - a, (a, b), clipped
-    if name == "mean":
-        return float(min(max(arr.mean(), a), b)), (b - a) / n, (a, b), clipped
-    if name == "sum":
-        return float(arr.sum()), b - a, (n * a, n * b), clipped
-    return (
-        float(np.var(arr)),
-        variance_global_sensitivity(n, a, b),
-        (0.0, variance_sup(n, a, b)),
-        clipped,
-    )
+__all__ = ["LaplaceLaw", "LaplaceMechanism"]
 
 
-class LaplaceMechanism(Mechanism):
+class LaplaceLaw(OutputLaw):
     """``value + Lap(sensitivity / epsilon)``: pure eps-DP when ``sensitivity`` is the GS."""
 
     def __init__(
         self,
-        value: float,
+        value: float | Fraction,
         sensitivity: float,
         epsilon: float,
         *,
         output_range: tuple[float, float] | None = None,
         statistic: str = "custom",
     ):
-        self.value = float(value)
-        if not math.isfinite(self.value):
-            raise ValidationError(f"value: {value!r} must be finite")
+        self.exact = Fraction(value)  # raises on NaN and inf
+        self.value = float(self.exact)
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.epsilon = check_epsilon(epsilon)
-        self.scale = self.sensitivity / self.epsilon
+        self.lattice = LatticeLaplace(self.epsilon, self.sensitivity)
+        self.scale = self.lattice.scale
         self.output_range = output_range
         self.statistic = statistic
         self.n_clipped = 0
@@ -99,13 +65,19 @@ class LaplaceMechanism(Mechanism):
         *,
         epsilon: float,
         bounds: Any = None,
-        q: float | None = None,
+        quantile: float | None = None,
         clip: bool = False,
-    ) -> LaplaceMechanism:
-        """Laplace with the statistic's global sensitivity (module docstring)."""
-        value, gs, rng, clipped = statistic_value(x, statistic, bounds, q=q, clip=clip)
-        mech = cls(value, gs, epsilon, output_range=rng, statistic=statistic)
-        mech.n_clipped = clipped
+    ) -> LaplaceLaw:
+        """Laplace with the statistic's global sensitivity, on the exact statistic."""
+        stat = exact_statistic(x, statistic, bounds, quantile=quantile, clip=clip)
+        mech = cls(
+            stat.exact,
+            stat.sensitivity,
+            epsilon,
+            output_range=stat.output_range,
+            statistic=statistic,
+        )
+        mech.n_clipped = stat.n_clipped
         return mech
 
     def logpdf(self, y: ArrayLike) -> np.ndarray:
@@ -117,9 +89,12 @@ class LaplaceMechanism(Mechanism):
         return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
 
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
+        """Draws on the lattice: ``g (round(f / g) + K)``, K discrete Laplace, f exact."""
         gen = resolve_rng(rng)
-        out = self.value + gen.laplace(0.0, self.scale, size)
-        return float(out) if size is None else out
+        n = 1 if size is None else int(np.prod(size))
+        center = round(self.exact / Fraction(self.lattice.step))
+        out = self.lattice.release_integer(center, gen, n)
+        return float(out[0]) if size is None else out.reshape(size)
 
     def clamp(self, y: ArrayLike) -> np.ndarray:
         """Post-processing: clip releases into the statistic's public range (if known)."""
@@ -149,4 +124,19 @@ class LaplaceMechanism(Mechanism):
         }
 
     def __repr__(self) -> str:
-        return f"LaplaceMechanism({self.statistic}, scale={self.scale:.4g}, eps={self.epsilon:g})"
+        return f"LaplaceLaw({self.statistic}, scale={self.scale:.4g}, eps={self.epsilon:g})"
+
+
+class LaplaceMechanism(StatisticMechanism):
+    """``f(x) + Lap(GS / eps)`` for a named statistic with its global sensitivity.
+
+    Pure eps-DP (paper 002, Sec. 2); the release is clipped into the statistic's public
+    range (post-processing). ``law(x)`` is the curator's :class:`LaplaceLaw`.
+    """
+
+    name = "laplace"
+
+    def law(self, x: Any) -> LaplaceLaw:
+        return LaplaceLaw.for_statistic(
+            x, self._spec, epsilon=self.epsilon, bounds=self.bounds, clip=self.clip
+        )

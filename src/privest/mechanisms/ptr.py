@@ -10,15 +10,19 @@ test passes with probability
 which is "D + Laplace(2/eps) > (2/eps) ln(1/delta)"; on a pass it outputs
 theta_hat + noise_multiplier (alpha/eps) c_delta zeta.
 
-Budget caveat (spec 2): the test spends eps/2 (pure) and the Gaussian step at multiplier 1
-spends (eps, delta), so Algorithm 1 as printed is (1.5 eps, 1.5 delta)-DP by basic composition,
-not (eps, delta). ``noise_multiplier=2`` puts the Gaussian step at (eps/2, delta), matching
+Budget caveat (docs/eptr.md, "Notes, errata and choices"): the test spends eps/2 (pure)
+and the Gaussian step at multiplier 1 spends (eps, delta), so Algorithm 1 as printed is
+(1.5 eps, 1.5 delta)-DP by basic composition, not (eps, delta). ``noise_multiplier=2`` puts
+the Gaussian step at (eps/2, delta), matching
 ePTR's budget: (eps, 1.5 delta)-DP. ``guarantee`` reports the composed budget honestly.
 
 The classical calibration sigma = alpha c_delta / eps' of the Gaussian step (eps' = eps /
 noise_multiplier) is proven for eps' <= 1 only, so the constructor checks it with the exact
 hockey-stick divergence (Balle and Wang 2018, Thm 8), as ePTR and the Gaussian mechanism do,
-and refuses an (eps, noise_multiplier) whose composed guarantee would not hold.
+and refuses an (eps, noise_multiplier) whose composed guarantee would not hold. The released
+estimate gets its Gaussian noise on the float-safe lattice of
+:mod:`privest.mechanisms.lattice` (the test only releases one bit, pass or fail, so its
+continuous Laplace draw leaks no low-order bits).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ import numpy as np
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
 from privest.errors import ValidationError
+from privest.mechanisms.base import Mechanism
 from privest.mechanisms.eptr import Bottom, EPTRRelease, resolve_bottom
 from privest.mechanisms.gaussian import c_delta
+from privest.mechanisms.lattice import lattice_gaussian
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 
@@ -54,7 +60,7 @@ def classic_ptr_probability(distance: float | np.ndarray, epsilon: float, delta:
     return out
 
 
-class ClassicPTR:
+class ClassicPTR(Mechanism):
     """Algorithm 1 of paper 001 for comparison with :class:`~privest.mechanisms.eptr.EPTR`.
 
     ``distance_to_unsafe(data)`` must return D_alpha(X) exactly (an integer >= 0, 0 when X
@@ -92,7 +98,12 @@ class ClassicPTR:
             "use a smaller epsilon or a larger noise_multiplier",
         )
         total_eps = self.epsilon / 2.0 + self.epsilon / self.noise_multiplier
-        self.guarantee = ApproxDP(total_eps, min(1.5 * self.delta, 0.999999))
+        self._guarantee = ApproxDP(total_eps, min(1.5 * self.delta, 0.999999))
+
+    @property
+    def guarantee(self) -> ApproxDP:
+        """The (epsilon, delta) guarantee of one release, known before any data."""
+        return self._guarantee
 
     def pass_probability(self, data: Any) -> float:
         """NON-PRIVATE: the pass probability at ``data``. Never publish it."""
@@ -113,5 +124,8 @@ class ClassicPTR:
         if not passed:
             return EPTRRelease(False, None, self._bottom(gen), self.guarantee)
         theta = np.atleast_1d(np.asarray(self.estimator(data), dtype=float))
-        value = theta + self.noise_scale * gen.standard_normal(theta.shape)
+        step = lattice_gaussian(
+            self.epsilon / self.noise_multiplier, self.delta, self.alpha, theta.size, "classic"
+        )
+        value = step.release(theta, gen)
         return EPTRRelease(True, value, value, self.guarantee)

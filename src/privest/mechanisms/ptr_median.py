@@ -1,7 +1,8 @@
-"""Propose-test-release for the median / quantiles (DL09; spec 1.6), approximate DP.
+"""Propose-test-release for the median / quantiles (Dwork and Lei 2009), approximate DP.
 
 Propose a public bound B on the local sensitivity. ``gamma(x) = min{k : A_k(x) > B}`` is
-the distance to a data set whose local sensitivity exceeds B (A_k from spec 5.1); it has
+the distance to a data set whose local sensitivity exceeds B (A_k of NRS07, as in
+:mod:`privest.mechanisms.smooth_sensitivity`); it has
 sensitivity 1. With the total budget eps split in halves: refuse (output NaN, the
 explicit "bottom") if ``gamma(x) + Lap(2/eps) <= 2 ln(1/delta)/eps``; else release
 ``f(x) + Lap(2 B/eps)``. The whole is (eps, delta)-DP. This is the baseline the paper
@@ -13,13 +14,15 @@ The generic PTR / ePTR of paper 001 live in ``mechanisms/ptr.py`` and ``mechanis
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from privest.accounting.base import ApproxDP, Guarantee
-from privest.mechanisms.base import Mechanism
+from privest.mechanisms.base import OutputLaw, StatisticMechanism
+from privest.mechanisms.lattice import LatticeLaplace
 from privest.mechanisms.profiles import sorted_data
 from privest.mechanisms.smooth_sensitivity import (
     local_sensitivity_at_distance,
@@ -28,7 +31,7 @@ from privest.mechanisms.smooth_sensitivity import (
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probabilities, check_probability
 
-__all__ = ["PTRMedian", "distance_to_instability"]
+__all__ = ["PTRMedian", "PTRMedianLaw", "distance_to_instability"]
 
 
 def distance_to_instability(aug: np.ndarray, ranks: list[int], bound: float) -> float:
@@ -46,8 +49,8 @@ def distance_to_instability(aug: np.ndarray, ranks: list[int], bound: float) -> 
     return math.inf
 
 
-class PTRMedian(Mechanism):
-    """PTR release of the median or a quantile with proposed sensitivity ``bound`` (public)."""
+class PTRMedianLaw(OutputLaw):
+    """PTR release of the median or a quantile with a proposed ``local_sensitivity`` (public)."""
 
     def __init__(
         self,
@@ -57,22 +60,25 @@ class PTRMedian(Mechanism):
         epsilon: float,
         delta: float,
         bounds: Any,
-        bound: float,
-        q: float | None = None,
+        local_sensitivity: float,
+        quantile: float | None = None,
         clip: bool = False,
     ):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_probability(delta, "delta")
-        self.bound = check_positive(bound, "bound")
+        self.local_sensitivity = check_positive(local_sensitivity, "local_sensitivity")
         aug, a, b, self.n_clipped = sorted_data(x, bounds, clip)
-        ranks, _ = order_statistic_ranks(statistic, aug.size - 2, q)
+        ranks, _ = order_statistic_ranks(statistic, aug.size - 2, quantile)
         self.statistic = statistic
-        self.value = float(np.mean(aug[ranks]))
+        self.exact = sum(Fraction(float(aug[r])) for r in ranks) / len(ranks)
+        self.value = float(self.exact)
         self.output_range = (a, b)
-        self.gamma = distance_to_instability(aug, ranks, self.bound)
+        self.gamma = distance_to_instability(aug, ranks, self.local_sensitivity)
         half = self.epsilon / 2
         self.threshold = math.log(1 / self.delta) / half
-        self.scale = self.bound / half
+        # the release: Laplace at eps/2 for the proposed sensitivity, on the float-safe lattice
+        self.lattice = LatticeLaplace(half, self.local_sensitivity)
+        self.scale = self.lattice.scale
 
     @property
     def guarantee(self) -> Guarantee:
@@ -96,12 +102,15 @@ class PTRMedian(Mechanism):
         return base - np.abs(y - self.value) / self.scale - math.log(2 * self.scale)
 
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
-        """Releases; NaN marks a refusal."""
+        """Releases; NaN marks a refusal. The test releases one bit (its continuous Laplace
+        draw leaks no low-order bits); the value is drawn on the float-safe lattice."""
         gen = resolve_rng(rng)
-        noisy_gamma = self.gamma + gen.laplace(0.0, 2 / self.epsilon, size)
-        out = self.value + gen.laplace(0.0, self.scale, size)
+        n = 1 if size is None else int(np.prod(size))
+        noisy_gamma = self.gamma + gen.laplace(0.0, 2 / self.epsilon, n)
+        center = round(self.exact / Fraction(self.lattice.step))
+        out = self.lattice.release_integer(center, gen, n)
         out = np.where(noisy_gamma <= self.threshold, np.nan, out)
-        return float(out) if size is None else out
+        return float(out[0]) if size is None else out.reshape(size)
 
     @property
     def release_probability(self) -> float:
@@ -140,4 +149,48 @@ class PTRMedian(Mechanism):
         return 2.0 * self.scale**2
 
     def __repr__(self) -> str:
-        return f"PTRMedian(B={self.bound:g}, gamma={self.gamma:g}, eps={self.epsilon:g})"
+        return (
+            f"PTRMedianLaw(B={self.local_sensitivity:g}, gamma={self.gamma:g}, "
+            f"eps={self.epsilon:g})"
+        )
+
+
+class PTRMedian(StatisticMechanism):
+    """Propose-test-release for the median or a quantile with a proposed ``local_sensitivity``.
+
+    (eps, delta)-DP (paper 002's PTR baseline); ``law(x)`` is the curator's
+    :class:`PTRMedianLaw`.
+    """
+
+    name = "ptr"
+    statistics = ("median", "quantile")
+
+    def __init__(
+        self,
+        statistic: str = "median",
+        *,
+        epsilon: float,
+        delta: float,
+        local_sensitivity: float,
+        bounds: Any = None,
+        quantile: float | None = None,
+        clip: bool = False,
+    ) -> None:
+        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        self.delta = check_probability(delta, "delta")
+        self.local_sensitivity = check_positive(local_sensitivity, "local_sensitivity")
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return ApproxDP(self.epsilon, self.delta)
+
+    def law(self, x: Any) -> PTRMedianLaw:
+        return PTRMedianLaw(
+            x,
+            self._spec,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            bounds=self.bounds,
+            local_sensitivity=self.local_sensitivity,
+            clip=self.clip,
+        )
