@@ -60,7 +60,8 @@ def grid_step(scale: float, bits: int) -> float:
 
 def to_grid(value: np.ndarray | float, step: float) -> np.ndarray:
     """``round(value / step)`` as int64 (``step`` a power of two: the division is exact)."""
-    v = np.asarray(value, dtype=float) / step
+    with np.errstate(over="ignore", invalid="ignore"):
+        v = np.asarray(value, dtype=float) / step
     if not np.all(np.isfinite(v)) or np.any(np.abs(v) >= MAX_INT / 4):
         raise ValidationError(
             "the statistic is too large for the noise's grid (more than 2^51 grid steps); "
@@ -200,7 +201,7 @@ class LatticeLaplace:
     neighbours, and the discrete Laplace scale is the integer ``t = ceil(shift / epsilon)``,
     so P(y | x) / P(y | x') <= exp(shift / t) <= exp(epsilon) for every output y: exactly
     epsilon-DP. The effective scale ``t g`` exceeds ``sensitivity / epsilon`` by a relative
-    2^-20 or so. ``sensitivity`` must include the float error of computing ``f`` (twice its
+    ``(1 + epsilon) / (epsilon 2^20)`` at most. ``sensitivity`` must include the float error of computing ``f`` (twice its
     bound): the callers add it.
     """
 
