@@ -239,3 +239,12 @@ def test_exact_mean_is_the_rational_mean():
     x = np.ldexp(np.rint(np.ldexp(x, 40)), -40)  # representable on the 2^-61 grid
     got = exact_statistic(x, "mean", (-1, 1)).exact
     assert got == sum(Fraction(v) for v in x) / x.size
+
+
+def test_the_few_draws_path_has_the_same_laws():
+    rng = np.random.default_rng(12)
+    lap = np.concatenate([sample_discrete_laplace(3, 4, rng) for _ in range(10_000)])
+    gau = np.concatenate([sample_discrete_gaussian(9, 4, rng) for _ in range(10_000)])
+    assert chi_square_p(lap, laplace_pmf(3.0), np.arange(-40, 41)) > P_MIN
+    assert chi_square_p(gau, gaussian_pmf(9), np.arange(-19, 20)) > P_MIN
+    assert chi_square_p(gau, gaussian_pmf(1.15 * 9), np.arange(-19, 20)) < 1e-6

@@ -20,9 +20,11 @@ rejection), so every probability is exact:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["Bits", "discrete_laplace_big", "power_law_big"]
+__all__ = ["Bits", "discrete_gaussian_big", "discrete_laplace_big", "power_law_big"]
 
 _WORD = 62
 
@@ -88,9 +90,11 @@ class Bits:
         return j
 
 
-def discrete_laplace_big(t: int, size: int, rng: np.random.Generator) -> list[int]:
+def discrete_laplace_big(
+    t: int, size: int, rng: np.random.Generator, bits: Bits | None = None
+) -> list[int]:
     """``size`` exact draws with P(k) proportional to ``exp(-|k|/t)``, any integer ``t >= 1``."""
-    bits, out = Bits(rng), []
+    bits, out = bits or Bits(rng), []
     while len(out) < size:
         u = bits.below(t)
         if not bits.bernoulli_exp(u, t):
@@ -100,6 +104,20 @@ def discrete_laplace_big(t: int, size: int, rng: np.random.Generator) -> list[in
         if neg and y == 0:
             continue
         out.append(-y if neg else y)
+    return out
+
+
+def discrete_gaussian_big(sigma2: int, size: int, rng: np.random.Generator) -> list[int]:
+    """``size`` exact draws with P(k) proportional to ``exp(-k^2 / (2 sigma2))`` (CKS20 Alg. 3,
+    integer ``sigma2``): discrete Laplace candidates at ``t = isqrt(sigma2) + 1`` accepted with
+    Bernoulli(exp(-(|Y| t - sigma2)^2 / (2 sigma2 t^2))). The fast path for a few draws."""
+    bits, out = Bits(rng, block=64), []
+    t = math.isqrt(sigma2) + 1
+    den = 2 * sigma2 * t * t
+    while len(out) < size:
+        (y,) = discrete_laplace_big(t, 1, rng, bits)
+        if bits.bernoulli_exp((abs(y) * t - sigma2) ** 2, den):
+            out.append(y)
     return out
 
 

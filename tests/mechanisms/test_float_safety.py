@@ -1,0 +1,190 @@
+"""The floating-point support attack (Mironov 2012) against every central mechanism.
+
+For a data set ``x`` and a neighbour ``x2``, draw 20,000 outputs of ``M(x)`` and ask, for
+each, whether ``M(x2)`` could have produced it. An output impossible under the neighbour
+tells the attacker that the data is ``x``: a pure-DP claim is then false for that output.
+
+* Lattice mechanisms release ``g (round(f/g) + K)`` with ``K`` supported on every integer,
+  so ``M(x2)`` can produce exactly the multiples of the neighbour's step ``g`` (a refusal,
+  NaN, is possible under both). The oracle reads ``g`` from the neighbour's own mechanism,
+  so a data-dependent step would be caught.
+* Negative control: the plain float sampler ``f + Generator.laplace(0, scale)`` that privest
+  used before. Its oracle re-implements numpy's sampler (U = 53-bit uniform; U >= 1/2:
+  ``-scale log(2 - U - U)``, else ``scale log(U + U)``) and searches the uniforms near the
+  inverse of ``y - f(x2)``; the oracle is first checked to explain every output under ``x``
+  itself, then shown to flag many outputs under the neighbour.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privest.mechanisms.eptr import EPTR
+from privest.mechanisms.gaussian import GaussianMechanism
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.ptr import ClassicPTR
+from privest.mechanisms.ptr_median import PTRMedianLaw
+from privest.mechanisms.smooth_sensitivity import SmoothSensitivityLaw
+from privest.models.statistics import private_mean
+
+N = 20_000
+BOUNDS = (-1.0, 1.0)
+
+
+def data_pair() -> tuple[np.ndarray, np.ndarray]:
+    """n = 100 values +-1 (the issue's example) and the neighbour with one record flipped."""
+    x = np.where(np.random.default_rng(0).random(100) < 0.5, -1.0, 1.0)
+    x2 = x.copy()
+    x2[np.argmax(x < 0)] = 1.0
+    return x, x2
+
+
+def impossible_on_lattice(y: np.ndarray, step: float) -> int:
+    """Outputs that are not NaN and not a multiple of the neighbour's step."""
+    y = np.asarray(y, dtype=float).ravel()
+    y = y[~np.isnan(y)]
+    k = y / step
+    return int(np.sum(~np.isfinite(k) | (k != np.rint(k))))
+
+
+def _candidates(lap: np.ndarray, scale: float, upper: bool, width: int) -> np.ndarray:
+    """The 53-bit uniforms within ``width`` grid points of the inverse of ``lap``."""
+    with np.errstate(over="ignore"):
+        u0 = 1 - 0.5 * np.exp(-lap / scale) if upper else 0.5 * np.exp(lap / scale)
+    m = np.rint(u0 * 2.0**53)[:, None] + np.arange(-width, width + 1)[None, :]
+    u = m / 2.0**53
+    return np.where((u >= 0.5) & (u < 1) if upper else (u > 0) & (u < 0.5), u, np.nan)
+
+
+def float_laplace_possible(y: np.ndarray, loc: float, scale: float, width: int = 64) -> np.ndarray:
+    """Could ``loc + Generator.laplace(0, scale)`` have output ``y``? (numpy's sampler).
+
+    numpy's sampler calls the C library's ``log``; the vectorised ``np.log`` may differ from
+    it in the last bit, so outputs the vectorised pass cannot explain are re-checked with
+    ``math.log`` (the C library's).
+    """
+    y = np.asarray(y, dtype=float)
+    lap = y - loc
+    found = np.zeros(y.size, dtype=bool)
+    for upper in (True, False):
+        u = _candidates(lap, scale, upper, width)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if upper:
+                cand = loc + (0.0 - scale * np.log(2.0 - u - u))
+            else:
+                cand = loc + (0.0 + scale * np.log(u + u))
+        found |= np.any(cand == y[:, None], axis=1)
+    for i in np.flatnonzero(~found):
+        for upper in (True, False):
+            for u in _candidates(lap[i : i + 1], scale, upper, width)[0]:
+                if u == u:  # not NaN
+                    term = -scale * math.log(2.0 - u - u) if upper else scale * math.log(u + u)
+                    found[i] |= loc + (0.0 + term) == y[i]
+    return found
+
+
+# ------------------------------------------------------------------ negative control
+def test_the_attack_flags_the_plain_float_laplace_sampler():
+    x, x2 = data_pair()
+    scale = (2.0 / x.size) / 1.0  # mean of data in [-1, 1], eps = 1
+    f, f2 = float(np.mean(x)), float(np.mean(x2))
+    y = f + np.random.default_rng(1).laplace(0.0, scale, N)
+    assert float_laplace_possible(y, f, scale).all()  # the oracle explains every output
+    flagged = np.sum(~float_laplace_possible(y, f2, scale))
+    assert flagged > N / 10  # 24% at this seed: each one refutes the neighbour outright
+
+
+# ------------------------------------------------------------------ lattice mechanisms
+@pytest.mark.parametrize("statistic", ["mean", "sum", "variance"])
+def test_laplace_statistics_leave_nothing_impossible(statistic):
+    x, x2 = data_pair()
+    law = LaplaceLaw.for_statistic(x, statistic, epsilon=1.0, bounds=BOUNDS)
+    neighbour = LaplaceLaw.for_statistic(x2, statistic, epsilon=1.0, bounds=BOUNDS)
+    y = law.sample(N, rng=1)
+    assert impossible_on_lattice(y, neighbour.lattice.step) == 0
+
+
+def test_count_leaves_nothing_impossible():
+    x, x2 = data_pair()
+    law = LaplaceLaw.for_statistic(x > 0, "count", epsilon=1.0)
+    neighbour = LaplaceLaw.for_statistic(x2 > 0, "count", epsilon=1.0)
+    assert impossible_on_lattice(law.sample(N, rng=2), neighbour.lattice.step) == 0
+
+
+def test_private_mean_releases_the_same_lattice():
+    x, x2 = data_pair()
+    step = LaplaceLaw.for_statistic(x2, "mean", epsilon=1.0, bounds=BOUNDS).lattice.step
+    gen = np.random.default_rng(3)
+    y = [private_mean(x, epsilon=1.0, bounds=BOUNDS, rng=gen).value for _ in range(2000)]
+    assert impossible_on_lattice(np.array(y), step) == 0
+
+
+def test_gaussian_mechanism_leaves_nothing_impossible():
+    x, x2 = data_pair()
+    mech = GaussianMechanism(1.0, 1e-6, sensitivity=2.0 / x.size)
+    gen = np.random.default_rng(4)
+    y = np.array([mech.release(np.mean(x), gen).value for _ in range(N)])
+    neighbour = GaussianMechanism(1.0, 1e-6, sensitivity=2.0 / x2.size)
+    assert impossible_on_lattice(y, neighbour._noise.step) == 0
+
+
+def _eptr() -> EPTR:
+    return EPTR(
+        np.mean,
+        lambda d: 1e3,  # always safe: every draw goes through the Gaussian step
+        local_sensitivity=0.02,
+        epsilon=1.0,
+        delta=1e-6,
+        dim=1,
+    )
+
+
+def test_eptr_gaussian_step_leaves_nothing_impossible():
+    x, _ = data_pair()
+    mech = _eptr()
+    gen = np.random.default_rng(5)
+    y = np.array([mech.release(x, gen).value for _ in range(N)])
+    assert np.all(np.isfinite(y))
+    step = _eptr_step(mech)
+    assert impossible_on_lattice(y, step) == 0
+
+
+def _eptr_step(mech: EPTR) -> float:
+    from privest.mechanisms.eptr import _eptr_gaussian
+
+    return _eptr_gaussian(mech.alpha, mech.epsilon, mech.delta, 1).step
+
+
+def test_classic_ptr_gaussian_step_leaves_nothing_impossible():
+    from privest.mechanisms.lattice import lattice_gaussian
+
+    x, _ = data_pair()
+    mech = ClassicPTR(np.mean, lambda d: 1e3, local_sensitivity=0.02, epsilon=1.0, delta=1e-6)
+    gen = np.random.default_rng(6)
+    y = np.concatenate([mech.release(x, gen).value for _ in range(N)])
+    step = lattice_gaussian(0.5, 1e-6, 0.02, 1, "classic").step
+    assert impossible_on_lattice(y, step) == 0
+
+
+def test_ptr_median_leaves_nothing_impossible():
+    x, x2 = data_pair()
+    x = x * np.linspace(0.5, 1, x.size)
+    x2 = x2 * np.linspace(0.5, 1, x2.size)
+    kw = dict(epsilon=1.0, delta=1e-6, bounds=BOUNDS, local_sensitivity=0.05)
+    law = PTRMedianLaw(x, **kw)
+    y = law.sample(N, rng=7)
+    assert impossible_on_lattice(y, PTRMedianLaw(x2, **kw).lattice.step) == 0
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_smooth_sensitivity_leaves_nothing_impossible(delta):
+    x, x2 = data_pair()
+    x = x * np.linspace(0.5, 1, x.size)
+    x2 = x2 * np.linspace(0.5, 1, x2.size)
+    law = SmoothSensitivityLaw(x, epsilon=1.0, bounds=BOUNDS, delta=delta)
+    y = law.sample(N, rng=8)
+    step = SmoothSensitivityLaw(x2, epsilon=1.0, bounds=BOUNDS, delta=delta).step
+    assert impossible_on_lattice(y, step) == 0
