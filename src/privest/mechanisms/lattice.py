@@ -208,8 +208,8 @@ class LatticeLaplace:
     neighbours, and the discrete Laplace scale is the integer ``t = ceil(shift / epsilon)``,
     so P(y | x) / P(y | x') <= exp(shift / t) <= exp(epsilon) for every output y: exactly
     epsilon-DP. The effective scale ``t g`` exceeds ``sensitivity / epsilon`` by a relative
-    ``(1 + epsilon) / (epsilon 2^20)`` at most. ``sensitivity`` must include the float error of computing ``f`` (twice its
-    bound): the callers add it.
+    ``(1 + epsilon) / (epsilon 2^20)`` at most. ``sensitivity`` must include the float error
+    of computing ``f`` (twice its bound): the callers add it.
     """
 
     def __init__(self, epsilon: float, sensitivity: float):
