@@ -26,7 +26,7 @@ from privest.errors import (
 )
 
 COMMANDS_DIR = Path(cli.__file__).parent / "commands"
-NAMES = ["release", "privacy", "fit", "stat", "model", "reproduce", "demo"]
+NAMES = ["release", "privacy", "fit", "stat", "model", "budget", "reproduce", "demo"]
 HEAVY = ("numpy", "pandas", "scipy", "sklearn", "matplotlib", "rich")
 
 
@@ -140,12 +140,12 @@ def _example_data(folder: Path) -> None:
 
 
 def test_help_examples_run(tmp_path, monkeypatch, capsys):
-    """The examples of release, privacy, fit, stat and model (and the top level's) work."""
+    """The examples of release, privacy, fit, stat, model, budget (and the top level's) work."""
     _example_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     examples = [
         example
-        for module in COMMANDS[:5]  # reproduce and demo run for minutes; see test_cli.py
+        for module in COMMANDS[:6]  # reproduce and demo run for minutes; see test_cli.py
         for example in module.EXAMPLES
     ]
     examples += [e for e in cli.EXAMPLES if "demo" not in e and "--id-column" not in e]
@@ -153,6 +153,7 @@ def test_help_examples_run(tmp_path, monkeypatch, capsys):
         assert main(_argv(example)) == 0, (example, capsys.readouterr().err)
     capsys.readouterr()
     assert (tmp_path / "store").is_dir() and (tmp_path / "tradeoff.png").is_file()
+    assert len(privest.Budget.open(tmp_path / "ledger.json").spends) == 1
     for name in ("profile.csv", "fit.csv", "q90.json", "ols.csv"):
         assert (tmp_path / name).stat().st_size > 0
 

@@ -20,12 +20,14 @@ from privest._version import __version__
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from privest.accounting import (
         ApproxDP,
+        Budget,
         Guarantee,
         ZILGuarantee,
         ZILTradeoff,
     )
     from privest.errors import (
         BoundsError,
+        BudgetExceededError,
         DuplicateRecordError,
         EstimationError,
         PrivacyParameterError,
@@ -86,12 +88,14 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "privest.accounting": (
         "ApproxDP",
+        "Budget",
         "Guarantee",
         "ZILGuarantee",
         "ZILTradeoff",
     ),
     "privest.errors": (
         "BoundsError",
+        "BudgetExceededError",
         "DuplicateRecordError",
         "EstimationError",
         "PrivacyParameterError",
@@ -157,6 +161,8 @@ _LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for 
 __all__ = [
     "ApproxDP",
     "BoundsError",
+    "Budget",
+    "BudgetExceededError",
     "ClassicPTR",
     "DRHingeClassifier",
     "DRLinearRegression",

@@ -26,14 +26,23 @@ from types import ModuleType
 from typing import Any
 
 from privest._version import __version__
-from privest.commands import demo, fit, model, privacy, release, reproduce, stat
+from privest.commands import budget, demo, fit, model, privacy, release, reproduce, stat
 from privest.commands._common import examples_epilog, resolve_table_format, table_to_stdout
 from privest.errors import PrivestError, ValidationError
 
 __all__ = ["COMMANDS", "build_parser", "exit_status", "main"]
 
 #: The subcommands in the order of ``privest --help``.
-COMMANDS: tuple[ModuleType, ...] = (release, privacy, fit, stat, model, reproduce, demo)
+COMMANDS: tuple[ModuleType, ...] = (
+    release,
+    privacy,
+    fit,
+    stat,
+    model,
+    budget,
+    reproduce,
+    demo,
+)
 
 EXAMPLES = (
     "privest demo -o demo-output",

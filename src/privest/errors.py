@@ -37,3 +37,7 @@ class DuplicateRecordError(StoreError):
 
 class EstimationError(PrivestError, RuntimeError):
     """A fit produced no meaningful estimate (e.g. most parameters on the parameter box)."""
+
+
+class BudgetExceededError(PrivestError, RuntimeError):
+    """A query would spend more than what is left of its privacy budget; nothing was read."""

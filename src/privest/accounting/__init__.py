@@ -2,6 +2,7 @@
 and the local guarantee of paper 004's release."""
 
 from privest.accounting.base import ApproxDP, Guarantee, approx_dp_tradeoff
+from privest.accounting.budget import Budget, Composition, Spend
 from privest.accounting.gaussian import (
     GaussianRRGuarantee,
     LocalDP,
@@ -26,9 +27,12 @@ from privest.accounting.zil import (
 
 __all__ = [
     "ApproxDP",
+    "Budget",
+    "Composition",
     "GaussianRRGuarantee",
     "Guarantee",
     "LocalDP",
+    "Spend",
     "ZILGuarantee",
     "ZILTradeoff",
     "approx_dp_tradeoff",

@@ -74,6 +74,30 @@ def add_seed_argument(p: argparse.ArgumentParser, help: str | None = None) -> No
     )
 
 
+def add_budget_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--budget",
+        metavar="LEDGER",
+        help="a budget ledger (privest budget LEDGER --epsilon E): the spend is charged, or "
+        "refused, before the data are read",
+    )
+
+
+def charge_ledger(args: argparse.Namespace, console: Any, guarantee: Any, **spend: Any) -> None:
+    """Charge ``--budget LEDGER`` (if given) for this command's release; before any data."""
+    if getattr(args, "budget", None) is None:
+        return
+    from privest.accounting.budget import Budget, charge
+
+    budget = Budget.open(args.budget)
+    charge(budget, guarantee, **spend)
+    eps_left, delta_left = budget.remaining()
+    console.print(
+        f"budget {args.budget}: charged {spend['label']}; left epsilon={eps_left:.4g}, "
+        f"delta={delta_left:.3g} (privest budget {args.budget})"
+    )
+
+
 def add_table_output(p: argparse.ArgumentParser, what: str) -> None:
     """``-o/--output FILE`` and ``--format csv|json`` for a command that prints ``what``."""
     p.add_argument(
@@ -169,11 +193,15 @@ def parse_pair(spec: str, option: str) -> tuple[float, float]:
     return bounds
 
 
-def read_csv(path: str, sep: str, text_columns: Sequence[str] = ()) -> Any:
+def read_csv(
+    path: str, sep: str, text_columns: Sequence[str] = (), header_only: bool = False
+) -> Any:
     """A CSV file as a DataFrame; a one-column read with "," retries ";", tab and "|".
 
     ``text_columns`` (e.g. record ids) are read as text, not parsed as numbers, so that an
     empty cell cannot turn the column into floats; the library canonicalises them.
+    ``header_only`` reads the column names alone (the public schema; no record is read), as
+    the commands do before they charge a budget.
     """
     import pandas as pd
 
@@ -182,13 +210,14 @@ def read_csv(path: str, sep: str, text_columns: Sequence[str] = ()) -> Any:
         raise ValidationError(f"input: {path!r} is not a readable file")
     dtype = {c: str for c in text_columns}
     try:
-        df = pd.read_csv(p, sep=sep, dtype=dtype)
+        nrows = 0 if header_only else None
+        df = pd.read_csv(p, sep=sep, dtype=dtype, nrows=nrows)
         if df.shape[1] == 1 and sep == ",":  # e.g. the UCI wine files use ';'
             with p.open(newline="") as f:
                 header = f.readline()
             other = next((c for c in ";\t|" if c in header), None)
             if other is not None:
-                df = pd.read_csv(p, sep=other, dtype=dtype)
+                df = pd.read_csv(p, sep=other, dtype=dtype, nrows=nrows)
         return df
     except (ValueError, pd.errors.ParserError) as exc:
         raise ValidationError(f"input: cannot parse {path!r} as CSV ({exc})") from None

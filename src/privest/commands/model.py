@@ -14,10 +14,12 @@ import argparse
 from typing import Any
 
 from privest.commands._common import (
+    add_budget_argument,
     add_command,
     add_seed_argument,
     add_sep_argument,
     add_table_output,
+    charge_ledger,
     emit_table,
     parse_pair,
     read_csv,
@@ -86,6 +88,7 @@ def add_parser(sub: Any) -> None:
         "3-5, step 1); without it they are an error",
     )
     add_seed_argument(p, "seeded randomness (default: secure, as for a real release)")
+    add_budget_argument(p)
     add_table_output(p, "the released table")
     p.set_defaults(func=run)
 
@@ -237,10 +240,20 @@ def run(args: argparse.Namespace, console: Any) -> None:
     """Fit the ePTR model; print (and write) the released output and its guarantee."""
     from privest.rng import make_rng, randomness_note
 
+    header = read_csv(args.input, args.sep, header_only=True).columns
+    n_features = len(args.features.split(",")) if args.features else len(header) - 1
+    model = _build(args, make_rng(args.seed), n_features)
+    charge_ledger(
+        args,
+        console,
+        model.guarantee,
+        label=f"model {args.method} of {args.target!r} in {args.input}",
+        mechanism=args.method,
+    )
     X, features, y = _data(args)
     if args.method == "eptr-bayes":
         y = y.astype(str)
-    model = _build(args, make_rng(args.seed), len(features)).fit(X, y)
+    model = model.fit(X, y)
     released = _released(model)
     rows = _rows(args.method, model, features)
     if not released:

@@ -11,9 +11,11 @@ import argparse
 from typing import Any
 
 from privest.commands._common import (
+    add_budget_argument,
     add_command,
     add_seed_argument,
     add_sep_argument,
+    charge_ledger,
     parse_bounds,
     read_csv,
 )
@@ -58,6 +60,13 @@ def add_parser(sub: Any) -> None:
     add_seed_argument(p)
     p.add_argument("-o", "--output", required=True, metavar="STORE", help="release store folder")
     p.add_argument("--append", action="store_true", help="add records to an existing store")
+    add_budget_argument(p)
+    p.add_argument(
+        "--budget-epsilon",
+        type=float,
+        help="the epsilon at which --budget is charged (the release is (eps, delta(eps))-DP "
+        "for every eps; default: --epsilon when it calibrates lam)",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,12 +76,12 @@ def run(args: argparse.Namespace, console: Any) -> None:
     from privest.release.zil import ZILMechanism
     from privest.rng import make_rng
 
-    df = read_csv(args.input, args.sep, text_columns=[args.id_column] if args.id_column else [])
-    ids = None
+    text = [args.id_column] if args.id_column else []
+    names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
     if args.id_column:
-        if args.id_column not in df.columns:
+        if args.id_column not in names:
             raise ValidationError(f"--id-column: {args.id_column!r} is not a column of the input")
-        ids = df.pop(args.id_column).to_numpy()
+        names.remove(args.id_column)
     columns = args.columns.split(",") if args.columns else None
     if args.append:
         given = (args.lam, args.epsilon, args.delta, args.zero_prob, args.resolution)
@@ -80,6 +89,12 @@ def run(args: argparse.Namespace, console: Any) -> None:
             raise ValidationError(
                 "--append uses the store's mechanism; drop --lam/--zero-prob/--epsilon/"
                 "--delta/--bounds/--columns/--resolution"
+            )
+        if args.budget is not None:
+            raise ValidationError(
+                "--budget with --append: an appended batch holds new records only, each "
+                "released once, so it adds no privacy loss for anyone already released "
+                "(parallel composition); charge the store's release once, not each batch"
             )
         mech_meta = read_manifest(args.output)["mechanism"]
         mech = ZILMechanism(
@@ -90,21 +105,30 @@ def run(args: argparse.Namespace, console: Any) -> None:
             clip=args.clip,
             resolution=mech_meta["resolution"],
         )
-        if list(df.columns) != mech_meta["column_names"]:
+        if names != mech_meta["column_names"]:
             raise ValidationError(
-                f"input: columns {list(df.columns)} differ from the store's "
-                f"{mech_meta['column_names']}"
+                f"input: columns {names} differ from the store's {mech_meta['column_names']}"
             )
     else:
         if not args.bounds:
             raise ValidationError("--bounds is required: public bounds, e.g. --bounds=-1:1")
         bounds = parse_bounds(args.bounds)
         if isinstance(bounds, tuple):
-            noised = columns or list(df.columns)
+            noised = columns or names
             bounds = {c: bounds for c in noised}
         elif columns and list(columns) != list(bounds):
             raise ValidationError("--columns and the names in --bounds disagree; give them once")
         mech = mechanism_from_args(args, bounds, _resolution(args.resolution))
+    charge_ledger(
+        args,
+        console,
+        mech.guarantee,
+        label=f"ZIL release of {args.input}",
+        mechanism="zil",
+        epsilon=args.budget_epsilon if args.budget_epsilon is not None else mech.target_epsilon,
+    )
+    df = read_csv(args.input, args.sep, text_columns=text)
+    ids = df.pop(args.id_column).to_numpy() if args.id_column else None
     rel = mech.release(df, rng=make_rng(args.seed), ids=ids)
     rel.save(args.output, append=args.append)
     console.print(rel.summary())

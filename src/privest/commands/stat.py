@@ -14,10 +14,12 @@ from typing import Any
 
 from privest._choices import STATISTIC_MECHANISMS
 from privest.commands._common import (
+    add_budget_argument,
     add_command,
     add_seed_argument,
     add_sep_argument,
     add_table_output,
+    charge_ledger,
     emit_table,
     parse_pair,
     read_csv,
@@ -67,18 +69,41 @@ def add_parser(sub: Any) -> None:
     )
     add_sep_argument(p)
     add_seed_argument(p)
+    add_budget_argument(p)
     add_table_output(p, "the statistic")
     p.set_defaults(func=run)
 
 
-def _release(args: argparse.Namespace) -> tuple[Any, Any]:
+def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     """The :class:`~privest.mechanisms.released.PrivateStatistic` of the request and the
-    column it was computed from."""
+    column it was computed from. Everything public is checked and the budget charged
+    before the file is read."""
     from privest.mechanisms.profiles import parse_statistic
-    from privest.models.statistics import private_count, private_statistic
+    from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
 
     name, _ = parse_statistic(args.stat)
+    if name == "count":
+        if args.where is None:
+            raise ValidationError(
+                "--where LO:HI is required for --stat count (records in [LO, HI])"
+            )
+        lo, hi = parse_pair(args.where, "--where")
+        bounds = None
+    elif not args.bounds:
+        raise ValidationError("--bounds is required: public bounds of the column, e.g. 0:120")
+    else:
+        bounds = parse_pair(args.bounds, "--bounds")
+    mech = statistic_mechanism(
+        args.stat, epsilon=args.epsilon, bounds=bounds, mechanism=args.mechanism, clip=args.clip
+    )
+    charge_ledger(
+        args,
+        console,
+        mech.guarantee,
+        label=f"stat {mech.label} of {args.column!r} in {args.input}",
+        mechanism=mech.name,
+    )
     df = read_csv(args.input, args.sep)
     if args.column not in df.columns:
         raise ValidationError(
@@ -86,30 +111,10 @@ def _release(args: argparse.Namespace) -> tuple[Any, Any]:
             f"(columns: {', '.join(map(str, df.columns))})"
         )
     col = df[args.column]
-    rng = make_rng(args.seed)
     if name == "count":
-        if args.where is None:
-            raise ValidationError(
-                "--where LO:HI is required for --stat count (records in [LO, HI])"
-            )
-        lo, hi = parse_pair(args.where, "--where")
         values = col.to_numpy(dtype=float)
-        indicators = (values >= lo) & (values <= hi)
-        return private_count(
-            indicators, epsilon=args.epsilon, mechanism=args.mechanism, rng=rng
-        ), indicators
-    if not args.bounds:
-        raise ValidationError("--bounds is required: public bounds of the column, e.g. 0:120")
-    bounds = parse_pair(args.bounds, "--bounds")
-    return private_statistic(
-        col,
-        args.stat,
-        epsilon=args.epsilon,
-        bounds=bounds,
-        mechanism=args.mechanism,
-        rng=rng,
-        clip=args.clip,
-    ), col
+        col = (values >= lo) & (values <= hi)
+    return mech.release(col.astype(float) if name == "count" else col, make_rng(args.seed)), col
 
 
 def run(args: argparse.Namespace, console: Any) -> None:
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace, console: Any) -> None:
     from privest.models.statistics import statistic_mechanism
     from privest.rng import randomness_note
 
-    result, data = _release(args)
+    result, data = _release(args, console)
     row = {
         "column": str(args.column),
         "statistic": result.statistic,

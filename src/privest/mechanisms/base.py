@@ -135,8 +135,15 @@ class StatisticMechanism(Mechanism):
     def law(self, x: Any) -> OutputLaw:
         """NON-PRIVATE: the output distribution of this mechanism on the data ``x``."""
 
-    def release(self, x: Any, rng: Any = None) -> Any:
-        """One eps-DP release of the statistic of ``x`` (a ``PrivateStatistic``)."""
+    def release(self, x: Any, rng: Any = None, *, budget: Any = None, label: str = "") -> Any:
+        """One eps-DP release of the statistic of ``x`` (a ``PrivateStatistic``).
+
+        ``budget`` (a :class:`~privest.Budget`) is charged before ``x`` is read; ``label``
+        names the spend (default: the statistic).
+        """
+        from privest.accounting.budget import charge
+
+        charge(budget, self.guarantee, label=label or self.label, mechanism=self.name)
         gen = resolve_rng(rng)
         law = self.law(x)
         value = float(law.sample(None, gen))

@@ -295,8 +295,16 @@ class EPTR(Mechanism):
     def _no_release(self, gen: np.random.Generator) -> EPTRRelease:
         return EPTRRelease(False, None, self._bottom(gen), self.guarantee)
 
-    def release(self, data: Any, rng: np.random.Generator | int | None = None) -> EPTRRelease:
-        """Run Algorithm 2 once. ``rng=None`` uses secure randomness.
+    def release(
+        self,
+        data: Any,
+        rng: np.random.Generator | int | None = None,
+        *,
+        budget: Any = None,
+        label: str = "ePTR",
+    ) -> EPTRRelease:
+        """Run Algorithm 2 once. ``rng=None`` uses secure randomness; ``budget`` is charged
+        (epsilon, delta) before ``data`` is read.
 
         theta_hat is computed only after the coin says release. If it is then NaN or inf:
 
@@ -309,6 +317,9 @@ class EPTR(Mechanism):
           value cannot be: the caller's SaLBo or estimator is wrong, so this raises
           :class:`ValidationError` rather than release.
         """
+        from privest.accounting.budget import charge
+
+        charge(budget, self.guarantee, label=label, mechanism="eptr")
         gen = resolve_rng(rng)
         gamma = self._gamma(data)
         if not eptr_coin(gamma, self.epsilon, self.delta, gen):

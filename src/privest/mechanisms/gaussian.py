@@ -81,8 +81,29 @@ class GaussianMechanism(Mechanism):
         """The exact guarantee of the lattice noise (delta(epsilon) <= ``delta``)."""
         return self._noise.guarantee
 
-    def release(self, value: Any, rng: np.random.Generator | int | None = None) -> PrivateValue:
-        """``value`` (the exact query answer f(X), ``dims`` numbers) plus the noise."""
+    def release(
+        self,
+        value: Any,
+        rng: np.random.Generator | int | None = None,
+        *,
+        budget: Any = None,
+        label: str = "gaussian",
+    ) -> PrivateValue:
+        """``value`` (the exact query answer f(X), ``dims`` numbers) plus the noise.
+
+        ``budget`` is charged (epsilon, delta) and the zCDP rho of the discrete Gaussian
+        before ``value`` is read.
+        """
+        from privest.accounting.budget import charge
+
+        charge(
+            budget,
+            self.guarantee,
+            label=label,
+            mechanism="gaussian",
+            epsilon=self.epsilon,
+            delta=self.delta,
+        )
         gen = resolve_rng(rng)
         v = np.asarray(value, dtype=float)
         if v.size != self.dims:

@@ -112,8 +112,19 @@ class ClassicPTR(Mechanism):
             raise ValidationError(f"distance_to_unsafe: returned {d!r}; must be >= 0")
         return float(classic_ptr_probability(d, self.epsilon, self.delta))
 
-    def release(self, data: Any, rng: np.random.Generator | int | None = None) -> EPTRRelease:
-        """Run Algorithm 1 once (threshold form: D + Lap(2/eps) > (2/eps) ln(1/delta))."""
+    def release(
+        self,
+        data: Any,
+        rng: np.random.Generator | int | None = None,
+        *,
+        budget: Any = None,
+        label: str = "classic PTR",
+    ) -> EPTRRelease:
+        """Run Algorithm 1 once (threshold form: D + Lap(2/eps) > (2/eps) ln(1/delta));
+        ``budget`` is charged the composed guarantee before ``data`` is read."""
+        from privest.accounting.budget import charge
+
+        charge(budget, self.guarantee, label=label, mechanism="classic_ptr")
         gen = resolve_rng(rng)
         d = float(self.distance_to_unsafe(data))
         if not d >= 0:

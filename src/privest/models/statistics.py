@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from privest._choices import STATISTIC_MECHANISMS
+from privest.accounting.budget import Budget, charge
 from privest.errors import ValidationError
 from privest.mechanisms.base import StatisticMechanism
 from privest.mechanisms.inverse_sensitivity import InverseSensitivity
@@ -113,8 +114,13 @@ def private_statistic(
     quantile: float | None = None,
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
-    """Release one statistic by name (``"median"``, ``"quantile:0.9"``, ``"mean"``, ...)."""
+    """Release one statistic by name (``"median"``, ``"quantile:0.9"``, ``"mean"``, ...).
+
+    Every ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend
+    is charged, or refused, before ``x`` is read (docs/budget.md).
+    """
     mech = statistic_mechanism(
         statistic,
         epsilon=epsilon,
@@ -123,7 +129,7 @@ def private_statistic(
         quantile=quantile,
         clip=clip,
     )
-    return mech.release(x, rng=rng)
+    return mech.release(x, rng=rng, budget=budget)
 
 
 def private_median(
@@ -134,10 +140,18 @@ def private_median(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP median of data in public ``bounds`` (average of the middle two for even n)."""
     return private_statistic(
-        x, "median", epsilon=epsilon, bounds=bounds, mechanism=mechanism, rng=rng, clip=clip
+        x,
+        "median",
+        epsilon=epsilon,
+        bounds=bounds,
+        mechanism=mechanism,
+        rng=rng,
+        clip=clip,
+        budget=budget,
     )
 
 
@@ -150,6 +164,7 @@ def private_quantile(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP quantile at level ``quantile`` = q: the order statistic of rank
     clip(ceil(q n), 1, n)."""
@@ -162,6 +177,7 @@ def private_quantile(
         mechanism=mechanism,
         rng=rng,
         clip=clip,
+        budget=budget,
     )
 
 
@@ -173,10 +189,18 @@ def private_mean(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP mean of data in public ``bounds`` (n is public under swap neighbours)."""
     return private_statistic(
-        x, "mean", epsilon=epsilon, bounds=bounds, mechanism=mechanism, rng=rng, clip=clip
+        x,
+        "mean",
+        epsilon=epsilon,
+        bounds=bounds,
+        mechanism=mechanism,
+        rng=rng,
+        clip=clip,
+        budget=budget,
     )
 
 
@@ -188,10 +212,18 @@ def private_sum(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP sum of data in public ``bounds``."""
     return private_statistic(
-        x, "sum", epsilon=epsilon, bounds=bounds, mechanism=mechanism, rng=rng, clip=clip
+        x,
+        "sum",
+        epsilon=epsilon,
+        bounds=bounds,
+        mechanism=mechanism,
+        rng=rng,
+        clip=clip,
+        budget=budget,
     )
 
 
@@ -203,6 +235,7 @@ def private_variance(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP population variance (1/n) of data in public ``bounds``.
 
@@ -212,7 +245,14 @@ def private_variance(
     same.
     """
     return private_statistic(
-        x, "variance", epsilon=epsilon, bounds=bounds, mechanism=mechanism, rng=rng, clip=clip
+        x,
+        "variance",
+        epsilon=epsilon,
+        bounds=bounds,
+        mechanism=mechanism,
+        rng=rng,
+        clip=clip,
+        budget=budget,
     )
 
 
@@ -223,6 +263,7 @@ def private_count(
     where: Callable[[np.ndarray], Any] | None = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
+    budget: Budget | None = None,
 ) -> PrivateStatistic:
     """eps-DP count of records in a set: ``x`` holds 0/1 (boolean) indicators, or
     ``where(x)`` maps the records to them. Under swap neighbours n itself is public.
@@ -230,7 +271,9 @@ def private_count(
     PLM is exactly Lap(2/eps) truncated to [0, n] here (paper 002, Sec. 4.1), so ``"auto"``
     uses Laplace(1/eps).
     """
+    mech = statistic_mechanism("count", epsilon=epsilon, mechanism=mechanism)
+    charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
     ind = np.asarray(x) if where is None else np.asarray(where(np.asarray(x)))
     if ind.dtype == bool:
         ind = ind.astype(float)
-    return private_statistic(ind, "count", epsilon=epsilon, mechanism=mechanism, rng=rng)
+    return mech.release(ind, rng=rng)

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privest.durable import exclusive_lock, fsync_dir, write_json_atomic
 from privest.errors import DuplicateRecordError, StoreError, ValidationError
 from privest.release.ids import id_type_of
 
@@ -84,28 +85,15 @@ def _digest(block: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def _locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """Hold the store's exclusive writer lock (released by the OS if the process dies)."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(path / LOCK, timeout=timeout)
-    try:
-        with lock:
-            yield
-    except Timeout:
-        raise StoreError(
-            f"store: another writer has held {str(path)!r} for over {timeout:g} s; try again "
-            "when it has finished"
-        ) from None
+    busy = StoreError(
+        f"store: another writer has held {str(path)!r} for over {timeout:g} s; try again "
+        "when it has finished"
+    )
+    with exclusive_lock(path / LOCK, timeout, busy):
+        yield
 
 
 # ------------------------------------------------------------------ the manifest
@@ -239,20 +227,6 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     return _validate(meta, mpath)
 
 
-def _write_json_atomic(path: Path, obj: dict[str, Any]) -> None:
-    tmp = path.parent / f".manifest-{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(obj, fh, indent=2, allow_nan=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 # ------------------------------------------------------------------ parts
 def _part_frame(rel: Any) -> pd.DataFrame:
     names = list(rel.column_names)
@@ -284,7 +258,7 @@ def _write_part(frame: pd.DataFrame, parts_dir: Path, index: int) -> str:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o444)  # parts are immutable once written
         os.replace(tmp, final)
-        _fsync_dir(parts_dir)
+        fsync_dir(parts_dir)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -422,7 +396,7 @@ def _write_new_store(rel, frame, mech, path: Path) -> None:
         "parts": [_part_entry(rel, sha, 0)],
         "n_rows": int(rel.n),
     }
-    _write_json_atomic(path / MANIFEST, meta)
+    write_json_atomic(path / MANIFEST, meta)
 
 
 def _append(rel, frame, mech, path: Path, timeout: float) -> None:
@@ -461,7 +435,7 @@ def _append(rel, frame, mech, path: Path, timeout: float) -> None:
         sha = _write_part(frame, path / "parts", index)
         meta["parts"].append(_part_entry(rel, sha, index))
         meta["n_rows"] += int(rel.n)
-        _write_json_atomic(path / MANIFEST, meta)
+        write_json_atomic(path / MANIFEST, meta)
 
 
 def _store_randomness(kinds: set[str]) -> str:

@@ -225,6 +225,8 @@ class ZILMechanism(Mechanism):
             resolution = [res_map[str(c)] for c in self.columns]
         self.resolution = self._check_resolution(resolution)
         self._check_float_range()
+        #: the epsilon :meth:`calibrate` targeted (individual unit), else None
+        self.target_epsilon: float | None = None
 
     def _check_resolution(self, resolution: Any) -> np.ndarray | None:
         if resolution is None:
@@ -274,7 +276,10 @@ class ZILMechanism(Mechanism):
         check_epsilon(epsilon)
         tmp = cls(1.0, zero_prob, bounds, columns=columns, clip=clip)
         lam = calibrate_lam(epsilon, delta, tmp.zero_prob, tmp.bounds.shape[0], unit=unit)
-        return cls(lam, zero_prob, bounds, columns=columns, clip=clip, resolution=resolution)
+        mech = cls(lam, zero_prob, bounds, columns=columns, clip=clip, resolution=resolution)
+        if unit == "individual":  # the point a budget is charged at (release's budget=)
+            mech.target_epsilon = float(epsilon)
+        return mech
 
     @property
     def guarantee(self) -> ZILGuarantee:
@@ -310,6 +315,10 @@ class ZILMechanism(Mechanism):
         X: Any,
         rng: np.random.Generator | int | None = None,
         ids: Any = None,
+        *,
+        budget: Any = None,
+        budget_epsilon: float | None = None,
+        label: str = "ZIL release",
     ) -> ZILRelease:
         """Release ``X`` (array or DataFrame) once: Algorithm 1, steps 1 and 2.
 
@@ -317,7 +326,20 @@ class ZILMechanism(Mechanism):
         seeded one only for experiments. ``ids`` (one per record, optional; whole numbers
         or text, see :func:`~privest.release.ids.canonical_ids`) are published with the
         records so that a store can refuse to release a record twice.
+
+        ``budget`` (a :class:`~privest.Budget`) is charged before ``X`` is read, at the
+        point ``(budget_epsilon, delta(budget_epsilon))`` of the individual-unit curve
+        (default: the epsilon the mechanism was calibrated for).
         """
+        from privest.accounting.budget import charge
+
+        charge(
+            budget,
+            self.guarantee,
+            label=label,
+            mechanism="zil",
+            epsilon=budget_epsilon if budget_epsilon is not None else self.target_epsilon,
+        )
         if isinstance(X, pd.DataFrame):
             names = [str(c) for c in X.columns]
         else:

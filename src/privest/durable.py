@@ -1,0 +1,60 @@
+"""Durable files shared by the release store and the budget ledger.
+
+Both hold state that a privacy guarantee rests on (which records were released, how much
+budget was spent), so both follow the same rules: every read-check-write runs under an
+exclusive file lock (released by the operating system if the process dies), and a file is
+replaced atomically: written to a temporary in the same folder, flushed to disk (fsync),
+renamed over the old one, and the folder fsynced, so a crash leaves the old or the new
+file, never a torn one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["exclusive_lock", "fsync_dir", "write_json_atomic"]
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a rename or a new file in it) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Replace ``path`` by the JSON of ``obj`` atomically and durably (module docstring).
+
+    The temporary is ``.<stem>-<pid>.tmp`` beside ``path``; a writer killed before the
+    rename leaves only that, which the owners clean up.
+    """
+    tmp = path.parent / f".{path.stem}-{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(obj, fh, indent=2, allow_nan=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def exclusive_lock(lock_path: Path, timeout: float, busy: Exception) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path``; raise ``busy`` after ``timeout`` seconds."""
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(lock_path, timeout=timeout):
+            yield
+    except Timeout:
+        raise busy from None
