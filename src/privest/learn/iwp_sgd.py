@@ -236,7 +236,7 @@ class _IWPSGDBase(BaseEstimator):
         privacy = (
             "clean data (oracle, no privacy)"
             if self.guarantee_ is None
-            else f"{self.guarantee_} (fitting costs no further privacy: post-processing)"
+            else f"{self.guarantee_} (fitting spends no privacy budget: post-processing)"
         )
         return "\n".join(
             [

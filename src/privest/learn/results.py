@@ -144,7 +144,7 @@ class FitResults:
             + (
                 "raw data (oracle, no privacy)"
                 if self.guarantee is None
-                else f"{self.guarantee} (fitting costs no further privacy: post-processing)"
+                else f"{self.guarantee} (fitting spends no privacy budget: post-processing)"
             ),
             *self.notes,
         ]
