@@ -207,14 +207,14 @@ def test_zcdp_conversion_against_closed_forms():
 
 # ------------------------------------------------------------------ exact statistics
 def test_exact_statistic_beats_the_float_sum():
-    tiny = 2.0**-53
-    x = np.array([1.0] + [tiny] * 4096)
-    exact = exact_statistic(x, "sum", (-1, 1)).exact
-    assert exact == 1 + Fraction(4096) * Fraction(tiny)
-    seq = 0.0
-    for v in x:  # the left-to-right float sum loses every tiny term
-        seq += v
-    assert Fraction(seq) != exact
+    big = 2.0**40  # 2^14 records at the bound sum to 2^54, where floats step by 4
+    x = np.array([big] * 2**14 + [1.0])
+    exact = exact_statistic(x, "sum", (-big, big)).exact
+    assert exact == 2**54 + 1
+    assert Fraction(float(np.sum(x))) != exact and Fraction(math.fsum(x)) != exact
+    with pytest.raises(ValidationError, match="outside"):  # checked inside the exact sum
+        exact_statistic(np.append(x, 2 * big), "sum", (-big, big))
+    assert exact_statistic(np.append(x, 2 * big), "sum", (-big, big), clip=True).n_clipped == 1
 
 
 @pytest.mark.parametrize("statistic", ["mean", "sum", "variance"])

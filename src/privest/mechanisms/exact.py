@@ -6,10 +6,12 @@ between neighbours, which fails if ``f`` is computed with a rounding error compa
 ``g`` (the precision-of-the-sum attack: a float sum of 10^8 records can be off by far more
 than one grid step). So ``f`` is computed exactly here:
 
-* mean, sum: records are snapped to a public dyadic grid ``2^-p Z`` (p from the bounds
-  only, a fixed record-wise map, so neighbours stay neighbours; lossless for every record
-  of magnitude at least ``2^-9 max(|a|, |b|)``) and summed exactly as integers in two int64
-  limbs; the mean is the rational ``T 2^-p / n``;
+* mean, sum: records are snapped to a public dyadic grid ``2^-p Z`` with
+  ``max(|a|, |b|) 2^p < 2^41`` (p from the bounds only, a fixed record-wise map, so
+  neighbours stay neighbours; it moves a record by at most ``2^-42 max(|a|, |b|)``) and
+  summed exactly: in blocks of 4096 the float sum of such multiples is exact (every partial
+  sum is an integer multiple below 2^53), and the block sums are added as Python integers;
+  the mean is the rational ``T 2^-p / n``;
 * variance: the records, centred at the public midpoint, are snapped to ``2^-q Z`` with
   ``|k| < 2^31`` (a move of at most ``2^-32 (b - a)`` per record), and ``sum k`` and
   ``sum k^2`` are summed exactly; the variance is ``(n S2 - S1^2) / n^2 2^-2q``;
@@ -37,7 +39,7 @@ from privest.mechanisms.profiles import (
     variance_global_sensitivity,
     variance_sup,
 )
-from privest.validation import as_float_vector
+from privest.validation import as_float_vector, check_bounds
 
 __all__ = ["ExactStatistic", "exact_statistic"]
 
@@ -68,6 +70,32 @@ def _exact_total(k: np.ndarray) -> int:
     return (high << _LIMB) + low
 
 
+#: records per block of the exact float sum: 4096 multiples below 2^41 sum below 2^53
+_BLOCK = 4096
+_GRID_BITS = 41
+#: records scaled at a time (a cache-sized buffer, 512 KB)
+_CHUNK = 16 * _BLOCK * 4
+
+
+def _exact_grid_sum(arr: np.ndarray, p: int, a: float, b: float) -> int | None:
+    """``sum(round(arr 2^p))`` exactly, for ``|arr| 2^p < 2^41`` (module docstring); None if
+    a record lies outside ``[a, b]`` (checked on the way, chunk by chunk, in the cache)."""
+    scale = math.ldexp(1.0, p)  # a power of two: the products are exact
+    buf = np.empty(min(arr.size, _CHUNK))
+    total = 0
+    for start in range(0, arr.size, _CHUNK):
+        chunk = arr[start : start + _CHUNK]
+        if chunk.min() < a or chunk.max() > b:
+            return None
+        v = buf[: chunk.size]
+        np.multiply(chunk, scale, out=v)
+        np.rint(v, out=v)
+        whole = v.size - v.size % _BLOCK
+        total += sum(map(int, v[:whole].reshape(-1, _BLOCK).sum(axis=1).tolist()))
+        total += int(v[whole:].sum())
+    return total
+
+
 def _dyadic_exponent(a: float, b: float, bits: int) -> int:
     """p with ``max(|a|, |b|) 2^p < 2^bits``."""
     return min(bits - math.frexp(max(abs(a), abs(b)))[1], 1074)
@@ -76,6 +104,16 @@ def _dyadic_exponent(a: float, b: float, bits: int) -> int:
 def _snapped_width(a: float, b: float, p: int) -> float:
     """The width of the snapped bounds ``(round(b 2^p) - round(a 2^p)) 2^-p``."""
     return (round(math.ldexp(b, p)) - round(math.ldexp(a, p))) * math.ldexp(1.0, -p)
+
+
+def _mean_or_sum(
+    name: str, total: Fraction, n: int, a: float, b: float, p: int, clipped: int
+) -> ExactStatistic:
+    width = _snapped_width(a, b, p)
+    if name == "sum":
+        return ExactStatistic(total, width, (n * a, n * b), clipped)
+    mean = min(max(total / n, Fraction(a)), Fraction(b))  # the snapped mean stays in range
+    return ExactStatistic(mean, width / n, (a, b), clipped)
 
 
 def exact_statistic(
@@ -91,7 +129,14 @@ def exact_statistic(
         return ExactStatistic(Fraction(int(ind.sum())), 1.0, (0.0, float(ind.size)), 0)
     if bounds is None:
         raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
-    arr, a, b, clipped = prepare_data(x, bounds, clip)
+    if name in ("mean", "sum") and not clip:  # the bounds check runs inside the exact sum
+        arr = as_float_vector(x)
+        ((a, b),) = check_bounds(bounds, 1).tolist()
+        p = _dyadic_exponent(a, b, _GRID_BITS)
+        total_int = _exact_grid_sum(arr, p, a, b)
+        if total_int is not None:
+            return _mean_or_sum(name, Fraction(total_int) / _TWO**p, arr.size, a, b, p, 0)
+    arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for records out of bounds
     n = arr.size
     if name in ("median", "quantile"):
         if name == "quantile" and q is None:
@@ -101,13 +146,9 @@ def exact_statistic(
         value = sum(Fraction(float(part[r - 1])) for r in ranks) / len(ranks)
         return ExactStatistic(value, b - a, (a, b), clipped)
     if name in ("mean", "sum"):
-        p = _dyadic_exponent(a, b, 62)
-        total = Fraction(_exact_total(np.rint(np.ldexp(arr, p)).astype(np.int64))) / _TWO**p
-        width = _snapped_width(a, b, p)
-        if name == "sum":
-            return ExactStatistic(total, width, (n * a, n * b), clipped)
-        mean = min(max(total / n, Fraction(a)), Fraction(b))  # the snapped mean stays in range
-        return ExactStatistic(mean, width / n, (a, b), clipped)
+        p = _dyadic_exponent(a, b, _GRID_BITS)
+        total = Fraction(_exact_grid_sum(arr, p, a, b)) / _TWO**p
+        return _mean_or_sum(name, total, n, a, b, p, clipped)
     if n < 2:
         raise ValidationError("x: the variance needs at least 2 records (n is public)")
     mid = (a + b) / 2.0
