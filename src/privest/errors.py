@@ -37,3 +37,12 @@ class DuplicateRecordError(StoreError):
 
 class EstimationError(PrivestError, RuntimeError):
     """A fit produced no meaningful estimate (e.g. most parameters on the parameter box)."""
+
+
+class NothingReleasedWarning(UserWarning):
+    """A central model output its data-independent bottom: nothing was released.
+
+    That nothing was released is itself part of the public output, so the warning leaks
+    nothing; its message states the release condition in terms of public settings and what
+    to change (never a data value).
+    """
