@@ -41,3 +41,12 @@ class EstimationError(PrivestError, RuntimeError):
 
 class BudgetExceededError(PrivestError, RuntimeError):
     """A query would spend more than what is left of its privacy budget; nothing was read."""
+
+
+class NothingReleasedWarning(UserWarning):
+    """A central model output its data-independent bottom: nothing was released.
+
+    That nothing was released is itself part of the public output, so the warning leaks
+    nothing; its message states the release condition in terms of public settings and what
+    to change (never a data value).
+    """

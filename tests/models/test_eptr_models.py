@@ -56,7 +56,14 @@ def test_ols_fit_on_typical_data_matches_the_spec_sanity_values():
     rng = np.random.default_rng(1)
     X, y, theta = _ols_data(rng)
     model = EPTRLinearRegression(
-        epsilon=1.5, delta=0.01, x_radius=4.0, theta_radius=1.0, c0=0.4, random_state=2, clip=True
+        epsilon=1.5,
+        delta=0.01,
+        x_radius=4.0,
+        theta_radius=1.0,
+        c0=0.4,
+        random_state=2,
+        clip=True,
+        constants="paper",
     )
     info = model.explain(X, y)
     assert info["lambda_min"] / 8000 == pytest.approx(0.96, abs=0.03)
@@ -196,7 +203,13 @@ def test_invariances_permutation_seed_and_projection():
     X[:20] *= 10  # some rows outside R_x = 4
     perm = rng.permutation(2000)
     m = EPTRLinearRegression(
-        epsilon=2.0, delta=0.01, x_radius=4.0, theta_radius=1.0, c0=0.4, clip=True
+        epsilon=2.0,
+        delta=0.01,
+        x_radius=4.0,
+        theta_radius=1.0,
+        c0=0.4,
+        clip=True,
+        constants="paper",
     )
     a, b = m.explain(X, y), m.explain(X[perm], y[perm])
     assert a["gamma"] == pytest.approx(b["gamma"], rel=1e-10)
@@ -248,7 +261,7 @@ def test_project_false_raises_for_out_of_range_records():
     [
         (EPTRLinearRegression(epsilon=0.0, clip=True), PrivacyParameterError),
         (EPTRLinearRegression(delta=1.0, clip=True), PrivacyParameterError),
-        (EPTRLinearRegression(epsilon=30.0, clip=True), PrivacyParameterError),
+        (EPTRLinearRegression(epsilon=30.0, constants="paper", clip=True), PrivacyParameterError),
         (EPTRLinearRegression(x_radius=-1.0, clip=True), ValidationError),
         (EPTRLinearRegression(theta_radius=0.0, clip=True), ValidationError),
         (EPTRLinearRegression(c0=0.0, clip=True), ValidationError),
@@ -314,7 +327,13 @@ def test_theorem_2_3_risk_decomposition_by_monte_carlo():
     p, n, eps, delta = 3, 400, 2.0, 0.01
     theta = np.array([0.6, -0.4, 0.2])
     model = EPTRLinearRegression(
-        epsilon=eps, delta=delta, x_radius=3.0, theta_radius=1.0, c0=0.336, clip=True
+        epsilon=eps,
+        delta=delta,
+        x_radius=3.0,
+        theta_radius=1.0,
+        c0=0.336,
+        clip=True,
+        constants="paper",
     )  # median gamma ~ 2M
     m_thr = ptr_threshold(eps, delta)
     err_t, err_h, below = [], [], []

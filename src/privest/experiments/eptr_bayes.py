@@ -56,6 +56,7 @@ def fit_all(
         classes=list(range(K)),
         x_radius=RX,
         c0=c0,
+        constants="paper",  # the paper's Algorithm 3, so the figures compare
         random_state=rng,
         clip=True,
     ).fit(X, labels)

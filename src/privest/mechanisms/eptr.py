@@ -71,29 +71,46 @@ def release_probability(gamma: float | np.ndarray, epsilon: float, delta: float)
     return expit(epsilon * (np.asarray(gamma, dtype=float) - m) / 2.0)
 
 
-def eptr_noise_scale(alpha: float, epsilon: float, delta: float, dim: int = 1) -> float:
-    """The sd of the Gaussian step: the classical calibration at budget eps/2, 2 alpha
-    c_delta / eps, on the float-safe lattice (docs/randomness.md), where it grows only if
-    the lattice's exact (one coordinate) or zCDP (``dim`` > 1) accounting needs it."""
+def eptr_noise_scale(
+    alpha: float, epsilon: float, delta: float, dim: int = 1, calibration: str = "classic"
+) -> float:
+    """The sd of the Gaussian step at budget (eps/2, delta) on the float-safe lattice
+    (docs/randomness.md). ``"classic"`` (the paper): 2 alpha c_delta / eps, grown only if the
+    lattice's exact (one coordinate) or zCDP (``dim`` > 1) accounting needs it; ``"analytic"``:
+    the least sigma the analytic Gaussian mechanism (Balle and Wang 2018, Thm 8) and the
+    lattice's accounting allow at (eps/2, delta). Either is an (eps/2, delta)-DP Gaussian
+    step, which is all step (b) of the proof of Theorem 2.2 uses: on a set E of released
+    values, q P(E) <= q (e^{eps/2} P'(E) + delta) <= e^eps q' P'(E) + delta."""
     check_positive(alpha, "alpha")
-    return _eptr_gaussian(alpha, check_epsilon(epsilon), delta, dim).sigma
+    return _eptr_gaussian(alpha, check_epsilon(epsilon), delta, dim, calibration).sigma
 
 
-def _eptr_gaussian(alpha: float, epsilon: float, delta: float, dim: int) -> LatticeGaussian:
+def _eptr_gaussian(
+    alpha: float, epsilon: float, delta: float, dim: int, calibration: str = "classic"
+) -> LatticeGaussian:
     """The Gaussian step of Algorithm 2 at (eps/2, delta) with L2 sensitivity alpha."""
-    return lattice_gaussian(epsilon / 2.0, delta, alpha, dim, "classic")
+    if calibration not in ("classic", "analytic"):
+        raise ValidationError(
+            f"calibration: {calibration!r} is not accepted; use 'classic' or 'analytic'"
+        )
+    return lattice_gaussian(epsilon / 2.0, delta, alpha, dim, calibration)
 
 
-def check_eptr_parameters(epsilon: float, delta: float) -> tuple[float, float]:
+def check_eptr_parameters(
+    epsilon: float, delta: float, calibration: str = "classic"
+) -> tuple[float, float]:
     """Validate (eps, delta) and that the Gaussian step at eps/2 really is (eps/2, delta)-DP.
 
     The classical calibration is proven for eps/2 <= 1 only; the exact hockey-stick
     divergence shows it holds up to eps/2 ~ 6.77 at delta = 0.01 (docs/eptr.md, "Notes,
     errata and choices"). Beyond that the
     release would not meet its guarantee, so this raises :class:`PrivacyParameterError`.
+    The analytic calibration meets (eps/2, delta) at every eps by construction.
     """
     eps = check_epsilon(epsilon)
     dlt = check_probability(delta, "delta")
+    if calibration == "analytic":
+        return eps, dlt
     require_gaussian_dp(
         eps / 2.0,
         dlt,
@@ -133,16 +150,17 @@ def eptr_noise(
     delta: float,
     rng: np.random.Generator,
     dim: int | None = None,
+    calibration: str = "classic",
 ) -> np.ndarray:
     """Step 4 of Algorithm 2: theta_hat + sigma zeta on the float-safe lattice
-    (:func:`eptr_noise_scale`).
+    (:func:`eptr_noise_scale`, with its ``calibration``).
 
     ``dim`` is the public output dimension p; when given, theta_hat must have shape (p,).
     """
     theta = np.asarray(theta_hat, dtype=float)
     if dim is not None and theta.shape != (dim,):
         raise ValidationError(f"theta_hat: has shape {theta.shape}; expected ({dim},)")
-    return _eptr_gaussian(alpha, epsilon, delta, theta.size).release(theta, rng)
+    return _eptr_gaussian(alpha, epsilon, delta, theta.size, calibration).release(theta, rng)
 
 
 def eptr_step(
@@ -153,6 +171,7 @@ def eptr_step(
     delta: float,
     rng: np.random.Generator,
     dim: int | None = None,
+    calibration: str = "classic",
 ) -> tuple[bool, np.ndarray | None]:
     """Steps 2-5 of Algorithm 2 on (theta_hat, gamma): ``(released, value)``.
 
@@ -163,7 +182,7 @@ def eptr_step(
     if not eptr_coin(gamma, epsilon, delta, rng):
         return False, None
     theta = theta_hat() if callable(theta_hat) else theta_hat
-    return True, eptr_noise(theta, alpha, epsilon, delta, rng, dim)
+    return True, eptr_noise(theta, alpha, epsilon, delta, rng, dim, calibration)
 
 
 def eptr_pair_divergence(

@@ -42,6 +42,7 @@ __all__ = [
     "bernoulli_exp",
     "grid_step",
     "lattice_gaussian",
+    "lattice_gaussian_zcdp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
     "to_grid",
@@ -336,3 +337,33 @@ def lattice_gaussian(
 ) -> LatticeGaussian:
     """A (cached) :class:`LatticeGaussian`: its calibration sums an exact profile."""
     return LatticeGaussian(epsilon, delta, sensitivity, dims, calibration)
+
+
+def lattice_gaussian_zcdp(rho: float, sensitivity: float, dims: int = 1) -> LatticeGaussian:
+    """Discrete Gaussian noise on a lattice that is ``rho``-zCDP for an L2 ``sensitivity``.
+
+    The discrete Gaussian with variance ``sigma2`` (grid units) and a shift of at most
+    ``shift`` in L2 is shift^2 / (2 sigma2)-zCDP (Canonne, Kamath and Steinke 2020, Thm 14 and
+    Prop. 5 for the multivariate case); ``sigma2`` is the least integer meeting ``rho``. For
+    building mechanisms that compose several releases in zCDP (``epsilon``/``delta`` of the
+    object are None: its ``guarantee`` states the single release).
+    """
+    from privest.accounting.gaussian import LatticeGaussianGuarantee
+
+    if not (rho > 0 and math.isfinite(rho)):
+        raise ValidationError(f"rho: {rho!r} must be finite and > 0")
+    if not (sensitivity > 0 and math.isfinite(sensitivity)):
+        raise ValidationError(f"sensitivity: {sensitivity!r} must be finite and > 0")
+    obj = LatticeGaussian.__new__(LatticeGaussian)
+    obj.epsilon = obj.delta = None
+    obj.sensitivity, obj.dims = float(sensitivity), int(dims)
+    step = grid_step(sensitivity / math.sqrt(2.0 * rho), GAUSSIAN_BITS)
+    while True:
+        shift = obj._shift(step)
+        sigma2 = math.ceil(shift**2 / (2.0 * rho))
+        if sigma2 < 2**24:
+            break
+        step *= 2.0
+    obj.step, obj.shift, obj.sigma2 = step, shift, sigma2
+    obj.guarantee = LatticeGaussianGuarantee(sigma2, shift, obj.dims)
+    return obj

@@ -7,6 +7,8 @@ The paper-001 baselines (``dpnb``, ``dpjl``, ...) live in
 from privest.models.eptr_bayes import EPTRBayesClassifier
 from privest.models.eptr_nw import EPTRKernelRegressor
 from privest.models.eptr_ols import EPTRLinearRegression
+from privest.models.linear import PrivateLinearRegression
+from privest.models.logistic import PrivateLogisticRegression
 from privest.models.statistics import (
     private_count,
     private_mean,
@@ -22,6 +24,8 @@ __all__ = [
     "EPTRBayesClassifier",
     "EPTRKernelRegressor",
     "EPTRLinearRegression",
+    "PrivateLinearRegression",
+    "PrivateLogisticRegression",
     "private_count",
     "private_mean",
     "private_median",

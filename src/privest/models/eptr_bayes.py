@@ -16,11 +16,24 @@ Safety (eq. 12): one replacement moves a class mean by at most 2 R_x / (N_k - 1)
 alpha. Bottom (unspecified in the paper): ``"random"`` draws mu ~ Dirichlet(1_K) (floored at c0,
 renormalised) and m_k ~ N(0, R_x^2 I) projected to the R_x ball, as in the authors' code;
 ``"fixed"`` uses mu = 1/K and m_k = 0 (every point then goes to the first class).
+
+Improvements over the paper (docs/eptr.md): ``bounds`` centres the features at the public box
+centre before the projection (a record-wise public map, so neighbours stay neighbours; the
+ball of radius R_x then covers the box with half the radius a ball at 0 needs), and
+``c0="auto"`` spends ``c0_share`` of epsilon on the smallest class count with lattice Laplace
+noise (replacement moves each count by at most 1, so min_k N_k by at most 1), takes a 95%
+lower bound N_lo and sets c0 = (N_lo - 1 - M - (2/eps') ln 19) / n, where the predicted release
+probability is 0.95 (eps' the ePTR part's epsilon), capped below 1/K; the bottom is output
+up front (with a :class:`~privest.errors.NothingReleasedWarning`) when that is <= 0.
+``constants="tight"`` (default) calibrates the Gaussian step by the analytic Gaussian
+mechanism at (eps'/2, delta) (see :func:`privest.mechanisms.eptr.eptr_noise_scale`);
+``"paper"`` keeps the classical calibration.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -28,7 +41,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
-from privest.errors import BoundsError, ValidationError
+from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
     eptr_noise_scale,
@@ -36,9 +49,10 @@ from privest.mechanisms.eptr import (
     ptr_threshold,
     release_probability,
 )
+from privest.mechanisms.lattice import LatticeLaplace
 from privest.projection import project_rows
 from privest.rng import resolve_rng
-from privest.validation import as_float_matrix, check_positive
+from privest.validation import as_float_matrix, check_bounds, check_positive
 
 __all__ = [
     "EPTRBayesClassifier",
@@ -95,7 +109,12 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     classes : the public list of the K labels. Required: the label set is never read off
         the data.
     x_radius : R_x, public radius; feature rows outside the ball are projected onto it.
-    c0 : public level in (0, 1/K); release needs every class larger than c0 n + 1.
+    c0 : public level in (0, 1/K) (release needs every class larger than c0 n + 1), or
+        ``"auto"`` (module docstring; spends ``c0_share`` of epsilon).
+    c0_share : share of epsilon spent on c0 when ``c0="auto"`` (default 0.1).
+    bounds : optional public box of the features; rows are centred at its centre before the
+        projection (and at prediction). None: no centring (the paper).
+    constants : ``"tight"`` (analytic Gaussian step; default) or ``"paper"``.
     bottom : ``"random"`` (default, authors' code) or ``"fixed"`` (module docstring): the
         data-independent classifier used when nothing is released. ``predict`` then uses it;
         check ``released_``.
@@ -115,7 +134,10 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         delta: float = 0.01,
         classes: Any = None,
         x_radius: float = 1.0,
-        c0: float = 0.05,
+        c0: float | str = 0.05,
+        c0_share: float = 0.1,
+        bounds: Any = None,
+        constants: str = "tight",
         bottom: str = "random",
         clip: bool = False,
         random_state: Any = None,
@@ -125,6 +147,9 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.x_radius = x_radius
         self.c0 = c0
+        self.c0_share = c0_share
+        self.bounds = bounds
+        self.constants = constants
         self.bottom = bottom
         self.clip = clip
         self.random_state = random_state
@@ -134,8 +159,27 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         """(epsilon, delta)-DP (Theorem 3.1)."""
         return ApproxDP(self.epsilon, self.delta)
 
+    @property
+    def _calibration(self) -> str:
+        if self.constants not in ("tight", "paper"):
+            raise ValidationError(f"constants: {self.constants!r}; accepted: 'tight' or 'paper'")
+        return "analytic" if self.constants == "tight" else "classic"
+
+    def _eptr_epsilon(self) -> float:
+        return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
+
+    def _centre(self, X: np.ndarray) -> np.ndarray:
+        if self.bounds is None:
+            return X
+        b = check_bounds(self.bounds, X.shape[1])
+        return X - (b[:, 0] + b[:, 1]) / 2.0
+
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        check_eptr_parameters(self.epsilon, self.delta)
+        check_eptr_parameters(self.epsilon, self.delta, self._calibration)
+        if self.c0 == "auto" and not (
+            isinstance(self.c0_share, int | float) and 0 < self.c0_share < 1
+        ):
+            raise ValidationError(f"c0_share: {self.c0_share!r}; accepted: a number in (0, 1)")
         check_positive(self.x_radius, "x_radius")
         if self.classes is None:
             raise ValidationError(
@@ -145,14 +189,14 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
             raise ValidationError(f"classes: {self.classes!r} must list at least 2 distinct labels")
         k = classes.size
-        c0 = check_positive(self.c0, "c0")
+        c0 = 0.5 / k if self.c0 == "auto" else check_positive(self.c0, "c0")
         if c0 >= 1.0 / k:
             raise ValidationError(
                 f"c0: {c0} is out of range; accepted: (0, 1/K) = (0, {1 / k:.4g})"
             )
         if self.bottom not in ("random", "fixed"):
             raise ValidationError(f"bottom: {self.bottom!r}; accepted: 'random' or 'fixed'")
-        X = as_float_matrix(X, "X")
+        X = self._centre(as_float_matrix(X, "X"))
         y = np.asarray(y).ravel()
         if y.shape[0] != X.shape[0]:
             raise ValidationError(f"y: has {y.shape[0]} labels for {X.shape[0]} rows of X")
@@ -173,41 +217,81 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
             )
         return X, labels, classes
 
-    def _bottom(self, k: int, p: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def _bottom(
+        self, k: int, p: int, rng: np.random.Generator, c0: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         if self.bottom == "fixed":
             return np.full(k, 1.0 / k), np.zeros((k, p))
-        mu = np.maximum(rng.dirichlet(np.ones(k)), self.c0)
+        mu = np.maximum(rng.dirichlet(np.ones(k)), c0)
         means = self.x_radius * rng.standard_normal((k, p))
         scale, _ = project_rows(means, self.x_radius)
         return mu / mu.sum(), means * scale[:, None]
 
+    def _private_c0(self, labels: np.ndarray, k: int, rng: np.random.Generator) -> float | None:
+        """The noisy smallest class count, its 95% lower bound and the public rule."""
+        n = labels.size
+        eps = self._eptr_epsilon()
+        mech = LatticeLaplace(self.epsilon * self.c0_share, 1.0)
+        n_min = float(np.bincount(labels, minlength=k).min())
+        lower = float(mech.release(n_min, rng)[()]) - mech.scale * math.log(10.0)
+        m = ptr_threshold(eps, self.delta)
+        c0 = (lower - 1.0 - m - 2.0 / eps * math.log(19.0)) / n
+        if c0 <= 0:
+            return None
+        return min(c0, 0.999 / k)
+
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
-        """Run Algorithm 3 once; ``released_`` says whether the test passed."""
+        """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``
+        says whether the test passed."""
         X, labels, classes = self._check(X, y)
         n, p = X.shape
         k = classes.size
         rng = resolve_rng(self.random_state)
-        stats = bayes_statistics(X, labels, k, self.x_radius, self.c0)
-        self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius, self.c0)
-        self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, self.epsilon, self.delta)
-        self.threshold_ = ptr_threshold(self.epsilon, self.delta)
-        released, value = eptr_step(
-            stats["estimate"],
-            stats["gamma"],
-            self.local_sensitivity_,
-            self.epsilon,
-            self.delta,
-            rng,
-            dim=k * (p + 1),
-        )
+        eps = self._eptr_epsilon()
+        c0 = self._private_c0(labels, k, rng) if self.c0 == "auto" else self.c0
+        self.c0_ = c0
+        self.threshold_ = ptr_threshold(eps, self.delta)
+        self.local_sensitivity_ = self.noise_scale_ = None
+        released = False
+        if c0 is not None:
+            stats = bayes_statistics(X, labels, k, self.x_radius, c0)
+            self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius, c0)
+            dim = k * (p + 1)
+            self.noise_scale_ = eptr_noise_scale(
+                self.local_sensitivity_, eps, self.delta, dim, self._calibration
+            )
+            released, value = eptr_step(
+                stats["estimate"],
+                stats["gamma"],
+                self.local_sensitivity_,
+                eps,
+                self.delta,
+                rng,
+                dim=dim,
+                calibration=self._calibration,
+            )
         if released:
-            mu = np.maximum(value[:k], self.c0)
+            mu = np.maximum(value[:k], c0)
             mu /= mu.sum()
             means = value[k:].reshape(k, p)
             scale, _ = project_rows(means, self.x_radius)
             means = means * scale[:, None]
         else:
-            mu, means = self._bottom(k, p, rng)
+            mu, means = self._bottom(k, p, rng, 0.5 / k if c0 is None else c0)
+            warnings.warn(
+                "EPTRBayesClassifier released nothing and uses its data-independent bottom "
+                "classifier: a release needs every class to hold more than c0 n + 1 + M "
+                f"records (M = {self.threshold_:.3g})"
+                + (
+                    ", and the private smallest class count was too small for any c0"
+                    if c0 is None
+                    else ""
+                )
+                + ". To release: use more rows, a larger epsilon or (with c0 given) a "
+                "smaller c0, or PrivateLogisticRegression for two classes.",
+                NothingReleasedWarning,
+                stacklevel=2,
+            )
         self.released_ = released
         self.classes_ = classes
         self.class_prior_ = mu
@@ -222,7 +306,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         X = as_float_matrix(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
-        return linear_bayes_scores(X, self.class_prior_, self.means_)
+        return linear_bayes_scores(self._centre(X), self.class_prior_, self.means_)
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest score (with the bottom classifier when nothing was released)."""
@@ -235,8 +319,11 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         (rows projected onto R_x; ``fit`` keeps no such count) leak the data.
         """
         X, labels, classes = self._check(X, y)
-        stats = bayes_statistics(X, labels, classes.size, self.x_radius, self.c0)
-        alpha = bayes_local_sensitivity(X.shape[0], self.x_radius, self.c0)
+        c0 = getattr(self, "c0_", None) if self.c0 == "auto" else self.c0
+        if c0 is None:
+            return {"c0": None, "counts": np.bincount(labels, minlength=classes.size)}
+        stats = bayes_statistics(X, labels, classes.size, self.x_radius, c0)
+        alpha = bayes_local_sensitivity(X.shape[0], self.x_radius, c0)
         return {
             **stats,
             "M": ptr_threshold(self.epsilon, self.delta),

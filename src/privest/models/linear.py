@@ -1,0 +1,303 @@
+"""Private linear regression, the best available by default (docs/central-models.md).
+
+``method="adassp"``: sufficient-statistics perturbation with a privately chosen ridge (AdaSSP,
+Wang 2018, "Revisiting differentially private linear regression", Algorithm 2):
+
+1. x~ = (x - m, c): features centred at the public box centre m, plus a public constant
+   column c when ``fit_intercept`` (counted in the row bound B = ||(h, c)||, h the box
+   half-widths); y~ = y - m_y with |y~| <= h_y (centre and half-width of ``y_bounds``).
+2. release lambda_min(X~^T X~) + noise (L2 sensitivity B^2 under replacement: x'x'^T - x x^T
+   has eigenvalues in [-B^2, B^2], Weyl), and lower it by 1.645 sds (a 95% bound);
+3. release X~^T X~ as the vector (diagonal, sqrt(2) x upper triangle), whose L2 norm is the
+   Frobenius norm, with sensitivity ||x x^T - x'x'^T||_F <= sqrt(2) B^2;
+4. release X~^T y~, sensitivity ||y x - y'x'|| <= 2 B h_y;
+5. ridge lambda = max(0, sqrt(d ln(2 d^2 / rho)) sigma_XX - lambda_min_lower), rho = 0.05
+   (Wang 2018, Alg. 2, line 3 with his sigma written as ours), and theta = (noisy X^T X +
+   lambda I)^{-1} noisy X^T y, with eigenvalues floored at a small positive level
+   (post-processing).
+
+Every release is discrete Gaussian noise on a public lattice (float-safe; docs/randomness.md),
+calibrated in zCDP (shares 0.2 / 0.4 / 0.4 of rho, where rho is the largest zCDP level whose
+conversion meets (epsilon, delta)); zCDP composes by addition (Bun and Steinke 2016, Lemma
+2.3), so the whole fit is (epsilon, delta)-DP. Neighbours differ in one record (replacement).
+
+``method="eptr"`` fits :class:`~privest.models.eptr_ols.EPTRLinearRegression` (tight constants,
+private c0) on the same centred rows. ``method="auto"`` applies :func:`choose_linear_method`, a
+function of public inputs only (n, p, epsilon, delta and the bounds), never of the data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from privest.accounting.base import ApproxDP
+from privest.accounting.gaussian import gaussian_sigma
+from privest.accounting.zcdp import zcdp_rho_for
+from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
+from privest.rng import resolve_rng
+from privest.validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_bounds,
+    check_epsilon,
+    check_probability,
+)
+
+__all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
+
+METHODS = ("auto", "adassp", "eptr")
+#: zCDP shares of the three AdaSSP releases: lambda_min, X^T X, X^T y
+ADASSP_SHARES = (0.2, 0.4, 0.4)
+#: failure probability of the ridge choice (Wang 2018, Alg. 2)
+ADASSP_FAILURE = 0.05
+
+
+def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool) -> dict:
+    """The public preprocessing: centres, constant column, row bound B and response bound.
+
+    With an intercept: features centred at the box centre, constant column c = the root mean
+    square half-width (a typical feature's scale), B = sqrt(sum h_j^2 + c^2); y centred at
+    the centre of ``y_bounds``. Without: no centring, B = ||max(|lo|, |hi|)||.
+    """
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    if fit_intercept:
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        const = float(np.sqrt(np.mean(half**2)))
+        radius = float(np.sqrt(np.sum(half**2) + const**2))
+        y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
+    else:
+        centre, const = np.zeros_like(lo), 0.0
+        radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
+        y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
+    return {
+        "centre": centre,
+        "const": const,
+        "x_radius": radius,
+        "y_centre": y_centre,
+        "y_radius": y_half,
+        "dims": lo.size + int(fit_intercept),
+        "min_half": float(np.min(np.append((hi - lo) / 2.0, [const] if fit_intercept else []))),
+    }
+
+
+def choose_linear_method(
+    n: int,
+    p: int,
+    epsilon: float,
+    delta: float,
+    bounds: Any,
+    y_bounds: Any,
+    fit_intercept: bool = True,
+) -> str:
+    """The public rule of ``method="auto"``: ``"adassp"`` or ``"eptr"``, from public inputs only.
+
+    It compares the two methods' coefficient noise sd at a public reference design (features
+    independent and uniform on the box, so lambda_min(X^T X)/n = min half-width^2 / 3, and a
+    coefficient vector of norm y half-width / min half-width): ePTR at c0 = half that level
+    (analytic Gaussian at 0.9 epsilon / 2), AdaSSP through the noise of X^T y and of X^T X
+    times the coefficient norm, divided by n lambda_min. ePTR pays for its release test
+    (predicted release probability at the reference design); ties go to AdaSSP, which has no
+    release test and shapes its noise by the data's own X^T X. Both predicted risks are capped
+    at the squared reference coefficient norm (ePTR's bottom; AdaSSP's ridge shrinks to 0).
+    """
+    from privest.mechanisms.eptr import release_probability
+
+    b = check_bounds(bounds, p)
+    yb = check_bounds(y_bounds, 1, "y_bounds")[0]
+    d = public_design(b, yb, fit_intercept)
+    lam_ref = d["min_half"] ** 2 / 3.0
+    theta_norm = d["y_radius"] / d["min_half"]
+    rho = zcdp_rho_for(epsilon, delta)
+    s_xx = math.sqrt(2.0) * d["x_radius"] ** 2 / math.sqrt(2.0 * ADASSP_SHARES[1] * rho)
+    s_xy = 2.0 * d["x_radius"] * d["y_radius"] / math.sqrt(2.0 * ADASSP_SHARES[2] * rho)
+    adassp_sd = (s_xy + s_xx * theta_norm) / (n * lam_ref)
+    c0 = lam_ref / 2.0
+    alpha = ols_local_sensitivity(n, d["x_radius"], 2 * theta_norm, c0, d["y_radius"], "tight")
+    eps2 = 0.9 * epsilon
+    eptr_sd = gaussian_sigma(eps2 / 2.0, delta, alpha, "analytic")
+    gamma = max(n * (lam_ref - c0) - d["x_radius"] ** 2, 0.0) / d["x_radius"] ** 2
+    q = float(release_probability(gamma, eps2, delta))
+    eptr_risk = q * eptr_sd**2 + (1.0 - q) * theta_norm**2
+    adassp_risk = min(adassp_sd**2, theta_norm**2)  # the ridge shrinks towards 0
+    return "eptr" if eptr_risk < adassp_risk else "adassp"
+
+
+def adassp(
+    Xc: np.ndarray,
+    yc: np.ndarray,
+    x_radius: float,
+    y_radius: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """AdaSSP (module docstring) on rows with ||x|| <= x_radius and |y| <= y_radius.
+
+    Returns the coefficients and the public ridge and noise sds (all DP outputs).
+    """
+    n, d = Xc.shape
+    rho = zcdp_rho_for(epsilon, delta)
+    r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
+    b2 = x_radius**2
+    slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
+    m_lam = lattice_gaussian_zcdp(r_lam, b2 * slack, 1)
+    iu = np.triu_indices(d, 1)
+    m_xx = lattice_gaussian_zcdp(r_xx, math.sqrt(2.0) * b2 * slack, d * (d + 1) // 2)
+    m_xy = lattice_gaussian_zcdp(r_xy, 2.0 * x_radius * y_radius * slack, d)
+    S = Xc.T @ Xc
+    S = (S + S.T) / 2.0
+    lam = float(np.linalg.eigvalsh(S)[0])
+    lam_noisy = float(m_lam.release(lam, rng)[()])
+    lam_lower = max(lam_noisy - 1.645 * m_lam.sigma, 0.0)
+    w = np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]])
+    w_noisy = m_xx.release(w, rng)
+    S_noisy = np.diag(w_noisy[:d])
+    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
+    S_noisy = S_noisy + np.triu(S_noisy, 1).T
+    b_noisy = m_xy.release(Xc.T @ yc, rng)
+    sigma_xx = m_xx.sigma / math.sqrt(2.0)  # off-diagonal sd
+    ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / ADASSP_FAILURE)) * sigma_xx - lam_lower)
+    vals, vecs = np.linalg.eigh(S_noisy + ridge * np.eye(d))
+    floor = max(1e-6 * b2 * n, sigma_xx)  # post-processing: keep the system well posed
+    vals = np.maximum(vals, floor)
+    theta = vecs @ ((vecs.T @ b_noisy) / vals)
+    return {
+        "theta": theta,
+        "ridge": ridge,
+        "lambda_min_lower": lam_lower,
+        "noise_sds": (m_lam.sigma, m_xx.sigma, m_xy.sigma),
+    }
+
+
+class PrivateLinearRegression(RegressorMixin, BaseEstimator):
+    """(epsilon, delta)-DP linear regression (scikit-learn style); AdaSSP by default.
+
+    Parameters
+    ----------
+    epsilon, delta : the privacy target of the whole fit (delta in (0, 1)).
+    bounds : public box of the features: one ``(lo, hi)`` pair for every column or one pair
+        per column.
+    y_bounds : public ``(lo, hi)`` of the response.
+    method : ``"auto"`` (default; :func:`choose_linear_method`, public inputs only),
+        ``"adassp"`` or ``"eptr"``.
+    fit_intercept : fit an intercept through a public constant column (module docstring).
+    clip : True clips records to the public boxes; False (default) raises
+        :class:`BoundsError` for records outside them.
+    random_state : None (secure randomness), an int seed or a Generator.
+
+    Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
+    used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
+    ``guarantee_``.
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 1e-6,
+        *,
+        bounds: Any = None,
+        y_bounds: Any = None,
+        method: str = "auto",
+        fit_intercept: bool = True,
+        clip: bool = False,
+        random_state: Any = None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.y_bounds = y_bounds
+        self.method = method
+        self.fit_intercept = fit_intercept
+        self.clip = clip
+        self.random_state = random_state
+
+    @property
+    def guarantee(self) -> ApproxDP:
+        """(epsilon, delta)-DP for the whole fit (zCDP composition for AdaSSP; basic
+        composition for ePTR with its private c0)."""
+        return ApproxDP(self.epsilon, self.delta)
+
+    def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        check_epsilon(self.epsilon)
+        check_probability(self.delta, "delta")
+        if self.method not in METHODS:
+            raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
+        if self.bounds is None or self.y_bounds is None:
+            raise BoundsError(
+                "bounds and y_bounds: public bounds of the features and of the response are "
+                "required (they are never read off the data)"
+            )
+        X = as_float_matrix(X, "X")
+        y = as_float_vector(y, "y")
+        if y.shape[0] != X.shape[0]:
+            raise ValidationError(f"y: has {y.shape[0]} values for {X.shape[0]} rows of X")
+        b = check_bounds(self.bounds, X.shape[1])
+        yb = check_bounds(self.y_bounds, 1, "y_bounds")[0]
+        outside = np.any((X < b[:, 0]) | (X > b[:, 1])) or np.any((y < yb[0]) | (y > yb[1]))
+        if outside and not self.clip:
+            raise BoundsError(
+                "X/y: some values lie outside the public bounds/y_bounds; pass clip=True to "
+                "clip them to the boxes"
+            )
+        return np.clip(X, b[:, 0], b[:, 1]), np.clip(y, yb[0], yb[1]), b, yb
+
+    def chosen_method(self, n: int, p: int) -> str:
+        """The method ``fit`` uses for n rows and p features (public: reads no data)."""
+        if self.method != "auto":
+            return self.method
+        return choose_linear_method(
+            n, p, self.epsilon, self.delta, self.bounds, self.y_bounds, self.fit_intercept
+        )
+
+    def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
+        """Fit once under (epsilon, delta); returns self."""
+        X, y, b, yb = self._check(X, y)
+        n, p = X.shape
+        design = public_design(b, yb, self.fit_intercept)
+        Xc = X - design["centre"]
+        if self.fit_intercept:
+            Xc = np.hstack([Xc, np.full((n, 1), design["const"])])
+        yc = y - design["y_centre"]
+        rng = resolve_rng(self.random_state)
+        self.method_ = self.chosen_method(n, p)
+        self.ridge_ = None
+        self.released_ = True
+        if self.method_ == "adassp":
+            out = adassp(
+                Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng
+            )
+            theta = out["theta"]
+            self.ridge_ = out["ridge"]
+        else:
+            theta_radius = 2.0 * design["y_radius"] / design["min_half"]
+            model = EPTRLinearRegression(
+                epsilon=self.epsilon,
+                delta=self.delta,
+                x_radius=design["x_radius"] * (1 + 1e-12),
+                theta_radius=theta_radius,
+                y_radius=design["y_radius"] * (1 + 1e-12),
+                clip=True,
+                random_state=rng,
+            ).fit(Xc, yc)
+            theta, self.released_ = model.coef_, model.released_
+        self.coef_ = theta[:p].copy()
+        const = theta[p] * design["const"] if self.fit_intercept else 0.0
+        self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
+        self.n_features_in_ = p
+        self.guarantee_ = self.guarantee
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """X @ coef_ + intercept_."""
+        check_is_fitted(self, "coef_")
+        X = as_float_matrix(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        return X @ self.coef_ + self.intercept_

@@ -1,0 +1,138 @@
+"""PrivateLinearRegression (AdaSSP, Wang 2018; ePTR): accuracy, sensitivities, accounting, rule."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from privest.accounting.zcdp import zcdp_delta, zcdp_rho_for
+from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.models.linear import (
+    ADASSP_SHARES,
+    PrivateLinearRegression,
+    choose_linear_method,
+    public_design,
+)
+
+
+def _data(rng, n=20000, p=4):
+    X = rng.uniform(-1, 1, (n, p))
+    theta = np.array([0.5, -0.3, 0.2, 0.1])[:p]
+    y = np.clip(0.3 + X @ theta + 0.2 * rng.standard_normal(n), -2, 2)
+    return X, y, theta
+
+
+def test_adassp_approaches_ols_with_an_intercept():
+    """At n = 20000, eps = 2 the private fit is close to OLS; tolerance from 20 seeds' spread."""
+    rng = np.random.default_rng(1)
+    X, y, theta = _data(rng)
+    errs = []
+    for seed in range(20):
+        m = PrivateLinearRegression(
+            2.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="adassp", random_state=seed
+        ).fit(X, y)
+        errs.append(np.linalg.norm(np.append(m.coef_ - theta, m.intercept_ - 0.3)))
+    errs = np.array(errs)
+    se = errs.std() / math.sqrt(errs.size)
+    assert errs.mean() < 0.05 + 3 * se  # noise sd of coefficients ~0.01 here
+    assert m.method_ == "adassp" and m.released_ and m.ridge_ >= 0
+    r2_ols = 1 - 0.04 / (0.04 + np.sum(theta**2) / 3)  # population R^2 of the true model
+    assert m.score(X, y) > r2_ols - 0.02
+
+
+def test_replacement_sensitivities_by_brute_force_with_a_negative_control():
+    """||x x^T - x'x'^T||_F <= sqrt(2) B^2 (the released vector's L2 norm is the Frobenius
+    norm), ||y x - y'x'|| <= 2 B h_y, |d lambda_min| <= B^2; B^2 alone (add/remove) fails."""
+    rng = np.random.default_rng(2)
+    d, B, hy = 3, 1.5, 2.0
+    X = rng.standard_normal((12, d))
+    X *= B / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), B)
+    S = X.T @ X
+    iu = np.triu_indices(d, 1)
+
+    def vec(M):
+        return np.concatenate([np.diag(M), math.sqrt(2) * M[iu]])
+
+    worst_xx = worst_lam = 0.0
+    dirs = rng.standard_normal((400, d))
+    cands = B * dirs / np.linalg.norm(dirs, axis=1, keepdims=True)
+    cands = np.vstack([cands, B * np.eye(d), -B * np.eye(d)])
+    lam0 = np.linalg.eigvalsh(S)[0]
+    for i in range(X.shape[0]):
+        for xp in cands:
+            S2 = S - np.outer(X[i], X[i]) + np.outer(xp, xp)
+            worst_xx = max(worst_xx, np.linalg.norm(vec(S2) - vec(S)))
+            worst_lam = max(worst_lam, abs(np.linalg.eigvalsh(S2)[0] - lam0))
+    assert worst_xx <= math.sqrt(2) * B**2 * (1 + 1e-12)
+    assert worst_xx > B**2 * 1.2  # the add/remove bound B^2 would be wrong
+    assert worst_lam <= B**2 * (1 + 1e-12)
+    xy = [
+        np.linalg.norm(yi * X[i] - yp * xp)
+        for i, yi in ((0, hy), (1, -hy))
+        for xp in cands
+        for yp in (-hy, hy)
+    ]
+    assert max(xy) <= 2 * B * hy * (1 + 1e-12)
+    assert max(xy) > 1.5 * B * hy  # B h_y (the add/remove bound) would be wrong
+
+
+def test_zcdp_shares_compose_to_the_stated_guarantee_and_a_double_spend_does_not():
+    for eps, delta in [(0.5, 1e-6), (8.0, 1e-6), (1.0, 1e-5)]:
+        rho = zcdp_rho_for(eps, delta)
+        mechs = [
+            lattice_gaussian_zcdp(s * rho, sens, dims)
+            for s, sens, dims in zip(ADASSP_SHARES, (2.0, 3.0, 4.0), (1, 10, 4), strict=True)
+        ]
+        spent = sum(m.guarantee.zcdp_rho for m in mechs)
+        assert spent <= rho * (1 + 1e-12)
+        assert zcdp_delta(spent, eps) <= delta * (1 + 1e-9)
+        assert zcdp_delta(2 * spent, eps) > delta  # negative control: twice the budget fails
+
+
+def test_auto_rule_reads_no_data():
+    """The rule takes no data argument; fits on a sentinel data set choose the same method."""
+    rng = np.random.default_rng(3)
+    X, y, _ = _data(rng, n=3000)
+    sentinel_X = np.full_like(X, 0.999)
+    sentinel_y = np.full_like(y, -1.999)
+    m = PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), random_state=0)
+    chosen = clone(m).fit(X, y).method_
+    assert clone(m).fit(sentinel_X, sentinel_y).method_ == chosen
+    assert m.chosen_method(3000, 4) == chosen
+    assert chosen == choose_linear_method(3000, 4, 1.0, 1e-6, (-1, 1), (-2, 2))
+    picks = {
+        choose_linear_method(n, 4, eps, 1e-6, (-1, 1), (-2, 2))
+        for n in (100, 10**4, 10**7)
+        for eps in (0.5, 8.0)
+    }
+    assert picks <= {"adassp", "eptr"}
+
+
+def test_eptr_method_and_public_design():
+    rng = np.random.default_rng(4)
+    X, y, theta = _data(rng, n=40000, p=2)
+    m = PrivateLinearRegression(
+        4.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="eptr", random_state=1
+    ).fit(X, y)
+    assert m.method_ == "eptr"
+    if m.released_:
+        assert np.linalg.norm(m.coef_ - theta) < 0.3
+    d = public_design(np.array([[0.0, 6.0], [-1.0, 1.0]]), np.array([0.0, 10.0]), True)
+    assert d["centre"].tolist() == [3.0, 0.0] and d["y_centre"] == 5.0 and d["y_radius"] == 5.0
+    assert d["x_radius"] == pytest.approx(math.sqrt(9 + 1 + 5))
+
+
+def test_errors():
+    X = np.zeros((5, 2))
+    y = np.zeros(5)
+    with pytest.raises(BoundsError):
+        PrivateLinearRegression(1.0, 1e-6).fit(X, y)
+    with pytest.raises(BoundsError):
+        PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1)).fit(X + 2, y)
+    with pytest.raises(ValidationError):
+        PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1), method="x").fit(X, y)
+    m = PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1), clip=True)
+    assert m.fit(X + 2, y).predict(X).shape == (5,)
+    assert m.guarantee.eps == 1.0
