@@ -243,3 +243,44 @@ def test_audit_of_k_queries_under_a_budget():
     # negative control: an accountant that forgot half of the queries is contradicted
     under = privest.ApproxDP(0.5)
     assert audit_composition(mechs, x, x2, under, n=40_000, rng=4).contradicts
+
+
+# ------------------------------------------------------------------ central estimators
+def _models():
+    from privest.models.eptr_bayes import EPTRBayesClassifier
+    from privest.models.eptr_nw import EPTRKernelRegressor
+    from privest.models.eptr_ols import EPTRLinearRegression
+    from privest.models.linear import PrivateLinearRegression
+    from privest.models.logistic import PrivateLogisticRegression
+
+    kw = dict(epsilon=1.0, delta=1e-6)
+    return {
+        "eptr_ols": lambda b: EPTRLinearRegression(**kw, budget=b),
+        "eptr_bayes": lambda b: EPTRBayesClassifier(**kw, classes=[0.0, 1.0], budget=b),
+        "eptr_nw": lambda b: EPTRKernelRegressor(query_points=[[0.5]], **kw, budget=b),
+        "linear": lambda b: PrivateLinearRegression(**kw, bounds=(0, 1), y_bounds=(0, 1), budget=b),
+        "logistic": lambda b: PrivateLogisticRegression(**kw, bounds=(0, 1), budget=b),
+    }
+
+
+@pytest.mark.filterwarnings("ignore::privest.errors.NothingReleasedWarning")
+@pytest.mark.parametrize("name", ["eptr_ols", "eptr_bayes", "eptr_nw", "linear", "logistic"])
+def test_estimators_charge_before_reading_and_clones_share_the_budget(name):
+    from sklearn.base import clone
+
+    make = _models()[name]
+    X = Sentinel(np.random.default_rng(0).uniform(0, 1, (60, 1)))
+    y = Sentinel((np.arange(60) % 2).astype(float))
+    with pytest.raises(BudgetExceededError):
+        make(_spent_budget()).fit(X, y)
+    assert X.touched == 0 and y.touched == 0
+    roomy = Budget(10.0, 1e-4)
+    model = make(roomy)
+    assert clone(model).budget is roomy
+    for _ in range(2):  # a grid search fits clones: each fit spends from the one budget
+        try:
+            clone(model).fit(X, y)
+        except (ValueError, RuntimeError):
+            pass  # the sentinel data may not suit the model; the spend happened first
+    assert X.touched > 0  # negative control: admitted fits read the data
+    assert len(roomy.spends) == 2

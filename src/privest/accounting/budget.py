@@ -133,6 +133,14 @@ class Budget:
         self.ledger = None if ledger is None else Path(ledger)
         self._spends: list[Spend] = []
 
+    def __copy__(self) -> Budget:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Budget:
+        """A budget is one shared account: copies of an estimator (``sklearn.base.clone``,
+        a grid search) must spend from it, not from a copy of it."""
+        return self
+
     # -- ledger files ---------------------------------------------------------------------
     @classmethod
     def create(cls, path: str | Path, epsilon: float, delta: float = 0.0) -> Budget:

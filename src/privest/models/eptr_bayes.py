@@ -41,6 +41,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
+from privest.accounting.budget import charge
 from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
@@ -122,6 +123,9 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         :class:`BoundsError` for rows outside it. The number projected is data-dependent:
         only the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
+    budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
+        data are read (refused fits release nothing); shared, never copied, by
+        ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``,
     ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``: all public.
@@ -141,6 +145,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         bottom: str = "random",
         clip: bool = False,
         random_state: Any = None,
+        budget: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -153,6 +158,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
         self.bottom = bottom
         self.clip = clip
         self.random_state = random_state
+        self.budget = budget
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -243,6 +249,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
         """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``
         says whether the test passed."""
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-Bayes")
         X, labels, classes = self._check(X, y)
         n, p = X.shape
         k = classes.size

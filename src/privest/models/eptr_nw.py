@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
+from privest.accounting.budget import charge
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
@@ -105,6 +106,9 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         False (default) raises :class:`BoundsError` for records outside them. The number clipped is
         data-dependent: only the non-private :meth:`explain` reports it (``n_clipped``).
     random_state : None (secure randomness), an int seed or a Generator.
+    budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
+        data are read (refused fits release nothing); shared, never copied, by
+        ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted: ``query_points_``, ``estimates_``, ``released_`` (bool per query), ``bandwidth_``,
     ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``.
@@ -125,6 +129,7 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         bottom: Any = "uniform",
         clip: bool = False,
         random_state: Any = None,
+        budget: Any = None,
     ):
         self.query_points = query_points
         self.epsilon = epsilon
@@ -138,6 +143,7 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
         self.bottom = bottom
         self.clip = clip
         self.random_state = random_state
+        self.budget = budget
 
     def _queries(self) -> np.ndarray:
         if self.query_points is None:
@@ -193,6 +199,7 @@ class EPTRKernelRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> EPTRKernelRegressor:
         """Run Algorithm 5 at every query point; ``released_[j]`` says which passed."""
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
         queries, X, y, _ = self._check(X, y)
         n, d = X.shape
         m = queries.shape[0]

@@ -51,6 +51,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
+from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
 from privest.mechanisms.eptr import (
@@ -252,6 +253,9 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         :class:`BoundsError` instead. How many were projected is data-dependent, so only
         the non-private :meth:`explain` reports it.
     random_state : None (secure randomness), an int seed or a Generator.
+    budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
+        data are read (refused fits release nothing); shared, never copied, by
+        ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted attributes: ``coef_``, ``released_``, ``c0_`` (the c0 used; a DP output under
     ``"auto"``, None if the bottom was output up front), ``lambda_min_lower_`` (the released
@@ -274,6 +278,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         bottom: Any = None,
         clip: bool = False,
         random_state: Any = None,
+        budget: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -287,6 +292,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         self.bottom = bottom
         self.clip = clip
         self.random_state = random_state
+        self.budget = budget
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -371,6 +377,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> EPTRLinearRegression:
         """Run Algorithm 4 once (after the private choice of c0 if ``c0="auto"``);
         ``released_`` says whether anything was released."""
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
         X, y = self._check(X, y)
         n, p = X.shape
         bottom = self._bottom(p)

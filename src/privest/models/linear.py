@@ -36,6 +36,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
+from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
@@ -191,6 +192,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
     clip : True clips records to the public boxes; False (default) raises
         :class:`BoundsError` for records outside them.
     random_state : None (secure randomness), an int seed or a Generator.
+    budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
+        data are read (refused fits release nothing); shared, never copied, by
+        ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
@@ -208,6 +212,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         fit_intercept: bool = True,
         clip: bool = False,
         random_state: Any = None,
+        budget: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -217,6 +222,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.clip = clip
         self.random_state = random_state
+        self.budget = budget
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -258,6 +264,12 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
+        charge(
+            self.budget,
+            self.guarantee,
+            label=type(self).__name__,
+            mechanism="private linear regression",
+        )
         X, y, b, yb = self._check(X, y)
         n, p = X.shape
         design = public_design(b, yb, self.fit_intercept)

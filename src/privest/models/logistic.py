@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
+from privest.accounting.budget import charge
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.lattice import lattice_gaussian_zcdp
@@ -90,6 +91,9 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
     method : ``"noisy_gd"`` (the only method; kept as a parameter for future ones).
     clip : True clips features to the box; False raises :class:`BoundsError` outside it.
     random_state : None (secure randomness), an int seed or a Generator.
+    budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
+        data are read (refused fits release nothing); shared, never copied, by
+        ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted attributes (public): ``coef_`` (1, p), ``intercept_`` (1,), ``classes_``,
     ``guarantee_``.
@@ -109,6 +113,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         method: str = "noisy_gd",
         clip: bool = False,
         random_state: Any = None,
+        budget: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -121,6 +126,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         self.method = method
         self.clip = clip
         self.random_state = random_state
+        self.budget = budget
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -143,6 +149,12 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
+        charge(
+            self.budget,
+            self.guarantee,
+            label=type(self).__name__,
+            mechanism="private logistic regression",
+        )
         eps = check_epsilon(self.epsilon)
         delta = check_probability(self.delta, "delta")
         if self.method != "noisy_gd":
