@@ -188,3 +188,42 @@ def test_smooth_sensitivity_leaves_nothing_impossible(delta):
     y = law.sample(N, rng=8)
     step = SmoothSensitivityLaw(x2, epsilon=1.0, bounds=BOUNDS, delta=delta).step
     assert impossible_on_lattice(y, step) == 0
+
+
+# ------------------------------------------------------------------ private regressions
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["linear", "logistic"])
+def test_private_regressions_release_only_lattice_values(model, monkeypatch):
+    """Every noisy statistic AdaSSP and noisy GD release (the coefficients are their public
+    post-processing) is a multiple of its mechanism's step, which depends on public settings
+    only; at least 20,000 released numbers are checked."""
+    from privest.mechanisms.lattice import LatticeGaussian
+    from privest.models.linear import PrivateLinearRegression
+    from privest.models.logistic import PrivateLogisticRegression
+
+    released: list[tuple[np.ndarray, float]] = []
+    real = LatticeGaussian.release
+
+    def spy(self, value, rng, size=None):
+        out = real(self, value, rng, size)
+        released.append((np.asarray(out, dtype=float).ravel(), self.step))
+        return out
+
+    monkeypatch.setattr(LatticeGaussian, "release", spy)
+    gen = np.random.default_rng(9)
+    X = gen.uniform(0, 1, (80, 2))
+    y = np.clip(X @ [0.5, -0.3] + 0.1 * gen.standard_normal(80), 0, 1)
+    if model == "linear":
+        est = PrivateLinearRegression(
+            epsilon=1.0, delta=1e-6, bounds=(0, 1), y_bounds=(0, 1), random_state=gen
+        )
+    else:
+        y = (y > np.median(y)).astype(float)
+        est = PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(0, 1), random_state=gen)
+    steps = set()
+    while sum(v.size for v, _ in released) < N:
+        est.fit(X, y)
+    for values, step in released:
+        steps.add(step)
+        assert impossible_on_lattice(values, step) == 0
+    assert len(steps) <= 3  # one public step per released statistic, the same every fit
