@@ -15,6 +15,10 @@ flagged per function:
 * B5 :func:`functional_mechanism` (Zhang et al. 2012) for least squares, intended eps-DP.
 * B6 :func:`wpe` (Cai, Chakraborty and Vuursteen 2024, simplified as in the reference code to a
   1-D Haar pointwise estimator with Laplace noise), eps-DP.
+
+Their noise is plain floating point (``value + scale * Z``), which leaks through the low bits
+of the output (Mironov 2012; docs/budget.md): they reproduce the paper's comparisons and must
+not be used to publish anything. The models of :mod:`privest.models` are float-safe.
 """
 
 from __future__ import annotations
