@@ -218,8 +218,13 @@ def test_demo_writes_figures_and_store(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "calibrated lam" in out and "not contradicted" in out and "DR median" in out
     assert "piecewise Laplace mechanism" in out and "Propose-Test-Release" in out
-    assert "IWP-SGD on the release" in out
-    for name in ("privacy-tradeoff.png", "release-scatter.png", "private-statistics.png"):
+    assert "IWP-SGD on the release" in out and "PrivateLogisticRegression" in out
+    for name in (
+        "privacy-tradeoff.png",
+        "release-scatter.png",
+        "private-statistics.png",
+        "central_models.png",
+    ):
         assert (tmp_path / name).stat().st_size > 10_000
     assert load_release(tmp_path / "release-store").n == 569
 
