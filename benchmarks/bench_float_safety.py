@@ -45,14 +45,14 @@ def float_mean(x: np.ndarray, epsilon: float, gen: np.random.Generator) -> float
     return value + gen.laplace(0.0, (b - a) / (arr.size * epsilon))
 
 
-def float_eptr_step(theta_hat, gamma, alpha, epsilon, delta, rng, dim=None):
+def float_eptr_step(theta_hat, gamma, alpha, epsilon, delta, rng, dim=None, calibration="classic"):
     """ePTR's steps 2-5 with a continuous Gaussian step (the baseline)."""
     from privest.mechanisms.eptr import eptr_coin
 
     if not eptr_coin(gamma, epsilon, delta, rng):
         return False, None
     theta = np.asarray(theta_hat, dtype=float)
-    sigma = eptr_noise_scale(alpha, epsilon, delta, theta.size)
+    sigma = eptr_noise_scale(alpha, epsilon, delta, theta.size, calibration)
     return True, theta + sigma * rng.standard_normal(theta.shape)
 
 

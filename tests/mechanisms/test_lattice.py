@@ -248,3 +248,12 @@ def test_the_few_draws_path_has_the_same_laws():
     assert chi_square_p(lap, laplace_pmf(3.0), np.arange(-40, 41)) > P_MIN
     assert chi_square_p(gau, gaussian_pmf(9), np.arange(-19, 20)) > P_MIN
     assert chi_square_p(gau, gaussian_pmf(1.15 * 9), np.arange(-19, 20)) < 1e-6
+
+
+def test_the_one_pass_mean_refuses_what_the_checked_path_refuses():
+    for bad in (np.array([0.1, np.nan]), np.array([0.1, np.inf]), np.array([0.1, 1.5])):
+        with pytest.raises(ValidationError):
+            exact_statistic(bad, "mean", (0, 1))
+    x = np.random.default_rng(3).uniform(0, 1, 70_000)  # more than one chunk
+    fast = exact_statistic(x, "mean", (0, 1)).exact
+    assert fast == exact_statistic(list(x), "mean", (0, 1)).exact  # the checked path

@@ -79,13 +79,14 @@ _CHUNK = 16 * _BLOCK * 4
 
 def _exact_grid_sum(arr: np.ndarray, p: int, a: float, b: float) -> int | None:
     """``sum(round(arr 2^p))`` exactly, for ``|arr| 2^p < 2^41`` (module docstring); None if
-    a record lies outside ``[a, b]`` (checked on the way, chunk by chunk, in the cache)."""
+    a record lies outside ``[a, b]`` or is NaN (checked on the way, chunk by chunk, in the
+    cache: NaN fails ``min >= a``)."""
     scale = math.ldexp(1.0, p)  # a power of two: the products are exact
     buf = np.empty(min(arr.size, _CHUNK))
     total = 0
     for start in range(0, arr.size, _CHUNK):
         chunk = arr[start : start + _CHUNK]
-        if chunk.min() < a or chunk.max() > b:
+        if not (chunk.min() >= a and chunk.max() <= b):
             return None
         v = buf[: chunk.size]
         np.multiply(chunk, scale, out=v)
@@ -129,14 +130,15 @@ def exact_statistic(
         return ExactStatistic(Fraction(int(ind.sum())), 1.0, (0.0, float(ind.size)), 0)
     if bounds is None:
         raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
-    if name in ("mean", "sum") and not clip:  # the bounds check runs inside the exact sum
-        arr = as_float_vector(x)
+    fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
+    if name in ("mean", "sum") and not clip and fast:  # one pass checks and sums, in cache
         ((a, b),) = check_bounds(bounds, 1).tolist()
+        arr = x
         p = _dyadic_exponent(a, b, _GRID_BITS)
         total_int = _exact_grid_sum(arr, p, a, b)
         if total_int is not None:
             return _mean_or_sum(name, Fraction(total_int) / _TWO**p, arr.size, a, b, p, 0)
-    arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for records out of bounds
+    arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
     n = arr.size
     if name in ("median", "quantile"):
         if name == "quantile" and q is None:
