@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
@@ -53,7 +52,7 @@ from privest.mechanisms.eptr import (
 from privest.mechanisms.lattice import LatticeLaplace
 from privest.projection import project_rows
 from privest.rng import resolve_rng
-from privest.validation import as_float_matrix, check_bounds, check_positive
+from privest.validation import as_float_matrix, check_bounds, check_fitted_features, check_positive
 
 __all__ = [
     "EPTRBayesClassifier",
@@ -309,10 +308,7 @@ class EPTRBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear Bayes scores ln mu_k + x^T m_k - ||m_k||^2/2 (test rows are not projected)."""
-        check_is_fitted(self, "means_")
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        X = check_fitted_features(self, X, "means_")
         return linear_bayes_scores(self._centre(X), self.class_prior_, self.means_)
 
     def predict(self, X: Any) -> np.ndarray:

@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
@@ -64,7 +63,12 @@ from privest.mechanisms.eptr import (
 from privest.mechanisms.lattice import LatticeLaplace
 from privest.projection import project_rows
 from privest.rng import resolve_rng
-from privest.validation import as_float_matrix, as_float_vector, check_positive
+from privest.validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_fitted_features,
+    check_positive,
+)
 
 __all__ = [
     "EPTRLinearRegression",
@@ -453,10 +457,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ (the bottom coefficients when nothing was released; see ``released_``)."""
-        check_is_fitted(self, "coef_")
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        X = check_fitted_features(self, X, "coef_")
         return X @ self.coef_
 
     def explain(self, X: Any, y: Any) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
@@ -48,6 +47,7 @@ from privest.validation import (
     as_float_vector,
     check_bounds,
     check_epsilon,
+    check_fitted_features,
     check_probability,
 )
 
@@ -308,8 +308,5 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""
-        check_is_fitted(self, "coef_")
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        X = check_fitted_features(self, X, "coef_")
         return X @ self.coef_ + self.intercept_

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
@@ -41,7 +40,13 @@ from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.lattice import lattice_gaussian_zcdp
 from privest.models.linear import public_design
 from privest.rng import resolve_rng
-from privest.validation import as_float_matrix, check_bounds, check_epsilon, check_probability
+from privest.validation import (
+    as_float_matrix,
+    check_bounds,
+    check_epsilon,
+    check_fitted_features,
+    check_probability,
+)
 
 __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
 
@@ -202,10 +207,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """x coef + intercept."""
-        check_is_fitted(self, "coef_")
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {self.n_features_in_}")
+        X = check_fitted_features(self, X, "coef_")
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
