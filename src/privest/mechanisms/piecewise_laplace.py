@@ -384,6 +384,8 @@ class PiecewiseLaplace(StatisticMechanism):
 
     name = "piecewise_laplace"
     _law_class: type = PiecewiseLaplaceLaw
+    #: the in-piece law of the lattice release of medians and quantiles
+    _lattice_shape = "texp"
 
     def __init__(
         self,
@@ -394,13 +396,43 @@ class PiecewiseLaplace(StatisticMechanism):
         quantile: float | None = None,
         clip: bool = False,
         rho: float = 0.0,
+        resolution: float | None = None,
     ) -> None:
         super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
         self.rho = float(rho)
         if not (self.rho >= 0 and math.isfinite(self.rho)):
             raise ValidationError(f"rho: {rho!r} must be a finite number >= 0")
+        self.on_lattice = self.statistic in ("median", "quantile") and self.rho == 0
+        if resolution is not None and not self.on_lattice:
+            raise ValidationError(
+                f"resolution: {resolution!r} applies to the median and quantiles (rho = 0) only"
+            )
+        self.resolution = resolution
+        if self.on_lattice:  # validates the resolution against the bounds, before any data
+            from privest.mechanisms.lattice_profile import LatticeGrid
 
-    def law(self, x: Any) -> _ProfileLaw:
+            self.grid = LatticeGrid.for_bounds(*self.bounds, resolution)
+
+    def law(self, x: Any) -> Any:
+        """The output law on ``x``: for the median and quantiles (rho = 0) the lattice law
+        (:class:`~privest.mechanisms.lattice_plm.LatticeProfileLaw`, exact sampling), else
+        the continuous law of paper 002 (:meth:`continuous_law`)."""
+        if self.on_lattice:
+            from privest.mechanisms.lattice_plm import LatticeProfileLaw
+
+            return LatticeProfileLaw.for_statistic(
+                x,
+                self._spec,
+                epsilon=self.epsilon,
+                bounds=self.bounds,
+                resolution=self.resolution,
+                clip=self.clip,
+                shape=self._lattice_shape,
+            )
+        return self.continuous_law(x)
+
+    def continuous_law(self, x: Any) -> _ProfileLaw:
+        """The continuous law of paper 002 (float sampler; not float-safe)."""
         return self._law_class.for_statistic(
             x,
             self._spec,

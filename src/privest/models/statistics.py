@@ -87,11 +87,14 @@ def statistic_mechanism(
     mechanism: str = "auto",
     quantile: float | None = None,
     clip: bool = False,
+    resolution: float | None = None,
 ) -> StatisticMechanism:
     """The mechanism object for ``statistic`` (by name, ``"auto"`` resolved); no data read.
 
     Every entry point (``private_*``, ``private_statistic``, ``privest stat``) comes
-    through here, so they all build the same mechanism.
+    through here, so they all build the same mechanism. ``resolution`` (PLM and INV
+    medians and quantiles) is the public lattice step of the release, e.g. 1 for integer
+    data (docs/piecewise-laplace.md, "Lattice release").
     """
     if mechanism not in MECHANISMS:
         raise ValidationError(
@@ -99,8 +102,16 @@ def statistic_mechanism(
         )
     if mechanism == "auto":
         mechanism = auto_mechanism(statistic)
+    extra = {}
+    if resolution is not None:
+        if mechanism not in ("piecewise_laplace", "inverse_sensitivity"):
+            raise ValidationError(
+                f"resolution: applies to the piecewise_laplace and inverse_sensitivity "
+                f"mechanisms; got mechanism={mechanism!r}"
+            )
+        extra["resolution"] = resolution
     return _CLASSES[mechanism](
-        statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip
+        statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, **extra
     )
 
 
@@ -115,6 +126,7 @@ def private_statistic(
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    resolution: float | None = None,
 ) -> PrivateStatistic:
     """Release one statistic by name (``"median"``, ``"quantile:0.9"``, ``"mean"``, ...).
 
@@ -128,6 +140,7 @@ def private_statistic(
         mechanism=mechanism,
         quantile=quantile,
         clip=clip,
+        resolution=resolution,
     )
     return mech.release(x, rng=rng, budget=budget)
 
@@ -141,8 +154,14 @@ def private_median(
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    resolution: float | None = None,
 ) -> PrivateStatistic:
-    """eps-DP median of data in public ``bounds`` (average of the middle two for even n)."""
+    """eps-DP median of data in public ``bounds`` (average of the middle two for even n).
+
+    PLM and INV release a point of a public lattice, sampled exactly: ``resolution`` is its
+    step (e.g. 1 for integer data, whose ties are then released exactly), by default a
+    power of two about 2^-24 of the bounds' width (docs/piecewise-laplace.md).
+    """
     return private_statistic(
         x,
         "median",
@@ -152,6 +171,7 @@ def private_median(
         rng=rng,
         clip=clip,
         budget=budget,
+        resolution=resolution,
     )
 
 
@@ -165,6 +185,7 @@ def private_quantile(
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    resolution: float | None = None,
 ) -> PrivateStatistic:
     """eps-DP quantile at level ``quantile`` = q: the order statistic of rank
     clip(ceil(q n), 1, n)."""
@@ -178,6 +199,7 @@ def private_quantile(
         rng=rng,
         clip=clip,
         budget=budget,
+        resolution=resolution,
     )
 
 

@@ -1,0 +1,324 @@
+"""PLM and inverse sensitivity for medians and quantiles on a public lattice, sampled exactly.
+
+Paper 002, Def. 3.1, Algorithm 1 and Sec. 4.2, restricted to the lattice of
+:mod:`privest.mechanisms.lattice_profile` (indices ``lo .. hi``, output ``index * unit``).
+With the integer reaches ``U_l``, ``D_l`` (l = 0..k), upper piece l holds the lattice points
+``U_{l-1} + i`` for ``i = 1 .. L``, ``L = U_l - U_{l-1}`` (lower pieces mirrored), and the
+point ``f(x) = U_0`` itself is its own piece (level 0, ``L = 1``). Every lattice point in
+``[lo, hi]`` lies in exactly one piece, whatever the data, so the support is public. The
+score of point ``i`` of a level-l piece is
+
+* PLM: ``s = l + i / L`` (Def. 3.1 evaluated at the lattice point; ``s(f(x)) = 1``);
+* INV: ``s = l`` (the path length, eq. M.2; 0 at ``f(x)``),
+
+and ``P(y | x) = exp(-eps' s(y; x) / 2) / Z(x)`` over the lattice points. Tied data give
+zero-length pieces around ``f(x)``, so the point ``f(x)`` keeps weight ``e^{-eps'/2}`` while
+its nearest competitors sit many levels down: tied values are released exactly.
+
+Privacy (pure eps-DP, swap neighbours). Thm. 1 of paper 002 shows
+``|s(y; x) - s(y; x')| <= 1`` for every real y (PLM), and Cor. 3.1 gives the same for the
+path length (INV: if ``D_l(x) <= y <= U_l(x)`` then ``D_{l+1}(x') <= y <= U_{l+1}(x')``);
+both rest only on Cor. 3.1, which the integer reaches satisfy exactly (order statistics of
+one record-wise map of the data, truncated with the range-end tail). Lattice points are
+real numbers, so the bound holds at each of them, and the exponential mechanism over the
+fixed finite set of lattice points with a sensitivity-1 score and weight ``exp(-eps' s/2)``
+has ``P(y|x) / P(y|x') <= e^{eps'/2} Z(x') / Z(x) <= e^{eps'}``.
+
+Exact sampling (this is what makes the guarantee hold for the released float). Let
+``eps' = eps (1 - 2^-40)`` (a rational: eps is a dyadic float). A draw repeats, with uniform
+integers from the caller's generator (:class:`~privest.mechanisms.bigint_samplers.Bits`):
+
+1. pick piece j with probability ``W_j / sum W``, integers
+   ``W_j = floor(2^P E_l) L_j`` with ``E_l`` the correctly rounded 60-digit decimal
+   ``exp(-eps' l / 2)`` (``decimal.Context.exp``) and ``P`` large enough that
+   ``|W_j / (2^P e^{-eps' l/2} L_j) - 1| <= eta = 2^-90``;
+2. pick ``i`` uniform in ``1 .. L_j``;
+3. PLM: accept with the exact Bernoulli(``exp(-eps' i / (2 L_j))``) (Canonne, Kamath and
+   Steinke 2020, Alg. 1, in Python integers); INV: accept. Otherwise start again.
+
+The accepted point has probability proportional to ``e^{-eps' s(y)/2} (1 + delta_j)`` with
+``|delta_j| <= eta``, so the released law's ratio is at most
+``e^{eps'} ((1 + eta)/(1 - eta))^2 <= e^{eps' + 5 eta} <= e^{eps}`` for ``eps >= 2^-40``:
+the guarantee is exactly eps. Each round accepts with probability at least ``e^{-eps/2}``.
+What this resists and what not: docs/budget.md, "Float safety" (timing is not covered).
+"""
+
+from __future__ import annotations
+
+import bisect
+import decimal
+import itertools
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import logsumexp
+
+from privest.errors import ValidationError
+from privest.mechanisms.base import OutputLaw
+from privest.mechanisms.bigint_samplers import Bits
+from privest.mechanisms.lattice_profile import LatticeGrid, LatticeProfile, lattice_order_profile
+from privest.rng import resolve_rng
+from privest.validation import check_bounds, check_epsilon, check_probabilities
+
+__all__ = ["ETA", "LatticeProfileLaw", "run_epsilon"]
+
+#: relative error bound of the integer piece weights
+ETA = 2.0**-90
+#: eps' = eps (1 - MARGIN) covers the weights' rounding
+MARGIN = Fraction(1, 2**40)
+#: default truncation: tail mass target (paper 002, Sec. 5.2; privest's choice)
+_TAU = 1e-6
+
+
+def run_epsilon(epsilon: float) -> Fraction:
+    """eps' = eps (1 - 2^-40), the exact rational the lattice law runs at."""
+    if epsilon < 2.0**-40:
+        raise ValidationError(f"epsilon: {epsilon!r} is below 2^-40, too small for the lattice")
+    return Fraction(epsilon) * (1 - MARGIN)
+
+
+def truncation_levels(epsilon: float, points: int) -> int:
+    """k = ceil(2 ln(points / tau) / eps) (public): levels >= k merge into the range-end
+    piece, whose weight is then at most tau times that of the point f(x)."""
+    return max(1, math.ceil(2.0 * math.log(max(points, 1) / _TAU) / epsilon))
+
+
+class LatticeProfileLaw(OutputLaw):
+    """PLM (``shape="texp"``) or INV (``shape="uniform"``) on a lattice (module docstring).
+
+    ``LatticeProfileLaw.for_statistic(x, "median", epsilon=1, bounds=(0, 100),
+    resolution=1)``. A curator's view like every law: never publish it.
+    """
+
+    def __init__(self, profile: LatticeProfile, epsilon: float, shape: str = "texp"):
+        if shape not in ("texp", "uniform"):
+            raise ValidationError(f"shape: {shape!r} is not 'texp' or 'uniform'")
+        self.epsilon = check_epsilon(epsilon)
+        self.eps_run = run_epsilon(self.epsilon)
+        self.shape = shape
+        self.profile = profile
+        self.unit = profile.unit
+        self.value = float(profile.center * profile.unit)
+        up, dn = profile.upper, profile.lower
+        du, dd = np.diff(up), -np.diff(dn)
+        lu, ld = np.arange(1, du.size + 1), np.arange(1, dd.size + 1)
+        ku, kd = du > 0, dd > 0
+        self.level = np.concatenate([[0], lu[ku], ld[kd]]).astype(np.int64)
+        self.length = np.concatenate([[1], du[ku], dd[kd]]).astype(np.int64)
+        self.inner = np.concatenate([[profile.center - 1], up[:-1][ku], dn[:-1][kd]])
+        self.side = np.concatenate([[1], np.ones(ku.sum()), -np.ones(kd.sum())]).astype(np.int64)
+        e = float(self.eps_run)
+        a = 0.5 * e / self.length
+        if shape == "texp":  # log sum_{i=1}^L e^{-a i} = -a + log(1 - e^{-eps/2}) - log(1 - e^{-a})
+            self._log_c = -a + math.log(-math.expm1(-0.5 * e)) - np.log(-np.expm1(-a))
+        else:
+            self._log_c = np.log(self.length.astype(float))
+        log_mass = -0.5 * e * self.level + self._log_c
+        self.log_norm = float(logsumexp(log_mass))
+        self.prob = np.exp(log_mass - self.log_norm)
+        self._weights: list[int] | None = None
+
+    @classmethod
+    def for_statistic(
+        cls,
+        x: Any,
+        statistic: str,
+        *,
+        epsilon: float,
+        bounds: Any,
+        quantile: float | None = None,
+        resolution: float | None = None,
+        clip: bool = False,
+        shape: str = "texp",
+    ) -> LatticeProfileLaw:
+        eps = check_epsilon(epsilon)
+        ((a, b),) = check_bounds(bounds, 1).tolist()
+        grid = LatticeGrid.for_bounds(float(a), float(b), resolution)
+        prof = lattice_order_profile(
+            x,
+            statistic,
+            bounds,
+            levels=truncation_levels(eps, grid.kb - grid.ka + 1),
+            quantile=quantile,
+            resolution=resolution,
+            clip=clip,
+        )
+        return cls(prof, eps, shape)
+
+    # -- exact sampler ---------------------------------------------------------------------
+    def integer_weights(self) -> list[int]:
+        """``W_j = floor(2^P E_l) L_j`` (module docstring, step 1)."""
+        if self._weights is None:
+            num, den = self.eps_run.numerator, self.eps_run.denominator
+            top = int(self.level.max())
+            bits = 100 + math.ceil(float(self.eps_run) * top / (2 * math.log(2))) + 1
+            ctx = decimal.Context(prec=60)
+            scale = decimal.Decimal(2**bits)
+            table = {}
+            for lvl in np.unique(self.level).tolist():
+                x = ctx.divide(decimal.Decimal(-num * lvl), decimal.Decimal(2 * den))
+                table[lvl] = int(ctx.multiply(ctx.exp(x), scale))
+            self._weights = [
+                table[lvl] * length
+                for lvl, length in zip(self.level.tolist(), self.length.tolist(), strict=True)
+            ]
+            self._bits = bits
+        return self._weights
+
+    def sample_index(self, bits: Bits) -> int:
+        """One exact draw of the lattice index (module docstring, steps 1-3)."""
+        cum = self._cum()
+        total = cum[-1]
+        num, den = self.eps_run.numerator, self.eps_run.denominator
+        texp = self.shape == "texp"
+        while True:
+            j = bisect.bisect_right(cum, bits.below(total))
+            length = int(self.length[j])
+            i = bits.below(length) + 1
+            if texp and not bits.bernoulli_exp(num * i, 2 * den * length):
+                continue
+            return int(self.inner[j]) + int(self.side[j]) * i
+
+    def _cum(self) -> list[int]:
+        if not hasattr(self, "_cum_w"):
+            self._cum_w = list(itertools.accumulate(self.integer_weights()))
+        return self._cum_w
+
+    def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
+        """Exact draws (module docstring), as floats ``index * unit``."""
+        gen = resolve_rng(rng)
+        shape = () if size is None else ((size,) if np.isscalar(size) else tuple(size))
+        m = int(np.prod(shape)) if shape else 1
+        bits = Bits(gen, block=64 if m == 1 else 4096)
+        k = np.array([self.sample_index(bits) for _ in range(m)], dtype=np.int64)
+        y = self.profile.to_output(k)
+        return float(y[0]) if size is None else y.reshape(shape)
+
+    # -- the law (curator's view) -------------------------------------------------------------
+    def _locate(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(piece index, offset i) of lattice indices k inside [lo, hi]."""
+        p = self.profile
+        up, dn = p.upper, p.lower
+        lu = np.searchsorted(up, k, side="left")  # least l with U_l >= k
+        ld = np.searchsorted(-dn, -k, side="left")  # least l with D_l <= k
+        above = k > p.center
+        lvl = np.where(above, lu, ld)
+        lvl = np.clip(lvl, 0, self.level.max())
+        sgn = np.where(above, 1, np.where(k < p.center, -1, 0))
+        inner = np.where(above, up[np.maximum(lvl - 1, 0)], dn[np.maximum(lvl - 1, 0)])
+        i = np.where(sgn == 0, 1, np.abs(k - inner))
+        key = {(0, 0): 0}
+        for j, (lv, sd) in enumerate(zip(self.level.tolist(), self.side.tolist(), strict=True)):
+            if lv > 0:
+                key[(lv, sd)] = j
+        piece = np.array([key[(int(a), int(b))] for a, b in zip(lvl, sgn, strict=True)])
+        return piece.astype(np.int64), i
+
+    def log_pmf_index(self, k: ArrayLike) -> np.ndarray:
+        """log P(index = k) (``-inf`` off ``[lo, hi]``)."""
+        k = np.atleast_1d(np.asarray(k, dtype=np.int64))
+        p = self.profile
+        inside = (k >= p.lo) & (k <= p.hi)
+        out = np.full(k.shape, -np.inf)
+        if inside.any():
+            j, i = self._locate(k[inside])
+            s = self.level[j].astype(float)
+            if self.shape == "texp":
+                s = s + i / self.length[j]
+            out[inside] = -0.5 * float(self.eps_run) * s - self.log_norm
+        return out
+
+    def logpdf(self, y: ArrayLike) -> np.ndarray:
+        """Log probability mass at ``y`` (``-inf`` off the lattice)."""
+        y = np.asarray(y, dtype=float)
+        k = np.rint(y / self.unit)
+        on = (k * self.unit == y) & np.isfinite(k)
+        out = np.full(y.shape, -np.inf)
+        if on.any():
+            out[on] = self.log_pmf_index(k[on].astype(np.int64))
+        return out
+
+    def _fraction(self, t: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Share of piece j's mass on its offsets 1..t (t clipped to [0, L])."""
+        length = self.length[j]
+        t = np.clip(t, 0, length).astype(float)
+        if self.shape == "uniform":
+            return t / length
+        a = 0.5 * float(self.eps_run) / length
+        return np.expm1(-a * t) / np.expm1(-a * length)
+
+    def cdf(self, y: ArrayLike) -> np.ndarray:
+        """P(M(x) <= y)."""
+        y = np.asarray(y, dtype=float)
+        kk = np.floor(y / self.unit)[..., None]
+        j = np.arange(self.level.size)
+        inner, side = self.inner, self.side
+        up_part = self._fraction(kk - inner, j)  # side +1: points inner + 1 .. inner + t
+        low_part = 1.0 - self._fraction(inner - kk - 1, j)  # side -1: points <= kk
+        frac = np.where(side > 0, up_part, low_part)
+        return np.clip(np.sum(self.prob * frac, axis=-1), 0.0, 1.0)
+
+    # -- exact error laws ----------------------------------------------------------------------
+    def _offsets(self) -> np.ndarray:
+        """|err| of offset i in piece j is (o_j + i) * unit."""
+        return (self.side * (self.inner - self.profile.center)).astype(float)
+
+    def _offset_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """E i and Var i in each piece (closed forms, no cancellation at large L)."""
+        length = self.length.astype(float)
+        if self.shape == "uniform":
+            return (length + 1) / 2, (length**2 - 1) / 12
+        h = 0.5 * float(self.eps_run)
+        a = h / length
+        # E i = 1 + 1/(e^a - 1) - L/(e^{aL} - 1); Var i = h(a) - L^2 h(aL), h(t) = 1/(4 sinh^2(t/2))
+        mean = 1 + length * (1 / (length * np.expm1(a)) - 1 / math.expm1(h))
+        var = length**2 * (
+            1 / (4 * (length * np.sinh(a / 2)) ** 2) - 1 / (4 * math.sinh(h / 2) ** 2)
+        )
+        return mean, np.maximum(var, 0.0)
+
+    def error_mean_abs(self) -> float:
+        mean, _ = self._offset_moments()
+        return float(np.sum(self.prob * (self._offsets() + mean)) * self.unit)
+
+    def error_mse(self) -> float:
+        mean, var = self._offset_moments()
+        o = self._offsets()
+        return float(np.sum(self.prob * ((o + mean) ** 2 + var)) * self.unit**2)
+
+    def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
+        """P(|M(x) - f(x)| <= alpha)."""
+        a = np.asarray(alpha, dtype=float)
+        t = np.floor(a[..., None] / self.unit + 1e-9) - self._offsets()
+        frac = self._fraction(t, np.arange(self.level.size))
+        return np.clip(np.sum(self.prob * frac, axis=-1), 0.0, 1.0)
+
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """The p-quantiles of |err|: least lattice distance d with P(|err| <= d) >= p."""
+        q = check_probabilities(p)
+        top = float(
+            max(self.profile.hi - self.profile.center, self.profile.center - self.profile.lo)
+        )
+        out = np.empty(q.size)
+        for n, target in enumerate(q.ravel()):
+            lo, hi = -1.0, top  # cdf(lo) < target <= cdf(hi)
+            while hi - lo > 1:
+                mid = math.floor((lo + hi) / 2)
+                if self.error_cdf(mid * self.unit) >= target:
+                    hi = mid
+                else:
+                    lo = mid
+            out[n] = hi * self.unit
+        return out.reshape(q.shape)
+
+    def privacy_report(self) -> dict[str, float]:
+        return {"pure_dp": self.epsilon, "bounded_range": self.epsilon}
+
+    def __repr__(self) -> str:
+        return (
+            f"LatticeProfileLaw({self.profile.statistic}, shape={self.shape!r}, "
+            f"epsilon={self.epsilon:g}, unit={self.unit:g}, pieces={self.level.size})"
+        )
