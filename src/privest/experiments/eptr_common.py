@@ -8,15 +8,28 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privest.errors import NothingReleasedWarning
 from privest.experiments.registry import Row
 
-__all__ = ["Collector", "data_file", "plot_panel"]
+__all__ = ["Collector", "data_file", "plot_panel", "quiet_bottom"]
+
+
+@contextmanager
+def quiet_bottom() -> Iterator[None]:
+    """Silence :class:`NothingReleasedWarning` inside a reproduction: a bottom output is a
+    measured outcome there (each experiment reports the ePTR release rate), not news."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NothingReleasedWarning)
+        yield
 
 
 def data_file(
