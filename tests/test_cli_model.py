@@ -210,3 +210,65 @@ def test_errors_exit_2_with_one_line(csv, capsys, extra, msg):
     rc = main(base + extra)
     err = capsys.readouterr().err
     assert rc == 2 and msg in err and err.count("\n") == 1
+
+
+def _model_args(csv, method, *extra):
+    target = ["--target", "label", "--classes", "no,yes"] if method == "eptr-bayes" else []
+    target = target or ["--target", "y"]
+    return ["model", method, "--clip", csv, *target, "--features", "a,b", *extra]
+
+
+def test_c0_auto_and_y_radius_reach_the_models(csv):
+    from privest.cli import build_parser
+    from privest.commands.model import _build
+
+    common = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4", "--c0", "auto"]
+    ols = build_parser().parse_args(
+        _model_args(csv, "eptr-ols", *common, "--theta-radius", "1", "--y-radius", "2.5")
+    )
+    model = _build(ols, None, 2)
+    assert model.c0 == "auto" and model.y_radius == 2.5
+    bayes = build_parser().parse_args(_model_args(csv, "eptr-bayes", *common, "--bounds=-3:3"))
+    model = _build(bayes, None, 2)
+    assert model.c0 == "auto" and model.bounds == (-3.0, 3.0)
+    # without --y-radius / --bounds: the models' defaults (R_x R_theta; no centring)
+    plain = build_parser().parse_args(_model_args(csv, "eptr-ols", *common, "--theta-radius", "1"))
+    assert _build(plain, None, 2).y_radius is None
+    bayes = build_parser().parse_args(_model_args(csv, "eptr-bayes", *common))
+    assert _build(bayes, None, 2).bounds is None
+
+
+def test_ols_with_c0_auto_releases_and_states_the_chosen_c0(csv, capsys):
+    extra = ["--epsilon", "2", "--delta", "1e-6", "--x-radius", "4", "--theta-radius", "1"]
+    extra += ["--y-radius", "4", "--c0", "auto", "--seed", "1"]
+    assert main(_model_args(csv, "eptr-ols", *extra)) == 0
+    out = capsys.readouterr().out
+    assert "eptr-ols: released" in out and "c0 chosen privately: 0." in out
+    assert "|y| <= y_radius" in out
+
+
+def test_bayes_with_c0_auto_and_bounds_releases(csv, capsys):
+    extra = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4", "--bounds=-3:3"]
+    assert main(_model_args(csv, "eptr-bayes", *extra, "--c0", "auto", "--seed", "2")) == 0
+    out = capsys.readouterr().out
+    assert "eptr-bayes: released" in out and "c0 chosen privately" in out
+
+
+def test_c0_auto_bottom_up_front_says_why_in_the_output(csv, capsys):
+    """At a tiny epsilon no c0 can beat the bottom: the CLI says why (the model's
+    NothingReleasedWarning, shown as text, not as a Python warning) and prints no noise sd."""
+    extra = ["--epsilon", "0.01", "--delta", "1e-6", "--x-radius", "4", "--theta-radius", "1"]
+    assert main(_model_args(csv, "eptr-ols", *extra, "--c0", "auto", "--seed", "1")) == 0
+    cap = capsys.readouterr()
+    assert "Nothing was released by eptr-ols" in cap.out and "lambda_min" in cap.out
+    assert "bottom was output up front" in cap.out and "Warning" not in cap.err
+
+
+def test_c0_refusals(csv, capsys):
+    args = ["model", "eptr-nw", csv, "--target", "y", "--features", "a", "--epsilon", "1"]
+    args += ["--delta", "1e-6", "--query", "0", "--bandwidth", "0.3", "--y-radius", "3"]
+    assert main([*args, "--bounds=-3:3", "--c0", "auto"]) == 2
+    assert "'auto' is for eptr-ols and eptr-bayes" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # argparse refuses it
+        main(_model_args(csv, "eptr-ols", "--epsilon", "1", "--delta", "0.01", "--c0", "xyz"))
+    assert exc.value.code == 2 and "neither a number nor 'auto'" in capsys.readouterr().err

@@ -11,6 +11,7 @@ noise is drawn from secure randomness unless --seed is given.
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 from privest.commands._common import (
@@ -24,7 +25,7 @@ from privest.commands._common import (
     parse_pair,
     read_csv,
 )
-from privest.errors import ValidationError
+from privest.errors import NothingReleasedWarning, ValidationError
 
 __all__ = ["METHODS", "add_parser", "run"]
 
@@ -32,9 +33,9 @@ METHODS = ("eptr-ols", "eptr-bayes", "eptr-nw")
 
 EXAMPLES = (
     "privest model eptr-ols data.csv --target y --features x1,x2 --epsilon 1 --delta 1e-6 "
-    "--x-radius 4 --theta-radius 1 --c0 0.3 -o ols.csv",
+    "--x-radius 4 --theta-radius 1 --y-radius 3 --c0 auto -o ols.csv",
     "privest model eptr-bayes data.csv --target label --features x1,x2 --classes 0,1 "
-    "--epsilon 1 --delta 1e-6 --x-radius 4 --c0 0.1",
+    "--epsilon 1 --delta 1e-6 --x-radius 4 --bounds=-3:3 --c0 auto",
     "privest model eptr-nw data.csv --target y --features x1 --bounds=-3:3 --query=-1,0,1 "
     "--bandwidth 0.3 --y-radius 3 --c0 0.05 --epsilon 2 --delta 1e-6 --format json",
 )
@@ -42,7 +43,7 @@ EXAMPLES = (
 #: What ``--clip`` does, stated without a count (a count depends on the data).
 _CLIPPED = {
     "eptr-ols": "with --clip, records outside the public radii are projected onto them "
-    "(||x|| <= x_radius, |y| <= x_radius * theta_radius) before fitting",
+    "(||x|| <= x_radius, |y| <= y_radius, default x_radius * theta_radius) before fitting",
     "eptr-bayes": "with --clip, feature rows outside the public ball ||x|| <= x_radius are "
     "projected onto it before fitting",
     "eptr-nw": "with --clip, records are clipped to the public --bounds box and |y| <= "
@@ -68,12 +69,27 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--delta", type=float, required=True, help="DP delta in (0, 1)")
     p.add_argument("--x-radius", type=float, help="public feature radius R_x (ols, bayes)")
     p.add_argument("--theta-radius", type=float, help="public coefficient radius (ols)")
-    p.add_argument("--c0", type=float, help="public level c0 (all methods)")
+    p.add_argument(
+        "--c0",
+        type=_c0,
+        help="public level c0 (all methods), or 'auto' (ols, bayes): spend a share (10%%) of "
+        "epsilon choosing c0 privately (ols: from a noisy lambda_min(X^T X)/n; bayes: from a "
+        "noisy smallest class count)",
+    )
     p.add_argument("--classes", help="comma-separated public class labels (bayes)")
     p.add_argument("--query", help="query points (nw): '0.2,0.5' (1 feature) or 'a,b;c,d'")
     p.add_argument("--bandwidth", type=float, help="public bandwidth (nw)")
-    p.add_argument("--y-radius", type=float, help="public response bound R_f: |y| <= it (nw)")
-    p.add_argument("--bounds", default="0:1", help="public feature box lo:hi (nw, default 0:1)")
+    p.add_argument(
+        "--y-radius",
+        type=float,
+        help="public response bound: |y| <= it (nw: R_f, required; ols: R_y, default "
+        "x_radius * theta_radius)",
+    )
+    p.add_argument(
+        "--bounds",
+        help="public feature box lo:hi (nw: the domain, default 0:1; bayes: features are "
+        "centred at its centre before the projection onto the x_radius ball)",
+    )
     p.add_argument("--budget-mode", default="split", choices=["split", "per_query"])
     p.add_argument(
         "--bottom",
@@ -91,6 +107,16 @@ def add_parser(sub: Any) -> None:
     add_budget_argument(p)
     add_table_output(p, "the released table")
     p.set_defaults(func=run)
+
+
+def _c0(text: str) -> float | str:
+    """``--c0``: a positive number or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor 'auto'") from None
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -131,6 +157,7 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
             delta=args.delta,
             x_radius=args.x_radius,
             theta_radius=args.theta_radius,
+            y_radius=args.y_radius,
             c0=args.c0,
             clip=args.clip,
             random_state=rng,
@@ -145,6 +172,7 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
             classes=args.classes.split(","),
             x_radius=args.x_radius,
             c0=args.c0,
+            bounds=None if args.bounds is None else parse_pair(args.bounds, "--bounds"),
             bottom=args.bottom,
             clip=args.clip,
             random_state=rng,
@@ -152,6 +180,8 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
     from privest.models.eptr_nw import EPTRKernelRegressor
 
     _need(args, "query", "y_radius", "c0", "bandwidth")
+    if args.c0 == "auto":
+        raise ValidationError("--c0: 'auto' is for eptr-ols and eptr-bayes; give eptr-nw a number")
     rows = [_floats(r, "--query") for r in args.query.split(";")]
     if n_features == 1 and len(rows) == 1:
         rows = [[v] for v in rows[0]]
@@ -162,7 +192,7 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
         bandwidth=args.bandwidth,
         y_radius=args.y_radius,
         c0=args.c0,
-        bounds=parse_pair(args.bounds, "--bounds"),
+        bounds=parse_pair(args.bounds or "0:1", "--bounds"),
         budget_mode=args.budget_mode,
         bottom=0.0 if args.bottom == "fixed" else "uniform",
         clip=args.clip,
@@ -236,6 +266,19 @@ def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
     return table
 
 
+def _details(model: Any) -> str:
+    """The public constants of the run (all DP outputs or public inputs)."""
+    if model.noise_scale_ is None:
+        return "the bottom was output up front (no release test run)"
+    text = (
+        f"noise sd {model.noise_scale_:.4g}, local sensitivity "
+        f"{model.local_sensitivity_:.4g}, threshold M {model.threshold_:.4g}"
+    )
+    if getattr(model, "c0", None) == "auto":
+        text += f"; c0 chosen privately: {model.c0_:.4g}"
+    return text
+
+
 def run(args: argparse.Namespace, console: Any) -> None:
     """Fit the ePTR model; print (and write) the released output and its guarantee."""
     from privest.rng import make_rng, randomness_note
@@ -253,23 +296,31 @@ def run(args: argparse.Namespace, console: Any) -> None:
     X, features, y = _data(args)
     if args.method == "eptr-bayes":
         y = y.astype(str)
-    model = model.fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NothingReleasedWarning)
+        model = model.fit(X, y)
+    why = [str(w.message) for w in caught if issubclass(w.category, NothingReleasedWarning)]
+    for w in caught:  # any other warning goes on as usual
+        if not issubclass(w.category, NothingReleasedWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     released = _released(model)
     rows = _rows(args.method, model, features)
     if not released:
         console.print(
-            f"Nothing was released by {args.method}: the safety test failed (the data look "
-            "atypical for these public parameters, or the test's coin said no)."
+            f"Nothing was released by {args.method}. "
+            + (
+                why[0]
+                if why
+                else "The safety test failed (the data look atypical for these public "
+                "parameters, or the test's coin said no)."
+            )
         )
     emit_table(args, console, rows, lambda: console.print(_table(args.method, rows, released)))
     if not released:
         console.print(
             "The values in the table are the data-independent bottom output, not estimates."
         )
-    console.print(
-        f"guarantee: {model.guarantee_.label}; noise sd {model.noise_scale_:.4g}, "
-        f"local sensitivity {model.local_sensitivity_:.4g}, threshold M {model.threshold_:.4g}"
-    )
+    console.print(f"guarantee: {model.guarantee_.label}; {_details(model)}")
     if args.clip:
         console.print(_CLIPPED[args.method])
     if args.seed is not None:

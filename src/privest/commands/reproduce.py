@@ -16,9 +16,9 @@ __all__ = ["add_parser", "run"]
 
 EXAMPLES = (
     "privest reproduce --list",
-    "privest reproduce zil-figure1 -o out",
     "privest reproduce zil-table2 --quick -o out",
     "privest reproduce eptr-wine --data path/to/wine-quality -o out",
+    "privest reproduce eptr-california --data california_housing.csv -o out",
 )
 
 
@@ -45,7 +45,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--data",
-        help="folder of the external data set (eptr-wine: the UCI CSVs; iwp-acs: folktables)",
+        metavar="PATH",
+        help="the external data set (eptr-wine: folder of the UCI CSVs; eptr-credit: the UCI "
+        "credit default .xls or a CSV export; eptr-california: CSV of scikit-learn's "
+        "California housing frame; iwp-acs: folktables cache); never downloaded",
     )
     p.set_defaults(func=run)
 

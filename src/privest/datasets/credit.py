@@ -26,7 +26,12 @@ _URL = "https://archive.ics.uci.edu/dataset/350/default+of+credit+card+clients"
 
 
 def load_credit_default(path: str | Path) -> pd.DataFrame:
-    """The raw table; the label column is renamed to ``default.payment.next.month``."""
+    """The raw table; the label column is renamed to ``default.payment.next.month``.
+
+    ``path`` is the UCI ``.xls`` (read with ``xlrd``), or a CSV: a plain export of the sheet
+    (its first line ``,X1,...,X23,Y`` above the column names is skipped) or a CSV with the
+    column names on the first line (e.g. ``UCI_Credit_Card.csv``).
+    """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
@@ -34,9 +39,17 @@ def load_credit_default(path: str | Path) -> pd.DataFrame:
             f"from {_URL} and pass its path"
         )
     if p.suffix.lower() in (".xls", ".xlsx"):
-        df = pd.read_excel(p, header=1)
+        try:
+            df = pd.read_excel(p, header=1)
+        except ImportError as exc:
+            raise ImportError(
+                f"credit default data: reading {p.name} needs an Excel reader ({exc}); "
+                "pip install xlrd, or pass a CSV export of the sheet"
+            ) from None
     else:
         df = pd.read_csv(p)
+        if "LIMIT_BAL" not in df.columns and "X1" in df.columns:
+            df = pd.read_csv(p, header=1)  # the sheet's two header lines, exported as CSV
     df = df.rename(columns={"default payment next month": CREDIT_LABEL})
     missing = [
         c

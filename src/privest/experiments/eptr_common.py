@@ -1,20 +1,60 @@
 """Shared pieces of the ePTR reproductions (paper 001): result collection, progress, plots.
 
-Not an experiment itself; the registered ones are ``eptr-bayes``, ``eptr-ols``, ``eptr-wine``
-and ``eptr-nw``.
+Not an experiment itself; the registered ones are ``eptr-bayes``, ``eptr-credit``, ``eptr-ols``,
+``eptr-wine``, ``eptr-california`` and ``eptr-nw``.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privest.errors import NothingReleasedWarning
 from privest.experiments.registry import Row
 
-__all__ = ["Collector", "plot_panel"]
+__all__ = ["Collector", "data_file", "plot_panel", "quiet_bottom"]
+
+
+@contextmanager
+def quiet_bottom() -> Iterator[None]:
+    """Silence :class:`NothingReleasedWarning` inside a reproduction: a bottom output is a
+    measured outcome there (each experiment reports the ePTR release rate), not news."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NothingReleasedWarning)
+        yield
+
+
+def data_file(
+    experiment: str, data_dir: str | Path | None, env: str, names: tuple[str, ...], hint: str
+) -> Path:
+    """The data file of a real-data reproduction: ``data_dir`` (``--data PATH``), else ``$env``.
+
+    PATH is the file itself or a folder holding one of ``names``. The library ships no copy of
+    the data and reads no default location: without a path this refuses, saying (``hint``)
+    where to get the file and in what format.
+    """
+    where = data_dir or os.environ.get(env)
+    if not where:
+        raise FileNotFoundError(f"{experiment}: needs --data PATH (or ${env}): {hint}")
+    path = Path(where)
+    if path.is_dir():
+        found = [path / n for n in names if (path / n).is_file()]
+        if not found:
+            raise FileNotFoundError(
+                f"{experiment}: no {' or '.join(names)} in {path.resolve()}; {hint}"
+            )
+        return found[0]
+    if not path.is_file():
+        raise FileNotFoundError(f"{experiment}: {path.resolve()} does not exist; {hint}")
+    return path
 
 
 class Collector:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from privest.datasets.wine import WINE_FEATURES, load_wine_quality
-from privest.experiments.eptr_common import Collector, plot_panel
+from privest.experiments.eptr_common import Collector, plot_panel, quiet_bottom
 from privest.experiments.registry import ExperimentResult, register
 from privest.models.eptr_baselines import dpgd, dpjl, functional_mechanism, gaussian_baseline
 from privest.models.eptr_ols import EPTRLinearRegression
@@ -68,16 +68,17 @@ def _split(X, y, frac, rng):
 
 def fit_all(Xtr, ytr, eps, rng) -> tuple[dict[str, np.ndarray], bool]:
     n = Xtr.shape[0]
-    model = EPTRLinearRegression(
-        epsilon=eps,
-        delta=DELTA,
-        x_radius=RX,
-        theta_radius=RTHETA,
-        c0=C0,
-        constants="paper",  # the paper's Algorithm 4, so the figures compare
-        random_state=rng,
-        clip=True,
-    ).fit(Xtr, ytr)
+    with quiet_bottom():  # the release rate is recorded
+        model = EPTRLinearRegression(
+            epsilon=eps,
+            delta=DELTA,
+            x_radius=RX,
+            theta_radius=RTHETA,
+            c0=C0,
+            constants="paper",  # the paper's Algorithm 4, so the figures compare
+            random_state=rng,
+            clip=True,
+        ).fit(Xtr, ytr)
     ols = np.linalg.lstsq(Xtr, ytr, rcond=None)[0]
     ols_proj = ols * min(1.0, RTHETA / max(np.linalg.norm(ols), 1e-300))
     return {
