@@ -272,3 +272,27 @@ def test_c0_refusals(csv, capsys):
     with pytest.raises(SystemExit) as exc:  # argparse refuses it
         main(_model_args(csv, "eptr-ols", "--epsilon", "1", "--delta", "0.01", "--c0", "xyz"))
     assert exc.value.code == 2 and "neither a number nor 'auto'" in capsys.readouterr().err
+
+
+def test_linear_and_logistic_are_the_recommended_methods(tmp_path, capsys):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-3, 3, (20_000, 2))
+    y = np.clip(X @ [0.5, -0.3] + 0.5 * rng.normal(size=20_000), -3, 3)
+    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y, "label": (y > 0).astype(int)}).to_csv(
+        tmp_path / "d.csv", index=False
+    )
+    base = ["model", "linear", str(tmp_path / "d.csv"), "--target", "y", "--features", "x1,x2"]
+    base += ["--epsilon", "1", "--delta", "1e-6", "--bounds=-3:3", "--seed", "3"]
+    assert main([*base, "--y-bounds=-3:3", "-o", str(tmp_path / "lin.csv")]) == 0
+    lin = pd.read_csv(tmp_path / "lin.csv").set_index("feature").coefficient
+    # 20,000 rows at eps 1: AdaSSP is within a few hundredths of the truth
+    assert lin["x1"] == pytest.approx(0.5, abs=0.05) and lin["x2"] == pytest.approx(-0.3, abs=0.05)
+    assert "(intercept)" in lin.index
+    assert main(base) == 2  # --y-bounds is required for linear
+    assert "--y-bounds" in capsys.readouterr().err
+    logit = [*base, "--classes", "0,1", "-o", str(tmp_path / "log.csv")]
+    logit[1], logit[4] = "logistic", "label"
+    assert main(logit) == 0
+    coef = pd.read_csv(tmp_path / "log.csv").set_index("feature").coefficient
+    assert coef["x1"] > 0 > coef["x2"]  # the signs of the true model
+    assert "method noisy_gd" in capsys.readouterr().out

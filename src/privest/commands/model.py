@@ -1,7 +1,11 @@
-"""``privest model eptr-ols|eptr-bayes|eptr-nw DATA.csv``: one ePTR release from a CSV (paper 001).
+"""``privest model linear|logistic|eptr-ols|eptr-bayes|eptr-nw DATA.csv``: one central model.
 
+``linear`` (PrivateLinearRegression: AdaSSP with a private ridge) and ``logistic``
+(PrivateLogisticRegression: noisy gradient descent) are the recommended defaults
+(docs/central-models.md); the ``eptr-*`` methods are paper 001's Propose-Test-Release models.
 Prints the released estimate, or that nothing was released, and its (eps, delta) guarantee;
--o/--format write the released table (ols: feature, coefficient; bayes: class, prior,
+-o/--format write the released table (linear, logistic, ols: feature, coefficient; bayes:
+class, prior,
 mean_<feature>; nw: query_<feature>, estimate; each row with released true/false). All
 radii, c0, classes and query points are public inputs: none is read off the data. Nothing
 data-dependent beyond the release is printed (no count of clipped records). The
@@ -29,9 +33,13 @@ from privest.errors import NothingReleasedWarning, ValidationError
 
 __all__ = ["METHODS", "add_parser", "run"]
 
-METHODS = ("eptr-ols", "eptr-bayes", "eptr-nw")
+METHODS = ("linear", "logistic", "eptr-ols", "eptr-bayes", "eptr-nw")
+#: the methods whose table is one coefficient per feature (and an intercept)
+_COEFFICIENTS = ("linear", "logistic", "eptr-ols")
 
 EXAMPLES = (
+    "privest model linear data.csv --target y --features x1,x2 --epsilon 1 --delta 1e-6 "
+    "--bounds=-3:3 --y-bounds=-3:3",
     "privest model eptr-ols data.csv --target y --features x1,x2 --epsilon 1 --delta 1e-6 "
     "--x-radius 4 --theta-radius 1 --y-radius 3 --c0 auto -o ols.csv",
     "privest model eptr-bayes data.csv --target label --features x1,x2 --classes 0,1 "
@@ -42,6 +50,9 @@ EXAMPLES = (
 
 #: What ``--clip`` does, stated without a count (a count depends on the data).
 _CLIPPED = {
+    "linear": "with --clip, features are clipped to the public --bounds box and y to "
+    "--y-bounds before fitting",
+    "logistic": "with --clip, features are clipped to the public --bounds box before fitting",
     "eptr-ols": "with --clip, records outside the public radii are projected onto them "
     "(||x|| <= x_radius, |y| <= y_radius, default x_radius * theta_radius) before fitting",
     "eptr-bayes": "with --clip, feature rows outside the public ball ||x|| <= x_radius are "
@@ -76,7 +87,9 @@ def add_parser(sub: Any) -> None:
         "epsilon choosing c0 privately (ols: from a noisy lambda_min(X^T X)/n; bayes: from a "
         "noisy smallest class count)",
     )
-    p.add_argument("--classes", help="comma-separated public class labels (bayes)")
+    p.add_argument(
+        "--classes", help="comma-separated public class labels (bayes; logistic: two, default 0,1)"
+    )
     p.add_argument("--query", help="query points (nw): '0.2,0.5' (1 feature) or 'a,b;c,d'")
     p.add_argument("--bandwidth", type=float, help="public bandwidth (nw)")
     p.add_argument(
@@ -87,9 +100,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--bounds",
-        help="public feature box lo:hi (nw: the domain, default 0:1; bayes: features are "
-        "centred at its centre before the projection onto the x_radius ball)",
+        help="public feature box lo:hi (linear, logistic: required; nw: the domain, default "
+        "0:1; bayes: features are centred at its centre before the projection onto the "
+        "x_radius ball)",
     )
+    p.add_argument("--y-bounds", help="public response box lo:hi (linear)")
     p.add_argument("--budget-mode", default="split", choices=["split", "per_query"])
     p.add_argument(
         "--bottom",
@@ -148,6 +163,25 @@ def _data(args: argparse.Namespace) -> tuple[Any, list[str], Any]:
 
 
 def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
+    if args.method in ("linear", "logistic"):
+        _need(args, "bounds", *(("y_bounds",) if args.method == "linear" else ()))
+        common = dict(
+            epsilon=args.epsilon,
+            delta=args.delta,
+            bounds=parse_pair(args.bounds, "--bounds"),
+            clip=args.clip,
+            random_state=rng,
+        )
+        if args.method == "linear":
+            from privest.models.linear import PrivateLinearRegression
+
+            return PrivateLinearRegression(
+                y_bounds=parse_pair(args.y_bounds, "--y-bounds"), **common
+            )
+        from privest.models.logistic import PrivateLogisticRegression
+
+        classes = None if args.classes is None else args.classes.split(",")
+        return PrivateLogisticRegression(classes=classes, **common)
     if args.method == "eptr-ols":
         from privest.models.eptr_ols import EPTRLinearRegression
 
@@ -204,17 +238,24 @@ def _released(model: Any) -> bool:
     """Whether every part of the output was released (``released_`` may be an array)."""
     import numpy as np
 
-    return bool(np.all(model.released_))
+    return bool(np.all(getattr(model, "released_", True)))
 
 
 def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
     """The released output as table rows (the bottom output when nothing was released)."""
     released = _released(model)
-    if method == "eptr-ols":
-        return [
+    if method in _COEFFICIENTS:
+        import numpy as np
+
+        coef = np.ravel(model.coef_)
+        rows = [
             {"feature": f, "coefficient": float(c), "released": released}
-            for f, c in zip(features, model.coef_, strict=True)
+            for f, c in zip(features, coef, strict=True)
         ]
+        if hasattr(model, "intercept_"):
+            icpt = float(np.ravel(model.intercept_)[0])
+            rows.append({"feature": "(intercept)", "coefficient": icpt, "released": released})
+        return rows
     if method == "eptr-bayes":
         return [
             {
@@ -239,7 +280,7 @@ def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
     from rich.table import Table
 
     table = Table(title=f"{method}: {'released' if released else 'NOT released'}")
-    if method == "eptr-ols":
+    if method in _COEFFICIENTS:
         table.add_column("feature")
         table.add_column("coefficient", justify="right")
         for row in rows:
@@ -268,6 +309,13 @@ def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
 
 def _details(model: Any) -> str:
     """The public constants of the run (all DP outputs or public inputs)."""
+    if not hasattr(model, "noise_scale_"):  # linear, logistic
+        method = getattr(model, "method_", getattr(model, "method", ""))
+        return f"method {method}" + (
+            f", ridge chosen privately: {model.ridge_:.4g}"
+            if getattr(model, "ridge_", None)
+            else ""
+        )
     if model.noise_scale_ is None:
         return "the bottom was output up front (no release test run)"
     text = (
@@ -294,7 +342,7 @@ def run(args: argparse.Namespace, console: Any) -> None:
         mechanism=args.method,
     )
     X, features, y = _data(args)
-    if args.method == "eptr-bayes":
+    if args.method == "eptr-bayes" or (args.method == "logistic" and args.classes):
         y = y.astype(str)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingReleasedWarning)
