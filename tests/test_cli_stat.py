@@ -174,10 +174,11 @@ def test_out_of_bounds_error_names_the_cli_option(csv, capsys):
 
 
 def test_stat_variance_large_n_is_fast_and_truncated(tmp_path, capsys):
-    """--stat variance goes through the same truncated profile as private_variance."""
+    """--stat variance with PLM goes through the same truncated profile as private_variance."""
     path = tmp_path / "big.csv"
     pd.DataFrame({"v": np.random.default_rng(1).uniform(0, 1, 20_000)}).to_csv(path, index=False)
     args = ["stat", str(path), "--column", "v", "--stat", "variance", "--epsilon", "1"]
+    args += ["--mechanism", "piecewise_laplace"]
     assert main([*args, "--bounds", "0:1", "--seed", "2", "--diagnostics"]) == 0
     out = capsys.readouterr().out
     assert "private variance" in out and "piecewise_laplace" in out

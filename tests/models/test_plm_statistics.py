@@ -109,7 +109,7 @@ def test_result_is_a_float_that_carries_its_guarantee():
 def test_auto_rule_uses_public_inputs_only():
     assert auto_mechanism("median") == "piecewise_laplace"
     assert auto_mechanism("quantile:0.3") == "piecewise_laplace"
-    assert auto_mechanism("variance") == "piecewise_laplace"
+    assert auto_mechanism("variance") == "laplace"  # float-safe until PLM variance is
     assert auto_mechanism("mean") == auto_mechanism("sum") == auto_mechanism("count") == "laplace"
     # the rule is right on the worst case: for a count PLM is Lap(2/eps), twice Laplace's error
     ind = np.r_[np.ones(500), np.zeros(500)]
@@ -164,13 +164,14 @@ def test_count_with_predicate_and_statistic_by_name():
 
 def test_variance_large_n_uses_truncated_profile():
     x = np.random.default_rng(1).uniform(0, 1, 5000)
-    r = private_variance(x, epsilon=1.0, bounds=(0, 1), rng=6)
-    prof = statistic_mechanism("variance", epsilon=1.0, bounds=(0, 1)).law(x).profile
+    kw = dict(epsilon=1.0, bounds=(0, 1), mechanism="piecewise_laplace")
+    r = private_variance(x, rng=6, **kw)
+    prof = statistic_mechanism("variance", **kw).law(x).profile
     assert prof.levels < 100 and prof.upper[-1] == prof.hi
     assert abs(r - x.var()) < 0.01
 
 
-@pytest.mark.parametrize("mechanism", ["auto", "piecewise_laplace", "inverse_sensitivity"])
+@pytest.mark.parametrize("mechanism", ["piecewise_laplace", "inverse_sensitivity"])
 def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     """private_variance, private_statistic(..., "variance") (privest stat) agree: same
     truncated profile for n > 2000, same release for the same seed."""
@@ -184,3 +185,13 @@ def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     assert pa.levels == pb.levels < 100
     assert np.array_equal(pa.upper, pb.upper) and np.array_equal(pa.lower, pb.lower)
     assert law(x[:500]).profile.levels == 500  # all levels at n <= 2000
+
+
+def test_auto_variance_is_the_float_safe_laplace_release_at_every_entry_point():
+    x = np.random.default_rng(2).uniform(0, 1, 3000)
+    kw = {"epsilon": 1.0, "bounds": (0, 1)}
+    a = private_variance(x, rng=4, **kw)
+    b = private_statistic(x, "variance", rng=4, **kw)
+    assert a == b and a.mechanism == b.mechanism == "laplace"
+    step = statistic_mechanism("variance", **kw).law(x).lattice.step
+    assert float(a) / step == round(float(a) / step)

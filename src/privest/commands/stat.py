@@ -1,10 +1,10 @@
 """``privest stat DATA.csv --column C --stat S``: one private statistic of a CSV column.
 
 Pure epsilon-DP releases of the paper-002 mechanisms (piecewise Laplace by default for
-median, quantiles and variance; Laplace for mean, sum and count). Prints the private value
-and its guarantee; -o/--format write it as a one-row table (keys column, statistic, value,
-mechanism, guarantee, epsilon, n, randomness). Without --seed the noise comes
-from the secure generator (a real release); --seed is for experiments only.
+median and quantiles; Laplace for mean, sum, count and variance; all float-safe). Prints
+the private value and its guarantee; -o/--format write it as a one-row table (keys column,
+statistic, value, mechanism, guarantee, epsilon, n, randomness). Without --seed the noise
+comes from the secure generator (a real release); --seed is for experiments only.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def add_parser(sub: Any) -> None:
         "--mechanism",
         default="auto",
         choices=list(STATISTIC_MECHANISMS),
-        help="default auto: piecewise Laplace for median/quantiles/variance, Laplace otherwise",
+        help="default auto: piecewise Laplace for median/quantiles, Laplace otherwise (all "
+        "float-safe)",
     )
     p.add_argument("--clip", action="store_true", help="clip out-of-bounds values to the bounds")
     p.add_argument(

@@ -11,11 +11,15 @@ Mechanisms: ``"piecewise_laplace"`` (paper 002), ``"inverse_sensitivity"``,
 and ``"auto"`` (default), which picks by the statistic alone, i.e. from public inputs,
 so the choice spends no privacy:
 
-* median, quantiles, variance -> piecewise Laplace: its pieces follow the data's gaps
-  and are usually far shorter than the global sensitivity;
+* median, quantiles -> piecewise Laplace on a public lattice (float-safe): its pieces
+  follow the data's gaps and are usually far shorter than the global sensitivity;
 * mean, sum, count -> Laplace with global sensitivity: their pieces are nearly as long
   as GS, where PLM approaches Lap(2 GS/eps), up to twice the eps-DP Laplace error
-  (paper 002, Sec. 4.1; docs/piecewise-laplace.md).
+  (paper 002, Sec. 4.1; docs/piecewise-laplace.md);
+* variance -> Laplace with global sensitivity, float-safe on its lattice. The paper's PLM
+  for the variance (``mechanism="piecewise_laplace"``) is often more accurate but still
+  samples a continuous inverse CDF, whose low bits can leak (docs/budget.md): it stays
+  available, and ``auto`` will return to it once it is released on a lattice.
 
 All releases are pure eps-DP under swap neighbours (fixed, public n). Bounds are public
 and required (they are never read from the data); data outside them are an error unless
@@ -66,7 +70,7 @@ MECHANISMS = STATISTIC_MECHANISMS
 _AUTO = {
     "median": "piecewise_laplace",
     "quantile": "piecewise_laplace",
-    "variance": "piecewise_laplace",
+    "variance": "laplace",  # float-safe; PLM variance is not yet on a lattice
     "mean": "laplace",
     "sum": "laplace",
     "count": "laplace",
