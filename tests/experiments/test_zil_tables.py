@@ -34,7 +34,6 @@ from privest.experiments.zil_tables import (
     T1_PAPER,
     T2_PAPER,
     T3_PAPER,
-    _release,
     _t3_design,
     run_table1,
     run_table2,
@@ -42,6 +41,7 @@ from privest.experiments.zil_tables import (
     t1_estimates,
     t2_fit,
 )
+from privest.release.zil import zil_copies
 
 ROUND = 0.0005  # the paper prints three decimals
 
@@ -50,7 +50,7 @@ def _logistic_data(reps: int, n: int, lam: float, seed: int, bound: float = 0.5)
     rng = np.random.default_rng(seed)
     x = truncated_normal((reps, n, 6), bound, rng)
     y = (rng.random((reps, n)) < expit(x.sum(axis=2))).astype(float)
-    x1, x2 = _release(x, lam, 0.2, rng)
+    x1, x2 = zil_copies(x, lam, 0.2, rng)
     return x, x1, x2, y
 
 
@@ -58,7 +58,7 @@ def _median_data(reps: int, n: int, lam: float, seed: int, sigma: float = 0.798)
     rng = np.random.default_rng(seed)
     x = truncated_normal((reps, n, 6), 1.0, rng)
     y = 1.0 + x.sum(axis=2) + sigma * rng.standard_normal((reps, n))
-    x1, x2 = _release(x, lam, 0.2, rng)
+    x1, x2 = zil_copies(x, lam, 0.2, rng)
     return x, x1, x2, y
 
 

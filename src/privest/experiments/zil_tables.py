@@ -47,7 +47,7 @@ from privest.experiments.zil_batched import (
     rmse_se,
     truncated_normal,
 )
-from privest.noise import sample_sl, sample_zil
+from privest.release.zil import zil_copies
 
 __all__ = ["SCL_BANDWIDTH", "run_table1", "run_table2", "run_table3", "scl_bandwidth"]
 
@@ -60,20 +60,6 @@ def _split(reps: int, n: int, records: int) -> list[int]:
     k = math.ceil(reps / size)
     base, extra = divmod(reps, k)
     return [base + (i < extra) for i in range(k)]
-
-
-def _release(
-    x: np.ndarray, lam: float, delta: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1 on every record of ``x`` (..., d): X1 = X + Z, Z ~ ZIL(delta, lam^2 I) (one
-    zero/non-zero draw and one W per record), X2 = X1 + S, S ~ SL(delta lam^2 I)."""
-    shape = x.shape
-    d = shape[-1]
-    m = int(np.prod(shape[:-1]))
-    z, _ = sample_zil(m, d, lam, delta, rng)
-    s = sample_sl(m, d, math.sqrt(delta) * lam, rng)
-    x1 = x + z.reshape(shape)
-    return x1, x1 + s.reshape(shape)
 
 
 def _tnote(*parts: str) -> str:
@@ -145,7 +131,7 @@ def t1_estimates(
 
 def _t1_chunk(delta: float, lam: float, n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
     x = rng.random((reps, n, 1))
-    x1, x2 = _release(x, lam, delta, rng)
+    x1, x2 = zil_copies(x, lam, delta, rng)
     est = t1_estimates(x[..., 0], x1[..., 0], x2[..., 0], delta, lam)
     return (est - np.asarray(T1_THETA0)).astype(np.float64)
 
@@ -402,7 +388,7 @@ def _t2_chunk(bound: float, n: int, reps: int, rng: np.random.Generator) -> dict
     res: dict[str, Any] = {("*", "ORA"): (ora - 1.0, it_ora)}
     extra: dict[str, Any] = {}
     for tag, lam, _ in T2_PRIVACY:
-        x1, x2 = _release(x, lam, T2_DELTA, rng)
+        x1, x2 = zil_copies(x, lam, T2_DELTA, rng)
         fit = t2_fit(x1, x2, y, lam, T2_DELTA)
         for m, est in fit["est"].items():
             res[(tag, m)] = (est - 1.0, fit["iters"][m])
@@ -626,7 +612,7 @@ def _t3_chunk(sigma: float, n: int, reps: int, rng: np.random.Generator) -> dict
     res: dict[Any, Any] = {("*", "ORA"): (ora - 1.0, np.zeros(reps, int))}
     fallback = {}
     for tag, lam, _ in T3_PRIVACY:
-        x1, x2 = _release(x, lam, T3_DELTA, rng)
+        x1, x2 = zil_copies(x, lam, T3_DELTA, rng)
         fit = t3_fit(x1, x2, y, lam, T3_DELTA)
         for m, est in fit["est"].items():
             res[(tag, m)] = (est - 1.0, fit["iters"][m])
