@@ -15,22 +15,36 @@ works inside an explicit box and reports when the solution sits on it. Strategie
   algorithm) -- linearise the concave X2 part at the iterate and solve the convex rest as
   a HiGHS linear program, from several starts;
 * smooth in theta with an analytic Hessian (logistic): projected, modified Newton with
-  backtracking (a few iterations; L-BFGS-B takes over if it stalls on the box);
+  backtracking, the batched kernel :func:`~privest.learn.batched.newton.newton_box` with
+  R = 1 (the paper-000 tables run it with R = replicates; L-BFGS-B takes over if it stalls);
 * everything else: L-BFGS-B with analytic (or a.e.) gradients from several starts.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse, special
 
-from privest.learn.losses import HingeLoss, QuantileRegressionLoss, ScalarQuantileLoss
+from privest.learn.batched import BatchedObjective, BatchedProblem, corrected_newton, newton_box
+from privest.learn.losses import (
+    HingeLoss,
+    LogisticLoss,
+    QuantileRegressionLoss,
+    ScalarQuantileLoss,
+)
 from privest.learn.objective import CorrectedObjective
 
-__all__ = ["ConvergenceWarning", "Solution", "solve"]
+__all__ = [
+    "ConvergenceWarning",
+    "Solution",
+    "batched_problem",
+    "solve",
+    "solve_path",
+]
 
 
 class ConvergenceWarning(UserWarning):
@@ -299,49 +313,85 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
 
 
 # ----------------------------------------------------------------------------- Newton
+class _OneObjective:
+    """A :class:`CorrectedObjective` as a batch of one for :func:`newton_box` (any loss with
+    an analytic Hessian; the built-in index losses use the fused :class:`BatchedObjective`)."""
+
+    n_reps = 1
+
+    def __init__(self, obj: CorrectedObjective) -> None:
+        self.obj = obj
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        return np.array([self.obj.value(theta[0])])
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        f, g = self.obj.value_and_grad(theta[0])
+        return np.array([f]), g[None], self.obj.hess(theta[0])[None]
+
+    def subset(self, idx: np.ndarray) -> _OneObjective:
+        return self
+
+
+def batched_problem(obj: CorrectedObjective) -> BatchedProblem:
+    """The objective in the batched solvers' form, R = 1: the fused index-loss objective for
+    the built-in logistic loss, a wrapper of ``obj`` otherwise."""
+    if isinstance(obj.loss, LogisticLoss):
+        return BatchedObjective.from_objective(obj)
+    return _OneObjective(obj)
+
+
+def _newton_solution(fit: tuple, max_iter: int = 100) -> Solution:
+    """A :func:`newton_box` result (R = 1) as a Solution; converged when it stopped before
+    ``max_iter`` (a small step, predicted decrease or projected gradient, or no decrease
+    along the projected Newton path: its stopping rules)."""
+    theta, f, iters = fit
+    ok = bool(iters[0] < max_iter)
+    return Solution(
+        theta[0], float(f[0]), ok, int(iters[0]), "Newton", "" if ok else "iteration limit"
+    )
+
+
 def _newton_from(
-    obj: CorrectedObjective, box: np.ndarray, theta: np.ndarray, max_iter: int = 100
+    prob: BatchedProblem, box: np.ndarray, start: np.ndarray, max_iter: int = 100
 ) -> Solution:
-    """Modified Newton (Hessian shifted until positive definite) with Armijo backtracking
-    along the box-projected path; converged when the projected gradient vanishes."""
-    lo, hi = box[:, 0], box[:, 1]
-    f, g = obj.value_and_grad(theta)
-    for it in range(1, max_iter + 1):
-        pg = theta - np.clip(theta - g, lo, hi)
-        if np.max(np.abs(pg)) <= 1e-10 * (1.0 + abs(f)):
-            return Solution(theta, f, True, it - 1, "Newton")
-        h = obj.hess(theta)
-        shift = 0.0
-        scale = max(1e-12, float(np.max(np.abs(np.diag(h)))))
-        while True:
-            try:
-                np.linalg.cholesky(h + shift * np.eye(obj.p))
-                break
-            except np.linalg.LinAlgError:
-                shift = max(2.0 * shift, 1e-8 * scale)
-        step = -np.linalg.solve(h + shift * np.eye(obj.p), g)
-        decrement = -float(g @ step)  # Newton decrement^2: predicted decrease x 2
-        t = 1.0
-        while t > 1e-12:
-            cand = np.clip(theta + t * step, lo, hi)
-            fc, gc = obj.value_and_grad(cand)
-            if fc <= f + 1e-4 * float(g @ (cand - theta)):
-                break
-            t *= 0.5
-        else:
-            if decrement <= 1e-12 * (1.0 + abs(f)):  # at the optimum up to round-off
-                return Solution(theta, f, True, it, "Newton")
-            return Solution(theta, f, False, it, "Newton", "line search failed")
-        theta, f, g = cand, fc, gc
-        if decrement <= 1e-16 * (1.0 + abs(f)):
-            return Solution(theta, f, True, it, "Newton")
-    return Solution(theta, f, False, max_iter, "Newton", "iteration limit")
+    """Projected, modified Newton (:func:`newton_box`, R = 1) from ``start``."""
+    fit = newton_box(prob, start[None], box[:, 0], box[:, 1], max_iter=max_iter)
+    return _newton_solution(fit, max_iter)
+
+
+def solve_path(
+    obj: CorrectedObjective,
+    box: np.ndarray,
+    objective_for: Callable[[str], CorrectedObjective],
+    sdr_start: bool,
+) -> Solution:
+    """The built-in logistic loss: :func:`~privest.learn.batched.paths.corrected_newton` on a
+    batch of one, the paper-000 tables' code (naive -> SL/SDR -> DR from naive and SDR).
+
+    ``objective_for(method)`` gives the start methods' objectives on the same data; ``obj``
+    is the one to minimise. L-BFGS-B finishes a run that did not converge.
+    """
+    designs: dict = {}
+    method = obj.method
+
+    def problem(m: str) -> BatchedProblem:
+        return BatchedObjective.from_objective(obj if m == method else objective_for(m), designs)
+
+    theta0 = np.clip(obj.loss.initial_theta(obj.data.d), box[:, 0], box[:, 1])[None]
+    fits, _ = corrected_newton(problem, [method], theta0, box[:, 0], box[:, 1], sdr_start)
+    sol = _newton_solution(fits[method])
+    sol.starts = 2 if method == "dr" and sdr_start else 1
+    if not sol.converged:
+        sol = _solve_newton(obj, box, [sol.theta])
+    return _finish(sol, box)
 
 
 def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
+    prob = batched_problem(obj)
     sols: list[Solution] = []
     for start in starts:
-        sol = _newton_from(obj, box, start)
+        sol = _newton_from(prob, box, start)
         if not sol.converged:  # stalled on the box or non-convexity: let L-BFGS-B finish
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

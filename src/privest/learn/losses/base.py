@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from privest.errors import ValidationError
 
@@ -24,14 +25,22 @@ class LossNotSmoothError(ValidationError):
 
 
 def _sigmoid(u: np.ndarray) -> np.ndarray:
-    """Logistic function without overflow for any finite u."""
-    e = np.exp(-np.abs(u))
-    return np.where(u >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    """Logistic function 1 / (1 + e^-u), without overflow for any finite u."""
+    return special.expit(u)
 
 
-def _softplus(u: np.ndarray) -> np.ndarray:
-    """log(1 + e^u), stable for large |u|."""
-    return np.logaddexp(0.0, u)
+def _softplus(u: np.ndarray, sigmoid_minus: np.ndarray | None = None) -> np.ndarray:
+    """log(1 + e^u) = -log sigmoid(-u), stable for large |u|.
+
+    ``sigmoid_minus`` is sigmoid(-u) when the caller has it already (the logistic loss's
+    derivatives share it). Where sigmoid(-u) underflows (u > ~700) log(1 + e^u) is
+    computed as logaddexp(0, u) instead.
+    """
+    u = np.asarray(u, dtype=float)
+    if u.size and u.max() > 700.0:
+        return np.logaddexp(0.0, u)
+    sn = special.expit(-u) if sigmoid_minus is None else sigmoid_minus
+    return -np.log(sn)
 
 
 def _check_tau(quantile: Any) -> float:

@@ -57,6 +57,12 @@ class IndexLoss(Loss):
     def d4phi(self, y: np.ndarray, u: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def phi_derivs(self, y: np.ndarray, u: np.ndarray, orders: Sequence[int]) -> list[np.ndarray]:
+        """phi^(k)(y, u) for each k in ``orders`` (0..4); losses override it to share work
+        between orders (the batched solvers ask for several at once)."""
+        fns = (self.phi, self.dphi, self.d2phi, self.d3phi, self.d4phi)
+        return [fns[k](y, u) for k in orders]
+
     # penalty (none by default) ----------------------------------------------------------
     def penalty(self, theta: np.ndarray) -> float:
         return 0.0
@@ -224,16 +230,35 @@ class LogisticLoss(IndexLoss):
         return _sigmoid(u) - y
 
     def d2phi(self, y, u):
-        s = _sigmoid(u)
-        return s * (1.0 - s)
+        return self.phi_derivs(y, u, (2,))[0]
 
     def d3phi(self, y, u):
-        s = _sigmoid(u)
-        return s * (1.0 - s) * (1.0 - 2.0 * s)
+        return self.phi_derivs(y, u, (3,))[0]
 
     def d4phi(self, y, u):
-        s = _sigmoid(u)
-        return s * (1.0 - s) * (1.0 - 6.0 * s + 6.0 * s * s)
+        return self.phi_derivs(y, u, (4,))[0]
+
+    def phi_derivs(self, y, u, orders):
+        """All requested phi^(k) from one sigmoid: with s = sigmoid(u), s- = 1 - s and
+        w = s s-: phi = softplus(u) - y u = -log s- - y u, phi' = s - y, phi'' = w,
+        phi''' = w (s- - s), phi'''' = w (1 - 6 w)."""
+        u = np.asarray(u, dtype=float)
+        sn = _sigmoid(-u)
+        out: dict[int, np.ndarray] = {}
+        if 0 in orders:
+            out[0] = _softplus(u, sn) - y * u
+        if max(orders) >= 1:
+            s = 1.0 - sn
+            if 1 in orders:
+                out[1] = s - y
+            if max(orders) >= 2:
+                w = s * sn
+                out[2] = w
+                if 3 in orders:
+                    out[3] = w * (sn - s)
+                if 4 in orders:
+                    out[4] = w * (1.0 - 6.0 * w)
+        return [out[k] for k in orders]
 
     def predict(self, x, theta):
         """P(y = 1 | x) = sigmoid(u)."""

@@ -1,0 +1,74 @@
+"""The batched kernels (learn/batched/) and the estimators are one code path (paper 000)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import special
+
+import privest as pv
+from privest.learn.batched import BatchedObjective, corrected_newton, newton_box
+from privest.learn.design import analysis_data
+from privest.learn.estimators import DRLogisticRegression
+from privest.learn.losses import LogisticLoss
+from privest.learn.objective import CorrectedObjective
+
+
+@pytest.fixture(scope="module")
+def release():
+    rng = np.random.default_rng(5)
+    n, p = 3000, 3
+    x = np.clip(rng.normal(size=(n, p)), -1, 1)
+    y = (rng.random(n) < special.expit(0.3 + x.sum(axis=1))).astype(float)
+    rel = pv.ZILMechanism(lam=0.3, zero_prob=0.25, bounds=[(-1, 1)] * p).release(
+        x, rng=pv.make_rng(2)
+    )
+    return rel, y
+
+
+@pytest.mark.parametrize("method", ["naive", "sl", "sdr", "dr"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_estimator_equals_a_batch_of_one(release, method, intercept):
+    """DRLogisticRegression.fit and corrected_newton on a batch of one (the tables' path)
+    give the same estimate."""
+    rel, y = release
+    est = DRLogisticRegression(method=method, fit_intercept=intercept, inference="none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        coef = est.fit(rel, y).coef_
+    loss = LogisticLoss(fit_intercept=intercept)
+    noise_var = (0.3 * 2.0) ** 2
+    designs: dict = {}
+
+    def problem(m):
+        return BatchedObjective.from_copies(
+            loss, m, rel.x1[None], rel.x2[None], y[None], 0.25, noise_var, designs
+        )
+
+    p = rel.d + intercept
+    fits, _ = corrected_newton(problem, [method], np.zeros((1, p)), -10.0, 10.0)
+    assert np.max(np.abs(fits[method][0][0] - coef)) <= 1e-10
+
+
+@pytest.mark.parametrize("method", ["naive", "sl", "sdr", "dr"])
+def test_batched_objective_matches_the_corrected_objective(release, method):
+    """Values, gradients and Hessians of BatchedObjective equal CorrectedObjective's."""
+    rel, y = release
+    loss = LogisticLoss(fit_intercept=True)
+    obj = CorrectedObjective(loss, analysis_data(rel, y, None), method)
+    prob = BatchedObjective.from_objective(obj)
+    theta = np.array([0.2, -0.5, 0.8, 1.1])
+    f, g, h = prob.derivs(theta[None])
+    assert f[0] == pytest.approx(obj.value(theta), rel=1e-12)
+    assert np.allclose(g[0], obj.grad(theta), rtol=1e-10, atol=1e-13)
+    assert np.allclose(h[0], obj.hess(theta), rtol=1e-10, atol=1e-13)
+    assert prob.value(theta[None])[0] == pytest.approx(obj.value(theta), rel=1e-12)
+
+
+def test_newton_box_takes_a_box_per_coordinate(release):
+    rel, y = release
+    obj = CorrectedObjective(LogisticLoss(), analysis_data(rel, y, None), "naive")
+    prob = BatchedObjective.from_objective(obj)
+    lo, hi = np.array([-10.0, 0.0, -10.0]), np.array([10.0, 0.5, 10.0])
+    theta, _, iters = newton_box(prob, np.zeros((1, 3)), lo, hi)
+    assert theta[0, 1] == pytest.approx(0.5) and iters[0] < 100
