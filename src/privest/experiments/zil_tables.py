@@ -34,19 +34,20 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from privest.datasets.synthetic_zil import truncated_normal
 from privest.experiments.registry import ExperimentResult, Row, register
-from privest.experiments.zil_batched import (
+from privest.experiments.replication import map_chunks, rmse_se
+from privest.learn.batched import (
+    BatchedObjective,
     Design,
-    LogisticProblem,
     SCLProblem,
+    corrected_newton,
     dc_median_dr,
     dc_simplex_dr,
     l1_ipm,
-    map_chunks,
     newton_box,
-    rmse_se,
-    truncated_normal,
 )
+from privest.learn.losses import LogisticLoss
 from privest.release.zil import zil_copies
 
 __all__ = ["SCL_BANDWIDTH", "run_table1", "run_table2", "run_table3", "scl_bandwidth"]
@@ -350,31 +351,26 @@ T2_PAPER = {
 }
 
 
-def _t2_design(x: np.ndarray) -> Design:
-    return Design(np.ascontiguousarray(x.transpose(0, 2, 1)))
+_T2_LOSS = LogisticLoss(fit_intercept=False)
+_T2_METHODS = {"NAI": "naive", "SL": "sl", "SDR": "sdr", "DR": "dr"}
 
 
 def t2_fit(
     x1: np.ndarray, x2: np.ndarray, y: np.ndarray, lam: float, delta: float, box: float = T2_BOX
 ) -> dict[str, Any]:
-    """NAI, SL, SDR and DR fits (Sec. 7.2) for data (R, n, 6); returns estimates and checks."""
-    d1, d2 = _t2_design(x1), _t2_design(x2)
-    p = x1.shape[2]
-    nai, _, it_nai = newton_box(
-        LogisticProblem("plain", d1, None, y), np.zeros((len(y), p)), -box, box
-    )
-    sl, _, it_sl = newton_box(LogisticProblem("sl", None, d2, y, lam, delta), nai, -box, box)
-    sdr, _, it_sdr = newton_box(LogisticProblem("sdr", d1, d2, y, lam, delta), nai, -box, box)
-    dr_prob = LogisticProblem("dr", d1, d2, y, lam, delta)
-    dr_a, f_a, it_a = newton_box(dr_prob, nai, -box, box)
-    dr_b, f_b, it_b = newton_box(dr_prob, sdr, -box, box)
-    use_b = f_b < f_a
-    dr = np.where(use_b[:, None], dr_b, dr_a)
-    iters = {"NAI": it_nai, "SL": it_sl, "SDR": it_sdr, "DR": np.where(use_b, it_b, it_a)}
+    """NAI, SL, SDR and DR fits (Sec. 7.2) for data (R, n, 6): the estimators' start strategy
+    (:func:`~privest.learn.batched.corrected_newton`) on R replicates at once."""
+    designs: dict = {}
+
+    def problem(method: str) -> BatchedObjective:
+        return BatchedObjective.from_copies(_T2_LOSS, method, x1, x2, y, delta, lam**2, designs)
+
+    theta0 = np.zeros((len(y), x1.shape[2]))
+    fits, dr_from_sdr = corrected_newton(problem, _T2_METHODS.values(), theta0, -box, box)
     return {
-        "est": {"NAI": nai, "SL": sl, "SDR": sdr, "DR": dr},
-        "iters": iters,
-        "dr_from_sdr": use_b & (f_b < f_a - 1e-10 * (1 + np.abs(f_a))),
+        "est": {k: fits[m][0] for k, m in _T2_METHODS.items()},
+        "iters": {k: fits[m][2] for k, m in _T2_METHODS.items()},
+        "dr_from_sdr": dr_from_sdr,
     }
 
 
@@ -382,9 +378,8 @@ def _t2_chunk(bound: float, n: int, reps: int, rng: np.random.Generator) -> dict
     p = 6
     x = truncated_normal((reps, n, p), bound, rng)
     y = (rng.random((reps, n)) < special.expit(x.sum(axis=2))).astype(float)
-    ora, _, it_ora = newton_box(
-        LogisticProblem("plain", _t2_design(x), None, y), np.zeros((reps, p)), -T2_BOX, T2_BOX
-    )
+    oracle = BatchedObjective.from_copies(_T2_LOSS, "oracle", x, None, y)
+    ora, _, it_ora = newton_box(oracle, np.zeros((reps, p)), -T2_BOX, T2_BOX)
     res: dict[str, Any] = {("*", "ORA"): (ora - 1.0, it_ora)}
     extra: dict[str, Any] = {}
     for tag, lam, _ in T2_PRIVACY:
@@ -573,8 +568,7 @@ def scl_bandwidth(n: int) -> float:
 
 
 def _t3_design(x: np.ndarray) -> Design:
-    r, n, _ = x.shape
-    return Design(np.concatenate([np.ones((r, 1, n)), x.transpose(0, 2, 1)], axis=1))
+    return Design.from_features(x, intercept=True)
 
 
 def t3_fit(

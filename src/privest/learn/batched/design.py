@@ -102,10 +102,10 @@ class Design:
     @classmethod
     def from_features(cls, x: np.ndarray, intercept: bool) -> Design:
         """Designs of a stack of feature arrays (R, n, d): ``[1, x]`` or ``x``, as (R, p, n)."""
-        xt = np.ascontiguousarray(np.asarray(x, dtype=float).transpose(0, 2, 1))
+        xt = np.asarray(x, dtype=float).transpose(0, 2, 1)
         if intercept:
-            xt = np.concatenate([np.ones((xt.shape[0], 1, xt.shape[2])), xt], axis=1)
-        return cls(xt)
+            return cls(np.concatenate([np.ones((xt.shape[0], 1, xt.shape[2])), xt], axis=1))
+        return cls(np.ascontiguousarray(xt))
 
     @property
     def prods(self) -> np.ndarray:
