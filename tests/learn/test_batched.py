@@ -72,3 +72,31 @@ def test_newton_box_takes_a_box_per_coordinate(release):
     lo, hi = np.array([-10.0, 0.0, -10.0]), np.array([10.0, 0.5, 10.0])
     theta, _, iters = newton_box(prob, np.zeros((1, 3)), lo, hi)
     assert theta[0, 1] == pytest.approx(0.5) and iters[0] < 100
+
+
+def test_quantile_estimator_runs_the_table3_kernels_with_r_1():
+    """DRQuantileRegressor (naive and DR median) = l1_ipm / median_dr_fit on a batch of one
+    (Table 3 runs median_dr_fit from the naive fit on R replicates)."""
+    from privest.learn.batched import Design, median_dr_fit, smoothed_dr_start
+    from privest.learn.estimators import DRQuantileRegressor
+    from privest.learn.losses import QuantileRegressionLoss
+    from privest.learn.solvers import naive_l1
+
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, (1500, 3))
+    y = 0.5 + x @ np.array([1.0, -1.0, 2.0]) + rng.normal(size=1500)
+    rel = pv.ZILMechanism(lam=0.25, zero_prob=0.2, bounds=[(-1, 1)] * 3).release(
+        x, rng=pv.make_rng(3)
+    )
+    loss = QuantileRegressionLoss()
+    d1, d2 = (Design.from_rows(loss.design(v)) for v in (rel.x1, rel.x2))
+    nai, _ = naive_l1(loss, d1, y[None], 10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est_nai = DRQuantileRegressor(method="naive", inference="none").fit(rel, y)
+        est_dr = DRQuantileRegressor(method="dr", inference="none").fit(rel, y)
+    assert np.max(np.abs(est_nai.coef_ - nai[0])) <= 1e-10
+    starts = np.vstack([nai, smoothed_dr_start(d1, d2, y[None], 0.2, nai, 10.0)])
+    two = np.zeros(2, dtype=np.intp)
+    theta, fval, _, _ = median_dr_fit(d1[two], d2[two], y[None][two], 0.2, starts, 10.0)
+    assert np.max(np.abs(est_dr.coef_ - theta[np.argmin(fval)])) <= 1e-10

@@ -42,9 +42,8 @@ from privest.learn.batched import (
     Design,
     SCLProblem,
     corrected_newton,
-    dc_median_dr,
-    dc_simplex_dr,
     l1_ipm,
+    median_dr_fit,
     newton_box,
 )
 from privest.learn.losses import LogisticLoss
@@ -583,10 +582,7 @@ def t3_fit(
     """NAI, DR (DC from NAI) and sCL fits for data (R, n, 6); estimates (R, 7) and checks."""
     d1, d2 = _t3_design(x1), _t3_design(x2)
     nai, _ = l1_ipm(d1, y)
-    dr, _, steps, ok = dc_simplex_dr(d1, d2, y, delta, nai, box)
-    if not ok.all():  # basis not identified: the same DC iterates with interior-point steps
-        bad = np.flatnonzero(~ok)
-        dr[bad], _, steps[bad] = dc_median_dr(d1[bad], d2[bad], y[bad], delta, nai[bad], box)
+    dr, _, steps, fell_back = median_dr_fit(d1, d2, y, delta, nai, box)
     h = scl_bandwidth(y.shape[1]) if h is None else h
     # quadratic backtracking: half the objective evaluations of halving on this non-convex
     # objective (its local minimum, like any, depends on the solver's path: docs)
@@ -594,7 +590,7 @@ def t3_fit(
     return {
         "est": {"NAI": nai, "DR": dr, "sCL": scl},
         "iters": {"NAI": np.zeros(len(y), int), "DR": steps, "sCL": it_scl},
-        "fallback": ~ok,
+        "fallback": fell_back,
     }
 
 

@@ -11,7 +11,10 @@ works inside an explicit box and reports when the solution sits on it. Strategie
   closed forms; a box search if the Hessian is not positive definite;
 * scalar piecewise-linear (scalar quantile loss): the exact O(n log n) scan over the
   breakpoints X1_i, X2_i;
-* check and hinge losses with several parameters: the convex-concave procedure (DC
+* quantile regression on a symmetric box (naive, oracle; DR for the median): the batched
+  kernels with R = 1 -- an interior-point L1 fit and the DC algorithm with warm-simplex
+  convex steps (:mod:`privest.learn.batched`, the code of the paper-000 Table 3);
+* other check and hinge losses with several parameters: the convex-concave procedure (DC
   algorithm) -- linearise the concave X2 part at the iterate and solve the convex rest as
   a HiGHS linear program, from several starts;
 * smooth in theta with an analytic Hessian (logistic): projected, modified Newton with
@@ -29,7 +32,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, sparse, special
 
-from privest.learn.batched import BatchedObjective, BatchedProblem, corrected_newton, newton_box
+from privest.learn.batched import (
+    BatchedObjective,
+    BatchedProblem,
+    Design,
+    corrected_newton,
+    l1_ipm,
+    median_dr_fit,
+    newton_box,
+    smoothed_dr_start,
+)
 from privest.learn.losses import (
     HingeLoss,
     LogisticLoss,
@@ -93,6 +105,8 @@ def solve(
         return _finish(_solve_quadratic(obj, box, starts), box)
     if isinstance(loss, ScalarQuantileLoss):
         return _finish(_solve_scalar_scan(obj, box), box)
+    if isinstance(loss, QuantileRegressionLoss) and _l1_batched_applies(obj, box):
+        return _finish(_solve_l1_batched(obj, box), box)
     if isinstance(loss, (QuantileRegressionLoss, HingeLoss)):
         return _finish(_solve_dc_lp(obj, box, starts), box)
     if obj.has_hessian():
@@ -142,6 +156,63 @@ def _solve_scalar_scan(obj: CorrectedObjective, box: np.ndarray) -> Solution:
     j = int(np.argmin(f))
     theta = np.array([cand[j]])
     return Solution(theta, float(f[j]), True, 1, "exact breakpoint scan")
+
+
+# ------------------------------------------------ check loss: batched L1 kernels, R = 1
+def _l1_batched_applies(obj: CorrectedObjective, box: np.ndarray) -> bool:
+    """The batched L1 kernels take a symmetric box |theta_j| <= B, one response, and for
+    DR the median with one doubly random copy (the paper-000 setting, Sec. 7.3)."""
+    bound = box[0, 1]
+    if not (np.all(box[:, 1] == bound) and np.all(box[:, 0] == -bound)):
+        return False
+    if obj.method in ("naive", "oracle"):
+        return True
+    terms = obj.terms
+    return (
+        obj.method == "dr"
+        and obj.loss.quantile == 0.5
+        and len(terms) == 2
+        and (terms[0].y is terms[1].y or np.array_equal(terms[0].y, terms[1].y))
+    )
+
+
+def naive_l1(loss: QuantileRegressionLoss, d: Design, y: np.ndarray, bound: float):
+    """min_theta sum_i rho_tau(y_i - d_i'theta) over the box by :func:`l1_ipm`:
+    rho_tau(r) = |r|/2 + (tau - 1/2) r, so the weights are 1/2 and the tilt
+    c = -(tau - 1/2) D'1. Returns ``(theta (R, p), iterations)``."""
+    c = -(loss.quantile - 0.5) * d.xtv(np.ones_like(y))
+    return l1_ipm(d, y, w=np.full(y.shape, 0.5), c=c, bound=bound)
+
+
+def _solve_l1_batched(obj: CorrectedObjective, box: np.ndarray) -> Solution:
+    """Quantile regression on a batch of one: naive/oracle by :func:`l1_ipm`; DR (median) by
+    :func:`median_dr_fit` -- the code of Table 3 (R = replicates) -- from the naive fit and
+    from :func:`smoothed_dr_start`, the lower objective kept."""
+    loss, bound = obj.loss, float(box[0, 1])
+    first = obj.terms[0]
+    y = loss.response(first.y, first.x.shape[0])[None]
+    d1 = Design.from_rows(loss.design(first.x))
+    theta, iters = naive_l1(loss, d1, y, bound)
+    if obj.method in ("naive", "oracle"):
+        ok = bool(iters[0] < 100)
+        return Solution(theta[0], obj.value(theta[0]), ok, int(iters[0]), "interior point (L1)")
+    d2 = Design.from_rows(loss.design(obj.terms[1].x))
+    delta = obj.data.zero_prob
+    # two starts as a batch of two: the naive fit (Table 3's start) and a smoothed start
+    starts = np.vstack([theta, smoothed_dr_start(d1, d2, y, delta, theta, bound)])
+    two = np.zeros(2, dtype=np.intp)
+    fits = median_dr_fit(d1[two], d2[two], y[two], delta, starts, bound)
+    k = int(np.argmin(fits[1]))
+    theta, steps, fell_back = fits[0][k], int(fits[2][k]), bool(fits[3][k])
+    how = "interior-point" if fell_back else "warm simplex"
+    return Solution(
+        theta,
+        obj.value(theta),
+        steps < 50 or not fell_back,
+        steps,
+        f"DC algorithm, {how} convex steps",
+        starts=2,
+    )
 
 
 # ------------------------------------------------------- check / hinge: DC algorithm + LP

@@ -15,7 +15,13 @@ The estimators call them with R = 1 for the built-in losses
 * :class:`~privest.learn.batched.scl.SCLProblem`: the sCL competitor of Table 3.
 """
 
-from privest.learn.batched.dc import dc_median_dr, dc_simplex_dr, dr_median_objective
+from privest.learn.batched.dc import (
+    dc_median_dr,
+    dc_simplex_dr,
+    dr_median_objective,
+    median_dr_fit,
+    smoothed_dr_start,
+)
 from privest.learn.batched.design import Design
 from privest.learn.batched.lp import l1_ipm
 from privest.learn.batched.newton import BatchedProblem, newton_box
@@ -33,5 +39,7 @@ __all__ = [
     "dc_simplex_dr",
     "dr_median_objective",
     "l1_ipm",
+    "median_dr_fit",
     "newton_box",
+    "smoothed_dr_start",
 ]

@@ -8,8 +8,16 @@ import numpy as np
 
 from privest.learn.batched.design import Design, _inv, _lin, _xtv
 from privest.learn.batched.lp import l1_ipm
+from privest.learn.batched.newton import WeightedSum, newton_box
+from privest.learn.batched.scl import SCLProblem
 
-__all__ = ["dc_median_dr", "dc_simplex_dr", "dr_median_objective"]
+__all__ = [
+    "dc_median_dr",
+    "dc_simplex_dr",
+    "dr_median_objective",
+    "median_dr_fit",
+    "smoothed_dr_start",
+]
 
 
 def dr_median_objective(
@@ -387,3 +395,43 @@ def dc_simplex_dr(
         th_out[st["ids"][sel]] = st["th"][sel]
     fval = dr_median_objective(d1, d2, y, th_out, delta)
     return th_out, fval, steps, ok
+
+
+def median_dr_fit(
+    d1: Design, d2: Design, y: np.ndarray, delta: float, theta0: np.ndarray, bound: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """DR median regression from the naive fit ``theta0`` (a vertex of the X1 rows): the DC
+    algorithm by warm simplex (:func:`dc_simplex_dr`), and where that cannot identify a
+    basis the same DC iterates with interior-point steps (:func:`dc_median_dr`).
+
+    The estimators (R = 1) and Table 3 (R = replicates) both fit DR this way. Returns
+    ``(theta, F(theta), DC steps, fell_back)``.
+    """
+    theta, fval, steps, ok = dc_simplex_dr(d1, d2, y, delta, theta0, bound)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        theta[bad], fval[bad], steps[bad] = dc_median_dr(
+            d1[bad], d2[bad], y[bad], delta, theta0[bad], bound
+        )
+    return theta, fval, steps, ~ok
+
+
+def smoothed_dr_start(
+    d1: Design, d2: Design, y: np.ndarray, delta: float, theta0: np.ndarray, bound: float
+) -> np.ndarray:
+    """A start for the DC algorithm away from the naive fit's basin: minimise the DR median
+    objective with each |r| smoothed by a N(0, h^2) kernel (rho_h of :class:`SCLProblem`,
+    no correction), h = 0.1, 0.01, 0.001 sd(y), each by :func:`newton_box` from the last.
+
+    The DC algorithm stops at a critical point, which on dense X2 kinks need not be the best
+    nearby; this start often leads it to a lower one (docs/dr-estimation.md, "Computation
+    and inference").
+    """
+    scale = float(np.mean(y.std(axis=1))) or 1.0
+    theta = np.clip(theta0, -bound, bound)
+    a = 1.0 / delta
+    for f in (0.1, 0.01, 0.001):
+        h = f * scale
+        prob = WeightedSum([(a, SCLProblem(d1, y, 0.0, h)), (1.0 - a, SCLProblem(d2, y, 0.0, h))])
+        theta, _, _ = newton_box(prob, theta, -bound, bound)
+    return theta

@@ -9,7 +9,7 @@ import numpy as np
 
 from privest.learn.batched.design import _solve
 
-__all__ = ["BatchedProblem", "newton_box"]
+__all__ = ["BatchedProblem", "WeightedSum", "newton_box"]
 
 
 class BatchedProblem(Protocol):
@@ -128,3 +128,24 @@ def newton_box(
     out[ids[keep]] = th[keep]
     fout[ids[keep]] = prob.value(th[keep], keep)
     return out, fout, iters
+
+
+class WeightedSum:
+    """sum_k w_k P_k of batched problems over the same replicates (a BatchedProblem)."""
+
+    def __init__(self, parts: list[tuple[float, BatchedProblem]]) -> None:
+        self.parts = parts
+        self.n_reps = parts[0][1].n_reps
+
+    def subset(self, idx: np.ndarray) -> WeightedSum:
+        return WeightedSum([(w, p.subset(idx)) for w, p in self.parts])
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        return sum(w * p.value(theta, idx) for w, p in self.parts)
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = [np.zeros(len(theta)), np.zeros(theta.shape), 0.0]
+        for w, p in self.parts:
+            for k, v in enumerate(p.derivs(theta)):
+                out[k] = out[k] + w * v
+        return out[0], out[1], out[2]
