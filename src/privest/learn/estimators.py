@@ -37,7 +37,7 @@ from privest.learn.losses import (
 )
 from privest.learn.objective import METHODS, CorrectedObjective
 from privest.learn.results import FitResults, FitSummary
-from privest.learn.solvers import Solution, solve, solve_path
+from privest.learn.solvers import Solution, polish, solve, solve_path
 from privest.rng import resolve_rng
 from privest.validation import check_bounds
 
@@ -177,7 +177,7 @@ class DRMEstimator(BaseEstimator):
                 lambda m: CorrectedObjective(loss, sub_data, m),
                 sdr_start,
             )
-        full = solve(obj, box, [sub.theta])
+        full = polish(obj, box, sub.theta)
         full.starts = sub.starts
         return full
 

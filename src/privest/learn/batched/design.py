@@ -86,8 +86,15 @@ class Design:
     over rows then have length n + 2p (the n data rows first).
     """
 
-    def __init__(self, xt: np.ndarray, box: bool = False, prods: np.ndarray | None = None):
+    def __init__(
+        self,
+        xt: np.ndarray,
+        box: bool = False,
+        prods: np.ndarray | None = None,
+        rows: np.ndarray | None = None,
+    ):
         self.xt = xt
+        self.rows = rows  # R = 1 only: the (n, p) design, xt a transposed view of it
         self.box = box
         self.n_reps, self.p, self.n_obs = xt.shape
         self._iu = np.triu_indices(self.p)
@@ -96,8 +103,10 @@ class Design:
 
     @classmethod
     def from_rows(cls, d: np.ndarray) -> Design:
-        """One design (R = 1) from its (n, p) rows (stored transposed, (1, p, n))."""
-        return cls(np.ascontiguousarray(np.asarray(d, dtype=float).T)[None])
+        """One design (R = 1) from its (n, p) rows, kept as they are (no transposed copy:
+        products with it are row-major matrix products)."""
+        rows = np.ascontiguousarray(d, dtype=float)
+        return cls(rows.T[None], rows=rows)
 
     @classmethod
     def from_features(cls, x: np.ndarray, intercept: bool) -> Design:
@@ -117,6 +126,17 @@ class Design:
             self._prods = prods
         return self._prods
 
+    def _gram_one(self, w: np.ndarray) -> np.ndarray:
+        """D' diag(w) D of a single large design: a symmetric rank-k product (half the work)
+        of D diag(sqrt|w|) when w has one sign, else a general matrix product."""
+        d = self.rows if self.rows is not None else self.xt[0].T
+        positive = bool(np.all(w >= 0))
+        if positive or np.all(w <= 0):
+            s = d * np.sqrt(np.abs(w))[:, None]
+            g = s.T @ s
+            return g if positive else -g
+        return d.T @ (d * w[:, None])
+
     @property
     def n_rows(self) -> int:
         return self.n_obs + (2 * self.p if self.box else 0)
@@ -125,12 +145,14 @@ class Design:
         return Design(self.xt[idx], self.box, None if self._prods is None else self._prods[idx])
 
     def with_box(self, box: bool = True) -> Design:
-        return Design(self.xt, box, self._prods)
+        return Design(self.xt, box, self._prods, self.rows)
 
     def lin(self, b: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
         """``D b`` for every replicate, or for replicates ``idx`` only (``b`` then has one
         row per entry of ``idx``; one matrix-vector product each, no copy of the designs)."""
-        if idx is None:
+        if self.rows is not None:
+            u = (self.rows @ b.T).T
+        elif idx is None:
             u = _lin(self.xt, b)
         else:
             u = np.empty((len(idx), self.n_obs))
@@ -140,7 +162,8 @@ class Design:
 
     def xtv(self, v: np.ndarray) -> np.ndarray:
         n, p = self.n_obs, self.p
-        out = _xtv(self.xt, v[:, :n] if self.box else v)
+        vd = v[:, :n] if self.box else v
+        out = vd @ self.rows if self.rows is not None else _xtv(self.xt, vd)
         if self.box:
             out += v[:, n : n + p] + v[:, n + p :]
         return out
@@ -148,8 +171,7 @@ class Design:
     def gram(self, w: np.ndarray) -> np.ndarray:
         n, p = self.n_obs, self.p
         if self.n_reps == 1 and self._prods is None and not self.box and self._large:
-            xt = self.xt[0]
-            return ((xt * w[0]) @ xt.T)[None]
+            return self._gram_one(w[0])[None]
         flat = np.matmul(self.prods, (w[:, :n] if self.box else w)[:, :, None])[:, :, 0]
         out = np.empty((w.shape[0], p, p))
         out[:, self._iu[0], self._iu[1]] = flat
