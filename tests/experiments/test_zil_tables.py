@@ -1,4 +1,5 @@
-"""Paper 000 Tables 1-3 (zil_tables.py) and the batched solvers they run (learn/batched/).
+"""Paper 000 Tables 1-3 (zil_tables.py, zil_table3.py) and the batched solvers they run
+(learn/batched/).
 
 Fast tests check each batched solver against scipy on a few small replicates. The slow
 tests reproduce the paper's numbers where they are reproducible (Table 1 S1, Table 2
@@ -20,14 +21,12 @@ from scipy.special import expit
 from privest.datasets.synthetic_zil import truncated_normal
 from privest.experiments import registry
 from privest.experiments.replication import rmse_se
+from privest.experiments.zil_table3 import T3_PAPER, _t3_design, run_table3
 from privest.experiments.zil_tables import (
     T1_PAPER,
     T2_PAPER,
-    T3_PAPER,
-    _t3_design,
     run_table1,
     run_table2,
-    run_table3,
     t1_estimates,
     t2_fit,
 )

@@ -100,3 +100,19 @@ def test_quantile_estimator_runs_the_table3_kernels_with_r_1():
     two = np.zeros(2, dtype=np.intp)
     theta, fval, _, _ = median_dr_fit(d1[two], d2[two], y[None][two], 0.2, starts, 10.0)
     assert np.max(np.abs(est_dr.coef_ - theta[np.argmin(fval)])) <= 1e-10
+
+
+def test_the_design_cache_never_mixes_up_temporary_copies(release):
+    """Designs are cached by id of the copy; a freed temporary's id can be reused by the next
+    array, so an entry counts only for the very array it was made from (a mix-up fitted X1's
+    design in X2's place)."""
+    from privest.learn.batched import Design
+
+    rel, y = release
+    loss = LogisticLoss()
+    x1, x2 = rel.x1[None], rel.x2[None]
+    stale = {id(x2): (rel.x1[None], Design.from_features(x1, False))}  # a reused id
+    theta = np.full((1, 3), 0.4)
+    got = BatchedObjective.from_copies(loss, "sl", x1, x2, y[None], 0.25, 0.36, stale)
+    fresh = BatchedObjective.from_copies(loss, "sl", x1, x2, y[None], 0.25, 0.36)
+    assert got.value(theta)[0] == fresh.value(theta)[0]

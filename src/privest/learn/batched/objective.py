@@ -62,20 +62,21 @@ class BatchedObjective:
         terms: list[Term],
         noise_var: np.ndarray,
         design: Callable[[np.ndarray], Design],
-        designs: dict[int, Design] | None = None,
+        designs: dict[int, tuple[np.ndarray, Design]] | None = None,
     ) -> BatchedObjective:
         """Group ``terms`` by copy; ``design(x)`` makes the :class:`Design` of one copy.
 
         ``designs`` (optional) caches the designs by copy across objectives of the same
-        data (the caller keeps the copies alive, so their ids are stable)."""
+        data; it holds each copy with its design, so an id is never reused for another
+        array while the cache lives."""
         cache = {} if designs is None else designs
         groups: dict[int, _Group] = {}
         for t in terms:
             key = id(t.x)
-            if key not in cache:
-                cache[key] = design(t.x)
+            if key not in cache or cache[key][0] is not t.x:
+                cache[key] = (t.x, design(t.x))
             if key not in groups:
-                groups[key] = _Group(cache[key], t.y)
+                groups[key] = _Group(cache[key][1], t.y)
             g = groups[key]
             if t.laplacian:
                 g.lap += t.weight
@@ -85,7 +86,7 @@ class BatchedObjective:
 
     @classmethod
     def from_objective(
-        cls, obj: CorrectedObjective, designs: dict[int, Design] | None = None
+        cls, obj: CorrectedObjective, designs: dict[int, tuple[np.ndarray, Design]] | None = None
     ) -> BatchedObjective:
         """The estimators' objective as a batch of one (R = 1)."""
         loss = obj.loss
@@ -111,7 +112,7 @@ class BatchedObjective:
         y: np.ndarray,
         zero_prob: float = 1.0,
         noise_var: np.ndarray | float = 0.0,
-        designs: dict[int, Design] | None = None,
+        designs: dict[int, tuple[np.ndarray, Design]] | None = None,
     ) -> BatchedObjective:
         """R data sets at once: copies ``x1``, ``x2`` (R, n, d), responses ``y`` (R, n),
         Laplacian weights ``noise_var`` (one per column, or one for all)."""
