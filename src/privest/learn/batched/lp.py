@@ -33,7 +33,9 @@ def l1_ipm(
     M = 2 (sum_i w_i |d_ij| + |c_j|) + 1 exceeds every possible multiplier. Without a box
     the problem must be bounded (``c`` inside the zonotope ``{D'a : |a| <= w}``).
 
-    Returns ``(theta, iterations)``.
+    Returns ``(theta, iterations)``. (One function of about 90 lines: the predictor and
+    corrector share a dozen per-replicate arrays that are compacted together as replicates
+    finish; split, they would have to travel between helpers as one state.)
     """
     r_all, p, n = design.xt.shape
     w = np.ones((r_all, n)) if w is None else w

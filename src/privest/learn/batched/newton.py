@@ -83,29 +83,9 @@ def newton_box(
             | ((shift == 0.0) & (np.abs(step).max(axis=1) <= 1e4 * width))
         )
         # backtracking line search, replicate by replicate (tiny steps are taken as they are)
-        new = np.where(live[:, None], np.clip(th + step, lo, hi), th)
-        fnew = f.copy()
-        t = np.ones(len(th))
-        pend = np.flatnonzero(live & ~small)
-        for _ in range(40):
-            if pend.size == 0:
-                break
-            cand = np.clip(th[pend] + t[pend, None] * step[pend], lo, hi)
-            fc = prob.value(cand, None if len(pend) == len(th) else pend)
-            dec = np.einsum("ij,ij->i", g[pend], cand - th[pend])
-            ok = np.isfinite(fc) & (fc <= f[pend] + 1e-4 * np.minimum(dec, 0.0))
-            new[pend[ok]] = cand[ok]
-            fnew[pend[ok]] = fc[ok]
-            frac = 0.5
-            if quadratic:  # minimiser of the quadratic through f, the slope and fc
-                curv = fc[~ok] - f[pend[~ok]] - dec[~ok]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    frac = np.clip(np.nan_to_num(-0.5 * dec[~ok] / curv, nan=0.1), 0.1, 0.5)
-            pend = pend[~ok]
-            t[pend] *= frac
-        stuck = np.zeros(len(th), dtype=bool)
-        stuck[pend] = True
-        new[pend] = th[pend]
+        new, fnew, stuck = _line_search(
+            prob, th, step, f, g, live & ~small, live, lo, hi, quadratic
+        )
         moved = np.abs(new - th).max(axis=1)
         done = live & (small | stuck | (moved <= width) | (np.abs(gr).max(axis=1) <= gtol))
         th = new
@@ -128,6 +108,36 @@ def newton_box(
     out[ids[keep]] = th[keep]
     fout[ids[keep]] = prob.value(th[keep], keep)
     return out, fout, iters
+
+
+def _line_search(prob, th, step, f, g, search, live, lo, hi, quadratic):
+    """Armijo backtracking (c = 1e-4) along the projected path for the replicates
+    ``search``; the others in ``live`` take the full step. Returns the new points, their
+    objective values (f where unchanged) and the mask of replicates with no decrease."""
+    new = np.where(live[:, None], np.clip(th + step, lo, hi), th)
+    fnew = f.copy()
+    t = np.ones(len(th))
+    pend = np.flatnonzero(search)
+    for _ in range(40):
+        if pend.size == 0:
+            break
+        cand = np.clip(th[pend] + t[pend, None] * step[pend], lo, hi)
+        fc = prob.value(cand, None if len(pend) == len(th) else pend)
+        dec = np.einsum("ij,ij->i", g[pend], cand - th[pend])
+        ok = np.isfinite(fc) & (fc <= f[pend] + 1e-4 * np.minimum(dec, 0.0))
+        new[pend[ok]] = cand[ok]
+        fnew[pend[ok]] = fc[ok]
+        frac = 0.5
+        if quadratic:  # minimiser of the quadratic through f, the slope and fc
+            curv = fc[~ok] - f[pend[~ok]] - dec[~ok]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.clip(np.nan_to_num(-0.5 * dec[~ok] / curv, nan=0.1), 0.1, 0.5)
+        pend = pend[~ok]
+        t[pend] *= frac
+    stuck = np.zeros(len(th), dtype=bool)
+    stuck[pend] = True
+    new[pend] = th[pend]
+    return new, fnew, stuck
 
 
 class WeightedSum:
