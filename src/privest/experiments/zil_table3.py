@@ -11,7 +11,6 @@ Monte Carlo SEs and notes as in :mod:`privest.experiments.zil_tables`.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -19,12 +18,12 @@ import numpy as np
 
 from privest.datasets.synthetic_zil import truncated_normal
 from privest.experiments.registry import ExperimentResult, Row, register
-from privest.experiments.replication import map_chunks, rmse_se
+from privest.experiments.replication import rmse_se
 from privest.experiments.zil_tables import (
-    WORKERS,
+    _coef_rows,
     _merge,
     _rate_figure,
-    _split,
+    _run_grid,
     _timing_row,
     _tnote,
 )
@@ -157,20 +156,13 @@ def run_table3(
 ) -> ExperimentResult:
     """Table 3 for each error law and both privacy settings."""
     start = time.perf_counter()
-    tasks, keys = [], []
-    for si, (sigma, _) in enumerate(sigmas):
-        for n in n_grid:
-            for size in _split(reps, n, 250_000):
-                tasks.append((sigma, n, size))
-                keys.append((si, n))
-    gens = rng.spawn(len(tasks))
-    out = map_chunks(
-        _t3_chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, "table 3"
+    cells = _run_grid(
+        _t3_chunk, [s for s, _ in sigmas], n_grid, reps, 250_000, rng, progress, "table 3"
     )
     rows: list[Row] = []
     for si, (sigma, slabel) in enumerate(sigmas):
         for n in n_grid:
-            parts = [o for o, k in zip(out, keys, strict=True) if k == (si, n)]
+            parts = cells[(si, n)]
             res = _merge(parts, "res")
             for tag, lam, label in T3_PRIVACY:
                 setting = f"{tag} lam={lam:g} {label}, {slabel}"
@@ -198,18 +190,7 @@ def run_table3(
                         else "",
                         f"{nonconv}/{len(err)} not converged" if nonconv else "",
                     )
-                    for j in range(7):
-                        rows.append(
-                            Row(
-                                setting,
-                                n,
-                                m,
-                                f"beta{j}",
-                                float(rmse[j]),
-                                paper=paper[m][j] if paper else math.nan,
-                                mc_se=float(se[j]),
-                                note=note,
-                            )
-                        )
+                    pm = paper[m] if paper else None
+                    rows += _coef_rows(setting, n, m, rmse, se, pm, note)
     rows.append(_timing_row("all", time.perf_counter() - start, reps))
     return ExperimentResult(rows, {"main": _rate_figure(rows, n_grid, "Table 3", slopes_from=1)})

@@ -56,6 +56,46 @@ def _tnote(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
+def _run_grid(
+    chunk, first: tuple, n_grid: tuple[int, ...], reps: int, records: int, rng, progress, label
+) -> dict[tuple[int, int], list]:
+    """Run ``chunk(value, n, size, rng)`` over every (value of ``first``, n) cell in chunks of
+    about ``records`` observations (spawned generators, :data:`WORKERS` processes); the
+    chunk results by (index in ``first``, n)."""
+    tasks, keys = [], []
+    for i, value in enumerate(first):
+        for n in n_grid:
+            for size in _split(reps, n, records):
+                tasks.append((value, n, size))
+                keys.append((i, n))
+    gens = rng.spawn(len(tasks))
+    out = map_chunks(
+        chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, label
+    )
+    cells: dict[tuple[int, int], list] = {}
+    for o, k in zip(out, keys, strict=True):
+        cells.setdefault(k, []).append(o)
+    return cells
+
+
+def _coef_rows(setting, n, method, rmse, se, paper, note, first: int = 0) -> list[Row]:
+    """One row per coefficient: RMSE, MC SE, the paper's value (``paper``: a sequence or
+    None), named beta{first}, beta{first + 1}, ..."""
+    return [
+        Row(
+            setting,
+            n,
+            method,
+            f"beta{j + first}",
+            float(rmse[j]),
+            paper=paper[j] if paper else math.nan,
+            mc_se=float(se[j]),
+            note=note,
+        )
+        for j in range(len(rmse))
+    ]
+
+
 # ======================================================================================
 # Table 1 (Section 7.1)
 
@@ -406,20 +446,13 @@ def run_table2(
 ) -> ExperimentResult:
     """Table 2 for each design (truncation bound) and both privacy settings."""
     start = time.perf_counter()
-    tasks, keys = [], []
-    for di, (bound, _) in enumerate(designs):
-        for n in n_grid:
-            for size in _split(reps, n, 300_000):
-                tasks.append((bound, n, size))
-                keys.append((di, n))
-    gens = rng.spawn(len(tasks))
-    out = map_chunks(
-        _t2_chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, "table 2"
+    cells = _run_grid(
+        _t2_chunk, [b for b, _ in designs], n_grid, reps, 300_000, rng, progress, "table 2"
     )
     rows: list[Row] = []
     for di, (bound, dlabel) in enumerate(designs):
         for n in n_grid:
-            parts = [o for o, k in zip(out, keys, strict=True) if k == (di, n)]
+            parts = cells[(di, n)]
             res = _merge(parts, "res")
             for tag, lam, label in T2_PRIVACY:
                 setting = f"{tag} lam={lam:g} {label}, {dlabel}"
@@ -441,19 +474,8 @@ def run_table2(
                         f"{nonconv}/{len(err)} not converged" if nonconv else "",
                         f"{sdr_share:.1%} from the SDR start" if m == "DR" else "",
                     )
-                    for j in range(6):
-                        rows.append(
-                            Row(
-                                setting,
-                                n,
-                                m,
-                                f"beta{j + 1}",
-                                float(rmse[j]),
-                                paper=paper[m][j] if paper else math.nan,
-                                mc_se=float(se[j]),
-                                note=note,
-                            )
-                        )
+                    pm = paper[m] if paper else None
+                    rows += _coef_rows(setting, n, m, rmse, se, pm, note, first=1)
     rows.append(_timing_row("all", time.perf_counter() - start, reps))
     return ExperimentResult(rows, {"main": _rate_figure(rows, n_grid, "Table 2", slopes_from=0)})
 

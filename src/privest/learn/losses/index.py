@@ -151,13 +151,17 @@ class IndexLoss(Loss):
         grad = self._sum_design(x, self.dphi(y, u)) + n * self.penalty_grad(th)
         return weight * val, weight * grad
 
-    def laplacian_value_grad_sum(self, x, y, theta, noise_var, weight=1.0):
+    def _lap_prep(self, x, y, theta, noise_var):
+        """(x, y, theta, b = W theta, W embedded, u, s = theta' W theta) for the Laplacian
+        methods (raises when the loss is not smooth in x)."""
         if not self.smooth_in_x:
             raise self._not_smooth()
         x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
-        u = self._u(x, th)
-        s = float(th @ b)
+        b, ind = self._embed(th, self._var(noise_var, x.shape[1]))
+        return x, y, th, b, ind, self._u(x, th), float(th @ b)
+
+    def laplacian_value_grad_sum(self, x, y, theta, noise_var, weight=1.0):
+        x, y, th, b, _, u, s = self._lap_prep(x, y, theta, noise_var)
         d2 = self.d2phi(y, u)
         grad = 2.0 * float(d2.sum()) * b + s * self._sum_design(x, self.d3phi(y, u))
         return weight * s * float(d2.sum()), weight * grad
@@ -170,31 +174,18 @@ class IndexLoss(Loss):
         return self._gram(x, w * self.d2phi(y, self._u(x, th)))
 
     def laplacian(self, x, y, theta, noise_var):
-        if not self.smooth_in_x:
-            raise self._not_smooth()
-        x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
-        return float(th @ b) * self.d2phi(y, self._u(x, th))
+        x, y, th, b, _, u, s = self._lap_prep(x, y, theta, noise_var)
+        return s * self.d2phi(y, u)
 
     def laplacian_grad(self, x, y, theta, noise_var):
-        if not self.smooth_in_x:
-            raise self._not_smooth()
-        x, y, th = self._prep(x, y, theta)
-        b, _ = self._embed(th, self._var(noise_var, x.shape[1]))
-        u = self._u(x, th)
-        s = float(th @ b)
+        x, y, th, b, _, u, s = self._lap_prep(x, y, theta, noise_var)
         return 2.0 * self.d2phi(y, u)[:, None] * b[None, :] + (
             s * self.d3phi(y, u)[:, None] * self.design(x)
         )
 
     def laplacian_hess_sum(self, x, y, theta, noise_var, weights=None):
-        if not self.smooth_in_x:
-            raise self._not_smooth()
-        x, y, th = self._prep(x, y, theta)
+        x, y, th, b, ind, u, s = self._lap_prep(x, y, theta, noise_var)
         w = self._weights(weights, x.shape[0])
-        b, ind = self._embed(th, self._var(noise_var, x.shape[1]))
-        u = self._u(x, th)
-        s = float(th @ b)
         v3 = self._sum_design(x, w * self.d3phi(y, u))
         out = 2.0 * float(w @ self.d2phi(y, u)) * np.diag(ind)
         out += 2.0 * (np.outer(b, v3) + np.outer(v3, b))

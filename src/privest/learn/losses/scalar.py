@@ -19,6 +19,14 @@ __all__ = [
     "relu_squared",
 ]
 
+
+def _one_column(loss: Loss, d: int) -> int:
+    """The scalar losses take one feature column and have one parameter."""
+    if int(d) != 1:
+        raise ValidationError(f"x: loss {loss.name!r} takes one feature column; got d={d}")
+    return 1
+
+
 # --------------------------------------------------------------------------------------
 # scalar losses of one noised variable (paper Section 7.1)
 
@@ -58,9 +66,7 @@ class TransformedSquaredLoss(Loss):
         return f"TransformedSquaredLoss(name={self.name!r}, smooth_in_x={self.smooth_in_x})"
 
     def n_params(self, d: int) -> int:
-        if int(d) != 1:
-            raise ValidationError(f"x: loss {self.name!r} takes one feature column; got d={d}")
-        return 1
+        return _one_column(self, d)
 
     def param_names(self, feature_names: Sequence[str]) -> list[str]:
         self.n_params(len(feature_names))
@@ -196,9 +202,7 @@ class ScalarQuantileLoss(Loss):
         return f"ScalarQuantileLoss(quantile={self.quantile})"
 
     def n_params(self, d: int) -> int:
-        if int(d) != 1:
-            raise ValidationError(f"x: loss {self.name!r} takes one feature column; got d={d}")
-        return 1
+        return _one_column(self, d)
 
     def param_names(self, feature_names: Sequence[str]) -> list[str]:
         self.n_params(len(feature_names))
