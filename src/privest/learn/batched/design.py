@@ -103,9 +103,13 @@ class Design:
 
     @classmethod
     def from_rows(cls, d: np.ndarray) -> Design:
-        """One design (R = 1) from its (n, p) rows, kept as they are (no transposed copy:
-        products with it are row-major matrix products)."""
+        """One design (R = 1) from its (n, p) rows. A small one is stored transposed, (1, p, n),
+        exactly as the tables store theirs (the same arithmetic, cached products d_ij d_ik);
+        a large one keeps its rows as they are (row-major matrix products, no copy)."""
         rows = np.ascontiguousarray(d, dtype=float)
+        n, p = rows.shape
+        if n * p * (p + 1) // 2 <= CACHE_LIMIT:  # small: stored as the batched tables store it
+            return cls(np.ascontiguousarray(rows.T)[None])
         return cls(rows.T[None], rows=rows)
 
     @classmethod
