@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench lint docs clean
+.PHONY: install demo test test-fast bench lint docs data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ docs: $(STAMP)
 	rm -rf build/docs
 	$(BIN)/python -m pdoc --docformat numpy --output-directory build/docs $(API_MODULES)
 	@echo "API reference: build/docs/index.html"
+
+# Package data computed once: the logistic loss's truncation-bias table (paper 004, App. D.7).
+data: $(STAMP)
+	$(BIN)/python -c "from privest.learn.weierstrass import write_order_table as w; print(w())"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -29,8 +29,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privest.experiments.plm_dominance import BOUNDS, draw
-from privest.experiments.plm_dominance import DISTRIBUTIONS as DISTS
+from privest.datasets.synthetic_plm import PLM_BOUNDS as BOUNDS
+from privest.datasets.synthetic_plm import PLM_DISTRIBUTIONS as DISTS
+from privest.datasets.synthetic_plm import make_plm_data as draw
 from privest.mechanisms.profiles import quantile_rank
 from privest.models.statistics import private_median, private_statistic
 

@@ -1,4 +1,5 @@
-"""Paper 000 Tables 1-3 (zil_tables.py) and their batched solvers (zil_batched.py).
+"""Paper 000 Tables 1-3 (zil_tables.py, zil_table3.py) and the batched solvers they run
+(learn/batched/).
 
 Fast tests check each batched solver against scipy on a few small replicates. The slow
 tests reproduce the paper's numbers where they are reproducible (Table 1 S1, Table 2
@@ -17,31 +18,30 @@ import pytest
 from scipy.optimize import linprog, minimize
 from scipy.special import expit
 
+from privest.datasets.synthetic_zil import truncated_normal
 from privest.experiments import registry
-from privest.experiments.zil_batched import (
+from privest.experiments.replication import rmse_se
+from privest.experiments.zil_table3 import T3_PAPER, _t3_design, run_table3
+from privest.experiments.zil_tables import (
+    T1_PAPER,
+    T2_PAPER,
+    run_table1,
+    run_table2,
+    t1_estimates,
+    t2_fit,
+)
+from privest.learn.batched import (
+    BatchedObjective,
     Design,
-    LogisticProblem,
     SCLProblem,
     dc_median_dr,
     dc_simplex_dr,
     dr_median_objective,
     l1_ipm,
     newton_box,
-    rmse_se,
-    truncated_normal,
 )
-from privest.experiments.zil_tables import (
-    T1_PAPER,
-    T2_PAPER,
-    T3_PAPER,
-    _release,
-    _t3_design,
-    run_table1,
-    run_table2,
-    run_table3,
-    t1_estimates,
-    t2_fit,
-)
+from privest.learn.losses import LogisticLoss
+from privest.release.zil import zil_copies
 
 ROUND = 0.0005  # the paper prints three decimals
 
@@ -50,7 +50,7 @@ def _logistic_data(reps: int, n: int, lam: float, seed: int, bound: float = 0.5)
     rng = np.random.default_rng(seed)
     x = truncated_normal((reps, n, 6), bound, rng)
     y = (rng.random((reps, n)) < expit(x.sum(axis=2))).astype(float)
-    x1, x2 = _release(x, lam, 0.2, rng)
+    x1, x2 = zil_copies(x, lam, 0.2, rng)
     return x, x1, x2, y
 
 
@@ -58,12 +58,13 @@ def _median_data(reps: int, n: int, lam: float, seed: int, sigma: float = 0.798)
     rng = np.random.default_rng(seed)
     x = truncated_normal((reps, n, 6), 1.0, rng)
     y = 1.0 + x.sum(axis=2) + sigma * rng.standard_normal((reps, n))
-    x1, x2 = _release(x, lam, 0.2, rng)
+    x1, x2 = zil_copies(x, lam, 0.2, rng)
     return x, x1, x2, y
 
 
-def _design(x: np.ndarray) -> Design:
-    return Design(np.ascontiguousarray(x.transpose(0, 2, 1)))
+def _logistic(method: str, x1, x2, y, lam: float = 0.5, delta: float = 0.2):
+    """Table 2's objective of ``method`` (no intercept; Laplacian weights lam^2)."""
+    return BatchedObjective.from_copies(LogisticLoss(), method, x1, x2, y, delta, lam**2)
 
 
 def _scipy_min(prob, start: np.ndarray, box: float) -> np.ndarray:
@@ -112,19 +113,15 @@ def test_table1_closed_forms():
     assert np.allclose(est[:, 2, 0], dr)
 
 
-@pytest.mark.parametrize("kind", ["ora", "plain", "sl", "sdr", "dr"])
+@pytest.mark.parametrize("kind", ["oracle", "naive", "sl", "sdr", "dr"])
 def test_newton_matches_scipy_logistic(kind):
     """Batched modified Newton = L-BFGS-B (same start) to 1e-6, setting A, 3 replicates."""
     x, x1, x2, y = _logistic_data(3, 2000, 0.5, seed=2)
-    d, d1, d2 = _design(x), _design(x1), _design(x2)
     box = 5.0
-    if kind == "ora":
-        prob = LogisticProblem("plain", d, None, y)
-    else:
-        prob = LogisticProblem(kind, d1, d2, y, 0.5, 0.2)
+    prob = _logistic(kind, x if kind == "oracle" else x1, x2, y)
     start = np.zeros((3, 6))
     if kind in ("sl", "sdr", "dr"):  # as in the experiment: from the naive fit
-        start, _, _ = newton_box(LogisticProblem("plain", d1, None, y), start, -box, box)
+        start, _, _ = newton_box(_logistic("naive", x1, x2, y), start, -box, box)
     ours, f, iters = newton_box(prob, start, -box, box)
     assert np.all(iters < 100)
     for r in range(3):
@@ -176,7 +173,7 @@ def test_l1_ipm_matches_highs(tilt, bound):
     y = dm.sum(axis=2) + rng.standard_t(2, size=(reps, n))
     w = rng.uniform(0.5, 1.5, size=(reps, n))
     c = tilt * rng.normal(size=(reps, p))
-    theta, _ = l1_ipm(_design(dm), y, w, c, bound=bound)
+    theta, _ = l1_ipm(Design.from_features(dm, intercept=False), y, w, c, bound=bound)
     for r in range(reps):
         ref, fun = _lp(dm[r], y[r], w[r], c[r], bound)
         ours = float(w[r] @ np.abs(y[r] - dm[r] @ theta[r]) + c[r] @ theta[r])
@@ -312,9 +309,7 @@ def test_table2_setting_a_half_design():
     errs: dict[str, list[np.ndarray]] = {m: [] for m in ("ORA", "NAI", "SL", "SDR", "DR")}
     for _ in range(reps // chunk):
         x, x1, x2, y = _logistic_data(chunk, n, 0.5, seed=int(rng.integers(2**31)))
-        ora, _, _ = newton_box(
-            LogisticProblem("plain", _design(x), None, y), np.zeros((chunk, 6)), -5, 5
-        )
+        ora, _, _ = newton_box(_logistic("oracle", x, None, y), np.zeros((chunk, 6)), -5, 5)
         errs["ORA"].append(ora - 1)
         fit = t2_fit(x1, x2, y, 0.5, 0.2)
         for m, est in fit["est"].items():

@@ -16,6 +16,7 @@ from privest.learn.weierstrass import (
     inverse_weierstrass_polynomial,
     inverse_weight,
     keep_probability,
+    load_order_table,
     truncated_inverse,
     truncation_bias,
     weierstrass_polynomial,
@@ -142,6 +143,16 @@ def test_choose_order_picks_the_least_biased_order():
         k = int(choose_order(t))
         biases = [truncation_bias(t, K) for K in (1, 2, 3)]
         assert biases[k - 1] <= min(biases) * 1.2
+
+
+def test_packaged_order_table_matches_a_recomputation_of_a_few_entries():
+    """The shipped bias table (learn/data/) is what truncation_bias computes, entry by entry."""
+    t_grid, bias = load_order_table()
+    assert t_grid.shape == (61,) and bias.shape == (3, 61)
+    assert np.allclose(t_grid, np.geomspace(1e-3, 200.0, 61), rtol=1e-12)
+    for j in (0, 25, 60):
+        for i, K in enumerate((1, 2, 3)):
+            assert truncation_bias(t_grid[j], K) == pytest.approx(bias[i, j], rel=1e-9)
 
 
 def test_hinge_is_refused():

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privest.datasets import make_plm_data
 from privest.experiments import plm_dominance as exp_mod
 from privest.experiments import registry
 from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
@@ -61,7 +62,7 @@ def test_tiny_run_reports_error_distributions(tiny, tmp_path):
 
 def test_error_quantiles_agree_with_monte_carlo():
     """The exact quantiles the table reports against sampled errors (PLM and INV)."""
-    x = exp_mod.draw("lognormal", 300, np.random.default_rng(0))
+    x = make_plm_data("lognormal", 300, np.random.default_rng(0))
     errs, _ = exp_mod._errors(x, "quantile:0.1", (1.0,))
     for name, cls in (("PLM", PiecewiseLaplaceLaw), ("INV", InverseSensitivityLaw)):
         mech = cls.for_statistic(x, "quantile:0.1", epsilon=1.0, bounds=exp_mod.BOUNDS)

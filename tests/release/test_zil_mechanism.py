@@ -225,3 +225,23 @@ def test_dr_mean_stays_unbiased_with_a_resolution():
         ]
     )
     assert abs(est.mean() - truth) < 4 * est.std(ddof=1) / math.sqrt(est.size)
+
+
+def test_the_mechanism_and_the_batched_tables_draw_the_same_zil_noise():
+    """ZILMechanism.release and the paper-000 tables share zil_copies (Algorithm 1): same
+    stream, same copies up to the release's output grid; a batch (R, n, d) is R n records."""
+    from privest.release.zil import zil_copies
+    from privest.rng import make_rng
+
+    x = np.random.default_rng(0).random((200, 2))
+    rel = pv.ZILMechanism(lam=0.8, zero_prob=0.2, bounds=[(0.0, 1.0)] * 2).release(
+        x, rng=make_rng(3)
+    )
+    x1, x2 = zil_copies(x, 0.8, 0.2, make_rng(3))
+    assert np.allclose(rel.x1, x1, rtol=0, atol=1e-6)
+    assert np.allclose(rel.x2, x2, rtol=0, atol=1e-6)
+    batch = np.stack([x, 1.0 - x])
+    b1, b2 = zil_copies(batch, 0.8, 0.2, make_rng(4))
+    f1, f2 = zil_copies(batch.reshape(400, 2), 0.8, 0.2, make_rng(4))
+    assert b1.shape == b2.shape == (2, 200, 2)
+    assert np.array_equal(b1.reshape(400, 2), f1) and np.array_equal(b2.reshape(400, 2), f2)

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from privest.datasets.synthetic_plm import PLM_BOUNDS, PLM_DISTRIBUTIONS, make_plm_data
 from privest.experiments.registry import ExperimentResult, Row, register
 from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
@@ -38,8 +39,8 @@ from privest.mechanisms.profiles import profile_for
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivityLaw
 from privest.progress import progress_bar
 
-BOUNDS = (-10.0, 10.0)
-DISTRIBUTIONS = ("normal", "lognormal", "uniform", "bimodal", "heavy-tailed")
+BOUNDS = PLM_BOUNDS
+DISTRIBUTIONS = PLM_DISTRIBUTIONS
 STATISTICS = ("median", "quantile:0.1", "quantile:0.9", "mean")
 N_GRID = (100, 1_000, 10_000, 100_000)
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
@@ -58,21 +59,6 @@ SPEC_E1 = {
     (501, 1.0): (0.0114, 0.0118),
     (501, 5.0): (0.0028, 0.0042),
 }
-
-
-def draw(dist: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n records of a named distribution, clipped to the public bounds."""
-    if dist == "normal":
-        x = rng.normal(size=n)
-    elif dist == "lognormal":
-        x = rng.lognormal(size=n)
-    elif dist == "uniform":
-        x = rng.uniform(-5, 5, n)
-    elif dist == "bimodal":
-        x = rng.normal(size=n) * 0.5 + np.where(rng.random(n) < 0.5, -3.0, 3.0)
-    else:
-        x = rng.standard_cauchy(n)
-    return np.clip(x, *BOUNDS)
 
 
 def _errors(
@@ -123,7 +109,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
         for stat, dist, n in tasks:
             want = cdf_eps if (dist, n) == (cdf_dist, cdf_n) else None
             for _ in range(reps):
-                errs, cdfs = _errors(draw(dist, n, rng), stat, EPSILONS, want)
+                errs, cdfs = _errors(make_plm_data(dist, n, rng), stat, EPSILONS, want)
                 for key, val in errs.items():
                     table.setdefault((stat, dist, n, *key), []).append(val)
                 for method, c in cdfs.items():
@@ -132,7 +118,7 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
         for (n, eps), (plm_ref, inv_ref) in SPEC_E1.items():
             vals = {m: [] for m in ("PLM", "INV")}
             for _ in range(max(reps, 10)):
-                errs, _ = _errors(draw("normal", n, rng), "median", (eps,))
+                errs, _ = _errors(make_plm_data("normal", n, rng), "median", (eps,))
                 vals["PLM"].append(errs["PLM", eps][0])
                 vals["INV"].append(errs["INV", eps][0])
             for method, ref in (("PLM", plm_ref), ("INV", inv_ref)):

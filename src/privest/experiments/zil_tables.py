@@ -1,4 +1,4 @@
-"""Tables 1-3 (and Figure 2) of paper 000, Section 7: the simulations, replicates batched.
+"""Tables 1-2 (and Figure 2) of paper 000, Section 7: the simulations, replicates batched.
 
 * ``zil-table1`` (Section 7.1, Table 1, Figure 2): X ~ U(0, 1), d = 1, losses
   (theta - g(x))^2 with g = ReLU, 1_[0.5,1], |sin 2 pi x|; ORA, SL and DR in closed form
@@ -10,13 +10,7 @@
   truncated to [-1, 1]^6 as stated and to [-0.5, 0.5]^6 (A3); (lam, delta) = (0.5, 0.2)
   and (1, 0.2); ORA, NAI, SL, SDR, DR by batched modified Newton over Theta = [-5, 5]^6
   (NAI started at 0, SL/SDR at NAI, DR at NAI and at SDR, the lower objective kept).
-* ``zil-table3`` (Section 7.3, Table 3): median regression Y = 1 + 1'X + eps, X as stated
-  in Table 2 ([-1, 1]^6), eps ~ N(0, 1) as stated and N(0, 0.798^2) (A5);
-  (lam, delta) = (2, 0.2) and (2.5, 0.2); ORA, NAI (exact L1 fits, batched interior point),
-  DR (DC algorithm from NAI, convex steps by warm simplex; Theta = [-5, 5]^7) and
-  sCL (privest's reconstruction: Gaussian-smoothed check loss on X2 with the exact SL
-  correction, bandwidth h = 2500^{1/5} n^{-1/5}, modified Newton from NAI on [-5, 5]^7).
-  The paper's 5000 replications are the default; they take 45 min or more on 2 cores.
+* ``zil-table3`` (Section 7.3, Table 3): :mod:`privest.experiments.zil_table3`.
 
 Each table row is one coefficient's RMSE, sqrt(mean (theta_hat_j - theta_0j)^2) over the
 replicates, with its Monte Carlo SE sd(e^2) / (2 RMSE sqrt(R)); the paper's number sits in
@@ -34,22 +28,18 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from privest.datasets.synthetic_zil import truncated_normal
 from privest.experiments.registry import ExperimentResult, Row, register
-from privest.experiments.zil_batched import (
-    Design,
-    LogisticProblem,
-    SCLProblem,
-    dc_median_dr,
-    dc_simplex_dr,
-    l1_ipm,
-    map_chunks,
+from privest.experiments.replication import map_chunks, rmse_se
+from privest.learn.batched import (
+    BatchedObjective,
+    corrected_newton,
     newton_box,
-    rmse_se,
-    truncated_normal,
 )
-from privest.noise import sample_sl, sample_zil
+from privest.learn.losses import LogisticLoss
+from privest.release.zil import zil_copies
 
-__all__ = ["SCL_BANDWIDTH", "run_table1", "run_table2", "run_table3", "scl_bandwidth"]
+__all__ = ["run_table1", "run_table2", "t1_estimates", "t2_fit"]
 
 WORKERS = 2
 
@@ -62,22 +52,48 @@ def _split(reps: int, n: int, records: int) -> list[int]:
     return [base + (i < extra) for i in range(k)]
 
 
-def _release(
-    x: np.ndarray, lam: float, delta: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1 on every record of ``x`` (..., d): X1 = X + Z, Z ~ ZIL(delta, lam^2 I) (one
-    zero/non-zero draw and one W per record), X2 = X1 + S, S ~ SL(delta lam^2 I)."""
-    shape = x.shape
-    d = shape[-1]
-    m = int(np.prod(shape[:-1]))
-    z, _ = sample_zil(m, d, lam, delta, rng)
-    s = sample_sl(m, d, math.sqrt(delta) * lam, rng)
-    x1 = x + z.reshape(shape)
-    return x1, x1 + s.reshape(shape)
-
-
 def _tnote(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
+
+
+def _run_grid(
+    chunk, first: tuple, n_grid: tuple[int, ...], reps: int, records: int, rng, progress, label
+) -> dict[tuple[int, int], list]:
+    """Run ``chunk(value, n, size, rng)`` over every (value of ``first``, n) cell in chunks of
+    about ``records`` observations (spawned generators, :data:`WORKERS` processes); the
+    chunk results by (index in ``first``, n)."""
+    tasks, keys = [], []
+    for i, value in enumerate(first):
+        for n in n_grid:
+            for size in _split(reps, n, records):
+                tasks.append((value, n, size))
+                keys.append((i, n))
+    gens = rng.spawn(len(tasks))
+    out = map_chunks(
+        chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, label
+    )
+    cells: dict[tuple[int, int], list] = {}
+    for o, k in zip(out, keys, strict=True):
+        cells.setdefault(k, []).append(o)
+    return cells
+
+
+def _coef_rows(setting, n, method, rmse, se, paper, note, first: int = 0) -> list[Row]:
+    """One row per coefficient: RMSE, MC SE, the paper's value (``paper``: a sequence or
+    None), named beta{first}, beta{first + 1}, ..."""
+    return [
+        Row(
+            setting,
+            n,
+            method,
+            f"beta{j + first}",
+            float(rmse[j]),
+            paper=paper[j] if paper else math.nan,
+            mc_se=float(se[j]),
+            note=note,
+        )
+        for j in range(len(rmse))
+    ]
 
 
 # ======================================================================================
@@ -145,7 +161,7 @@ def t1_estimates(
 
 def _t1_chunk(delta: float, lam: float, n: int, reps: int, rng: np.random.Generator) -> np.ndarray:
     x = rng.random((reps, n, 1))
-    x1, x2 = _release(x, lam, delta, rng)
+    x1, x2 = zil_copies(x, lam, delta, rng)
     est = t1_estimates(x[..., 0], x1[..., 0], x2[..., 0], delta, lam)
     return (est - np.asarray(T1_THETA0)).astype(np.float64)
 
@@ -364,31 +380,26 @@ T2_PAPER = {
 }
 
 
-def _t2_design(x: np.ndarray) -> Design:
-    return Design(np.ascontiguousarray(x.transpose(0, 2, 1)))
+_T2_LOSS = LogisticLoss(fit_intercept=False)
+_T2_METHODS = {"NAI": "naive", "SL": "sl", "SDR": "sdr", "DR": "dr"}
 
 
 def t2_fit(
     x1: np.ndarray, x2: np.ndarray, y: np.ndarray, lam: float, delta: float, box: float = T2_BOX
 ) -> dict[str, Any]:
-    """NAI, SL, SDR and DR fits (Sec. 7.2) for data (R, n, 6); returns estimates and checks."""
-    d1, d2 = _t2_design(x1), _t2_design(x2)
-    p = x1.shape[2]
-    nai, _, it_nai = newton_box(
-        LogisticProblem("plain", d1, None, y), np.zeros((len(y), p)), -box, box
-    )
-    sl, _, it_sl = newton_box(LogisticProblem("sl", None, d2, y, lam, delta), nai, -box, box)
-    sdr, _, it_sdr = newton_box(LogisticProblem("sdr", d1, d2, y, lam, delta), nai, -box, box)
-    dr_prob = LogisticProblem("dr", d1, d2, y, lam, delta)
-    dr_a, f_a, it_a = newton_box(dr_prob, nai, -box, box)
-    dr_b, f_b, it_b = newton_box(dr_prob, sdr, -box, box)
-    use_b = f_b < f_a
-    dr = np.where(use_b[:, None], dr_b, dr_a)
-    iters = {"NAI": it_nai, "SL": it_sl, "SDR": it_sdr, "DR": np.where(use_b, it_b, it_a)}
+    """NAI, SL, SDR and DR fits (Sec. 7.2) for data (R, n, 6): the estimators' start strategy
+    (:func:`~privest.learn.batched.corrected_newton`) on R replicates at once."""
+    designs: dict = {}
+
+    def problem(method: str) -> BatchedObjective:
+        return BatchedObjective.from_copies(_T2_LOSS, method, x1, x2, y, delta, lam**2, designs)
+
+    theta0 = np.zeros((len(y), x1.shape[2]))
+    fits, dr_from_sdr = corrected_newton(problem, _T2_METHODS.values(), theta0, -box, box)
     return {
-        "est": {"NAI": nai, "SL": sl, "SDR": sdr, "DR": dr},
-        "iters": iters,
-        "dr_from_sdr": use_b & (f_b < f_a - 1e-10 * (1 + np.abs(f_a))),
+        "est": {k: fits[m][0] for k, m in _T2_METHODS.items()},
+        "iters": {k: fits[m][2] for k, m in _T2_METHODS.items()},
+        "dr_from_sdr": dr_from_sdr,
     }
 
 
@@ -396,13 +407,12 @@ def _t2_chunk(bound: float, n: int, reps: int, rng: np.random.Generator) -> dict
     p = 6
     x = truncated_normal((reps, n, p), bound, rng)
     y = (rng.random((reps, n)) < special.expit(x.sum(axis=2))).astype(float)
-    ora, _, it_ora = newton_box(
-        LogisticProblem("plain", _t2_design(x), None, y), np.zeros((reps, p)), -T2_BOX, T2_BOX
-    )
+    oracle = BatchedObjective.from_copies(_T2_LOSS, "oracle", x, None, y)
+    ora, _, it_ora = newton_box(oracle, np.zeros((reps, p)), -T2_BOX, T2_BOX)
     res: dict[str, Any] = {("*", "ORA"): (ora - 1.0, it_ora)}
     extra: dict[str, Any] = {}
     for tag, lam, _ in T2_PRIVACY:
-        x1, x2 = _release(x, lam, T2_DELTA, rng)
+        x1, x2 = zil_copies(x, lam, T2_DELTA, rng)
         fit = t2_fit(x1, x2, y, lam, T2_DELTA)
         for m, est in fit["est"].items():
             res[(tag, m)] = (est - 1.0, fit["iters"][m])
@@ -436,20 +446,13 @@ def run_table2(
 ) -> ExperimentResult:
     """Table 2 for each design (truncation bound) and both privacy settings."""
     start = time.perf_counter()
-    tasks, keys = [], []
-    for di, (bound, _) in enumerate(designs):
-        for n in n_grid:
-            for size in _split(reps, n, 300_000):
-                tasks.append((bound, n, size))
-                keys.append((di, n))
-    gens = rng.spawn(len(tasks))
-    out = map_chunks(
-        _t2_chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, "table 2"
+    cells = _run_grid(
+        _t2_chunk, [b for b, _ in designs], n_grid, reps, 300_000, rng, progress, "table 2"
     )
     rows: list[Row] = []
     for di, (bound, dlabel) in enumerate(designs):
         for n in n_grid:
-            parts = [o for o, k in zip(out, keys, strict=True) if k == (di, n)]
+            parts = cells[(di, n)]
             res = _merge(parts, "res")
             for tag, lam, label in T2_PRIVACY:
                 setting = f"{tag} lam={lam:g} {label}, {dlabel}"
@@ -471,19 +474,8 @@ def run_table2(
                         f"{nonconv}/{len(err)} not converged" if nonconv else "",
                         f"{sdr_share:.1%} from the SDR start" if m == "DR" else "",
                     )
-                    for j in range(6):
-                        rows.append(
-                            Row(
-                                setting,
-                                n,
-                                m,
-                                f"beta{j + 1}",
-                                float(rmse[j]),
-                                paper=paper[m][j] if paper else math.nan,
-                                mc_se=float(se[j]),
-                                note=note,
-                            )
-                        )
+                    pm = paper[m] if paper else None
+                    rows += _coef_rows(setting, n, m, rmse, se, pm, note, first=1)
     rows.append(_timing_row("all", time.perf_counter() - start, reps))
     return ExperimentResult(rows, {"main": _rate_figure(rows, n_grid, "Table 2", slopes_from=0)})
 
@@ -519,189 +511,3 @@ def _rate_figure(rows: list[Row], n_grid: tuple[int, ...], title: str, slopes_fr
     fig.suptitle(f"Paper 000 {title}: our RMSE (lines) vs the paper's (circles)")
     fig.tight_layout()
     return fig
-
-
-# ======================================================================================
-# Table 3 (Section 7.3)
-
-T3_N = (2500, 5000, 7500)
-T3_BOX = 5.0
-T3_DELTA = 0.2
-T3_SIGMAS = ((1.0, "eps~N(0,1) (stated)"), (0.798, "eps~N(0,0.798^2) (A5 fit)"))
-T3_PRIVACY = (
-    ("A", 2.0, "T_{6,1,0.2} (paper: T_{6,2,0.2}, A4)"),
-    ("B", 2.5, "T_{6,0.8,0.2}"),
-)
-T3_METHODS = ("ORA", "NAI", "sCL", "DR")
-SCL_BANDWIDTH = "h = 2500^(1/5) n^(-1/5)"
-# The paper's 5000 replications (the default, as for Tables 1-2) take 24 min on 2 cores
-# (docs/dr-estimation.md): the DR DC algorithm needs ~35-45 exact L1 steps per fit.
-T3_DEFAULT_REPS = 5000
-T3_PAPER = {
-    ("A", 2500): {
-        "ORA": (0.020, 0.037, 0.038, 0.038, 0.037, 0.037, 0.037),
-        "NAI": (0.037, 0.912, 0.912, 0.911, 0.911, 0.912, 0.912),
-        "sCL": (0.111, 0.632, 0.630, 0.637, 0.631, 0.634, 0.635),
-        "DR": (0.094, 0.443, 0.438, 0.444, 0.438, 0.446, 0.439),
-    },
-    ("B", 2500): {
-        "ORA": (0.020, 0.037, 0.038, 0.038, 0.037, 0.037, 0.037),
-        "NAI": (0.037, 0.943, 0.942, 0.942, 0.942, 0.943, 0.942),
-        "sCL": (0.143, 0.738, 0.731, 0.734, 0.733, 0.737, 0.735),
-        "DR": (0.100, 0.499, 0.503, 0.503, 0.512, 0.507, 0.504),
-    },
-    ("A", 5000): {
-        "ORA": (0.014, 0.026, 0.026, 0.027, 0.026, 0.027, 0.026),
-        "NAI": (0.027, 0.911, 0.911, 0.911, 0.912, 0.911, 0.911),
-        "sCL": (0.074, 0.484, 0.488, 0.487, 0.487, 0.491, 0.488),
-        "DR": (0.061, 0.302, 0.296, 0.299, 0.296, 0.300, 0.297),
-    },
-    ("B", 5000): {
-        "ORA": (0.014, 0.026, 0.026, 0.027, 0.026, 0.027, 0.026),
-        "NAI": (0.028, 0.942, 0.942, 0.942, 0.942, 0.942, 0.942),
-        "sCL": (0.101, 0.636, 0.638, 0.636, 0.640, 0.638, 0.637),
-        "DR": (0.065, 0.375, 0.376, 0.377, 0.374, 0.380, 0.375),
-    },
-    ("A", 7500): {
-        "ORA": (0.011, 0.021, 0.022, 0.021, 0.022, 0.021, 0.022),
-        "NAI": (0.021, 0.911, 0.912, 0.911, 0.912, 0.912, 0.912),
-        "sCL": (0.058, 0.392, 0.395, 0.391, 0.392, 0.392, 0.394),
-        "DR": (0.049, 0.246, 0.245, 0.244, 0.244, 0.242, 0.240),
-    },
-    ("B", 7500): {
-        "ORA": (0.011, 0.021, 0.022, 0.021, 0.022, 0.021, 0.022),
-        "NAI": (0.022, 0.942, 0.942, 0.942, 0.942, 0.942, 0.942),
-        "sCL": (0.081, 0.556, 0.563, 0.558, 0.559, 0.558, 0.560),
-        "DR": (0.052, 0.301, 0.304, 0.300, 0.300, 0.303, 0.296),
-    },
-}
-
-
-def scl_bandwidth(n: int) -> float:
-    """sCL bandwidth ``h = 2500^{1/5} n^{-1/5}`` (h = 1 at n = 2500; the paper gives none).
-
-    h = 1 at n = 2500 puts the sCL sandwich RMSE (sigma = 0.798, lam = 2) at the paper's
-    0.632; the n^{-1/5} rate is the usual kernel-smoothing rate.
-    """
-    return (2500.0 / n) ** 0.2
-
-
-def _t3_design(x: np.ndarray) -> Design:
-    r, n, _ = x.shape
-    return Design(np.concatenate([np.ones((r, 1, n)), x.transpose(0, 2, 1)], axis=1))
-
-
-def t3_fit(
-    x1: np.ndarray,
-    x2: np.ndarray,
-    y: np.ndarray,
-    lam: float,
-    delta: float,
-    box: float = T3_BOX,
-    h: float | None = None,
-) -> dict[str, Any]:
-    """NAI, DR (DC from NAI) and sCL fits for data (R, n, 6); estimates (R, 7) and checks."""
-    d1, d2 = _t3_design(x1), _t3_design(x2)
-    nai, _ = l1_ipm(d1, y)
-    dr, _, steps, ok = dc_simplex_dr(d1, d2, y, delta, nai, box)
-    if not ok.all():  # basis not identified: the same DC iterates with interior-point steps
-        bad = np.flatnonzero(~ok)
-        dr[bad], _, steps[bad] = dc_median_dr(d1[bad], d2[bad], y[bad], delta, nai[bad], box)
-    h = scl_bandwidth(y.shape[1]) if h is None else h
-    # quadratic backtracking: half the objective evaluations of halving on this non-convex
-    # objective (its local minimum, like any, depends on the solver's path: docs)
-    scl, _, it_scl = newton_box(SCLProblem(d2, y, lam, h), nai, -box, box, quadratic=True)
-    return {
-        "est": {"NAI": nai, "DR": dr, "sCL": scl},
-        "iters": {"NAI": np.zeros(len(y), int), "DR": steps, "sCL": it_scl},
-        "fallback": ~ok,
-    }
-
-
-def _t3_chunk(sigma: float, n: int, reps: int, rng: np.random.Generator) -> dict[str, Any]:
-    p = 6
-    x = truncated_normal((reps, n, p), 1.0, rng)
-    y = 1.0 + x.sum(axis=2) + sigma * rng.standard_normal((reps, n))
-    ora, _ = l1_ipm(_t3_design(x), y)
-    res: dict[Any, Any] = {("*", "ORA"): (ora - 1.0, np.zeros(reps, int))}
-    fallback = {}
-    for tag, lam, _ in T3_PRIVACY:
-        x1, x2 = _release(x, lam, T3_DELTA, rng)
-        fit = t3_fit(x1, x2, y, lam, T3_DELTA)
-        for m, est in fit["est"].items():
-            res[(tag, m)] = (est - 1.0, fit["iters"][m])
-        fallback[tag] = fit["fallback"]
-    return {"res": res, "fallback": fallback}
-
-
-@register(
-    "zil-table3",
-    "Paper 000 Table 3: median regression, ORA/NAI/sCL/DR (Section 7.3)",
-    default_reps=T3_DEFAULT_REPS,
-    quick_reps=50,
-)
-def run_table3(
-    reps: int,
-    rng: np.random.Generator,
-    progress: bool = True,
-    n_grid: tuple[int, ...] = T3_N,
-    sigmas: tuple[tuple[float, str], ...] = T3_SIGMAS,
-) -> ExperimentResult:
-    """Table 3 for each error law and both privacy settings."""
-    start = time.perf_counter()
-    tasks, keys = [], []
-    for si, (sigma, _) in enumerate(sigmas):
-        for n in n_grid:
-            for size in _split(reps, n, 250_000):
-                tasks.append((sigma, n, size))
-                keys.append((si, n))
-    gens = rng.spawn(len(tasks))
-    out = map_chunks(
-        _t3_chunk, [(*t, g) for t, g in zip(tasks, gens, strict=True)], WORKERS, progress, "table 3"
-    )
-    rows: list[Row] = []
-    for si, (sigma, slabel) in enumerate(sigmas):
-        for n in n_grid:
-            parts = [o for o, k in zip(out, keys, strict=True) if k == (si, n)]
-            res = _merge(parts, "res")
-            for tag, lam, label in T3_PRIVACY:
-                setting = f"{tag} lam={lam:g} {label}, {slabel}"
-                fb = int(np.sum(np.concatenate([p["fallback"][tag] for p in parts])))
-                paper = T3_PAPER.get((tag, n))
-                for m in T3_METHODS:
-                    err, it = res[("*", m)] if m == "ORA" else res[(tag, m)]
-                    rmse, se = rmse_se(err)
-                    on_box = int(np.sum(np.any(np.abs(err + 1.0) >= T3_BOX - 1e-9, axis=1)))
-                    nonconv = int(np.sum(it >= 100)) if m == "sCL" else 0
-                    note = _tnote(
-                        "A5: the paper's numbers fit eps~N(0,0.798^2) (its ORA: density 0.5 at 0)"
-                        if sigma == 1.0
-                        else "",
-                        f"privest's reconstruction, {SCL_BANDWIDTH} = {scl_bandwidth(n):.3f}"
-                        if m == "sCL"
-                        else "",
-                        f"DC from NAI (a local minimum: the DR objective has many), "
-                        f"{np.mean(it):.1f} DC steps on average"
-                        if m == "DR"
-                        else "",
-                        f"{fb}/{len(err)} via the interior-point DC" if m == "DR" and fb else "",
-                        f"{on_box}/{len(err)} fits on the box [-{T3_BOX:g},{T3_BOX:g}]^7"
-                        if on_box
-                        else "",
-                        f"{nonconv}/{len(err)} not converged" if nonconv else "",
-                    )
-                    for j in range(7):
-                        rows.append(
-                            Row(
-                                setting,
-                                n,
-                                m,
-                                f"beta{j}",
-                                float(rmse[j]),
-                                paper=paper[m][j] if paper else math.nan,
-                                mc_se=float(se[j]),
-                                note=note,
-                            )
-                        )
-    rows.append(_timing_row("all", time.perf_counter() - start, reps))
-    return ExperimentResult(rows, {"main": _rate_figure(rows, n_grid, "Table 3", slopes_from=1)})

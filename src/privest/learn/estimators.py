@@ -37,7 +37,7 @@ from privest.learn.losses import (
 )
 from privest.learn.objective import METHODS, CorrectedObjective
 from privest.learn.results import FitResults, FitSummary
-from privest.learn.solvers import Solution, solve
+from privest.learn.solvers import Solution, polish, solve, solve_path
 from privest.rng import resolve_rng
 from privest.validation import check_bounds
 
@@ -140,6 +140,8 @@ class DRMEstimator(BaseEstimator):
         """Multi-start solve. On large data the starts and their runs are computed on an
         evenly spaced subsample first, and only distinct local solutions are polished on
         all records (the objective and its minimiser are those of the full data)."""
+        if isinstance(loss, LogisticLoss) and self.method != "oracle":
+            return self._solve_logistic(obj, loss, ad, box)
         if ad.n <= SUBSAMPLE_ABOVE or not loss.smooth_in_theta:
             return solve(obj, box, self._starts(loss, ad, box))
         rows = np.linspace(0, ad.n - 1, SUBSAMPLE_SIZE).astype(np.intp)
@@ -153,6 +155,30 @@ class DRMEstimator(BaseEstimator):
                 distinct.append(sol.theta)
         full = solve(obj, box, distinct)
         full.starts = len(sols)
+        return full
+
+    def _solve_logistic(
+        self, obj: CorrectedObjective, loss: Loss, ad: AnalysisData, box: np.ndarray
+    ) -> Solution:
+        """The built-in logistic loss: the batched start strategy with R = 1
+        (:func:`~privest.learn.solvers.solve_path`, the paper-000 tables' code). On large
+        data the path runs on an evenly spaced subsample and its fit is polished on all
+        records (the objective and its minimiser are those of the full data)."""
+        sdr_start = loss.smooth_in_x and not ad.y_noised
+        if ad.n <= SUBSAMPLE_ABOVE:
+            return solve_path(obj, box, lambda m: CorrectedObjective(loss, ad, m), sdr_start)
+        rows = np.linspace(0, ad.n - 1, SUBSAMPLE_SIZE).astype(np.intp)
+        sub_data = ad.subset(rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sub = solve_path(
+                obj.restricted(rows),
+                box,
+                lambda m: CorrectedObjective(loss, sub_data, m),
+                sdr_start,
+            )
+        full = polish(obj, box, sub.theta)
+        full.starts = sub.starts
         return full
 
     # --------------------------------------------------------------------- fit

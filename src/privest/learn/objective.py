@@ -32,7 +32,7 @@ from privest.learn.design import AnalysisData
 from privest.learn.losses import Loss, LossNotSmoothError
 from privest.noise import sample_sl
 
-__all__ = ["METHODS", "CorrectedObjective", "Term"]
+__all__ = ["METHODS", "CorrectedObjective", "Term", "corrected_terms"]
 
 Method = Literal["dr", "sl", "sdr", "naive", "oracle"]
 METHODS = ("dr", "sl", "sdr", "naive", "oracle")
@@ -46,6 +46,30 @@ class Term:
     x: np.ndarray
     y: np.ndarray | None
     laplacian: bool = False
+
+
+def corrected_terms(
+    method: str,
+    zero_prob: float,
+    first: tuple[np.ndarray, np.ndarray | None],
+    copies: list[tuple[np.ndarray, np.ndarray | None]],
+) -> list[Term]:
+    """The weighted terms of ``method``'s corrected loss (one place for eqs (4.4), (6.1), (6.2)).
+
+    ``first`` is (X1, Y1) (the raw data for ``"oracle"``), ``copies`` the doubly random
+    copies [(X2, Y2), ...] (B of them for the B-draw DR; only the first is read by SL/SDR).
+    The arrays may carry leading replicate axes: the batched solvers pass (R, n, d) stacks.
+    """
+    d = zero_prob
+    (x1, y1), (x2, y2) = first, copies[0]
+    if method in ("naive", "oracle"):
+        return [Term(1.0, x1, y1)]
+    if method == "sl":
+        return [Term(1.0, x2, y2), Term(-0.5, x2, y2, True)]
+    if method == "sdr":
+        return [Term(1.0, x1, y1), Term(-(1 - d) / 2, x2, y2, True)]
+    b = len(copies)
+    return [Term(1.0 / d, x1, y1)] + [Term((1.0 - 1.0 / d) / b, x, y) for x, y in copies]
 
 
 class CorrectedObjective:
@@ -75,18 +99,10 @@ class CorrectedObjective:
                 raise ValidationError(
                     f"method={method!r} with a noised response is not supported; use 'dr'"
                 )
-        d = data.zero_prob
-        if method in ("naive", "oracle"):
-            terms = [Term(1.0, data.x1, data.y1)]
-        elif method == "sl":
-            terms = [Term(1.0, data.x2, data.y2), Term(-0.5, data.x2, data.y2, True)]
-        elif method == "sdr":
-            terms = [Term(1.0, data.x1, data.y1), Term(-(1 - d) / 2, data.x2, data.y2, True)]
-        else:
-            copies = [(data.x2, data.y2)] + self._extra_copies(n_draws - 1, rng)
-            terms = [Term(1.0 / d, data.x1, data.y1)] + [
-                Term((1.0 - 1.0 / d) / n_draws, x, y) for x, y in copies
-            ]
+        copies = [(data.x2, data.y2)]
+        if method == "dr":
+            copies += self._extra_copies(n_draws - 1, rng)
+        terms = corrected_terms(method, data.zero_prob, (data.x1, data.y1), copies)
         self.terms = terms
         self.n = data.n
         self.p = loss.n_params(data.d)

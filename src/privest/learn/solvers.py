@@ -11,26 +11,53 @@ works inside an explicit box and reports when the solution sits on it. Strategie
   closed forms; a box search if the Hessian is not positive definite;
 * scalar piecewise-linear (scalar quantile loss): the exact O(n log n) scan over the
   breakpoints X1_i, X2_i;
-* check and hinge losses with several parameters: the convex-concave procedure (DC
+* quantile regression on a symmetric box (naive, oracle; DR for the median): the batched
+  kernels with R = 1 -- an interior-point L1 fit and the DC algorithm with warm-simplex
+  convex steps (:mod:`privest.learn.batched`, the code of the paper-000 Table 3);
+* other check and hinge losses with several parameters: the convex-concave procedure (DC
   algorithm) -- linearise the concave X2 part at the iterate and solve the convex rest as
   a HiGHS linear program, from several starts;
 * smooth in theta with an analytic Hessian (logistic): projected, modified Newton with
-  backtracking (a few iterations; L-BFGS-B takes over if it stalls on the box);
+  backtracking, the batched kernel :func:`~privest.learn.batched.newton.newton_box` with
+  R = 1 (the paper-000 tables run it with R = replicates; L-BFGS-B takes over if it stalls);
 * everything else: L-BFGS-B with analytic (or a.e.) gradients from several starts.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse, special
 
-from privest.learn.losses import HingeLoss, QuantileRegressionLoss, ScalarQuantileLoss
+from privest.learn.batched import (
+    BatchedObjective,
+    BatchedProblem,
+    Design,
+    corrected_newton,
+    l1_ipm,
+    median_dr_fit,
+    newton_box,
+    smoothed_dr_start,
+)
+from privest.learn.losses import (
+    HingeLoss,
+    LogisticLoss,
+    QuantileRegressionLoss,
+    ScalarQuantileLoss,
+)
 from privest.learn.objective import CorrectedObjective
 
-__all__ = ["ConvergenceWarning", "Solution", "solve"]
+__all__ = [
+    "ConvergenceWarning",
+    "Solution",
+    "batched_problem",
+    "polish",
+    "solve",
+    "solve_path",
+]
 
 
 class ConvergenceWarning(UserWarning):
@@ -79,6 +106,8 @@ def solve(
         return _finish(_solve_quadratic(obj, box, starts), box)
     if isinstance(loss, ScalarQuantileLoss):
         return _finish(_solve_scalar_scan(obj, box), box)
+    if isinstance(loss, QuantileRegressionLoss) and _l1_batched_applies(obj, box):
+        return _finish(_solve_l1_batched(obj, box), box)
     if isinstance(loss, (QuantileRegressionLoss, HingeLoss)):
         return _finish(_solve_dc_lp(obj, box, starts), box)
     if obj.has_hessian():
@@ -128,6 +157,63 @@ def _solve_scalar_scan(obj: CorrectedObjective, box: np.ndarray) -> Solution:
     j = int(np.argmin(f))
     theta = np.array([cand[j]])
     return Solution(theta, float(f[j]), True, 1, "exact breakpoint scan")
+
+
+# ------------------------------------------------ check loss: batched L1 kernels, R = 1
+def _l1_batched_applies(obj: CorrectedObjective, box: np.ndarray) -> bool:
+    """The batched L1 kernels take a symmetric box |theta_j| <= B, one response, and for
+    DR the median with one doubly random copy (the paper-000 setting, Sec. 7.3)."""
+    bound = box[0, 1]
+    if not (np.all(box[:, 1] == bound) and np.all(box[:, 0] == -bound)):
+        return False
+    if obj.method in ("naive", "oracle"):
+        return True
+    terms = obj.terms
+    return (
+        obj.method == "dr"
+        and obj.loss.quantile == 0.5
+        and len(terms) == 2
+        and (terms[0].y is terms[1].y or np.array_equal(terms[0].y, terms[1].y))
+    )
+
+
+def naive_l1(loss: QuantileRegressionLoss, d: Design, y: np.ndarray, bound: float):
+    """min_theta sum_i rho_tau(y_i - d_i'theta) over the box by :func:`l1_ipm`:
+    rho_tau(r) = |r|/2 + (tau - 1/2) r, so the weights are 1/2 and the tilt
+    c = -(tau - 1/2) D'1. Returns ``(theta (R, p), iterations)``."""
+    c = -(loss.quantile - 0.5) * d.xtv(np.ones_like(y))
+    return l1_ipm(d, y, w=np.full(y.shape, 0.5), c=c, bound=bound)
+
+
+def _solve_l1_batched(obj: CorrectedObjective, box: np.ndarray) -> Solution:
+    """Quantile regression on a batch of one: naive/oracle by :func:`l1_ipm`; DR (median) by
+    :func:`median_dr_fit` -- the code of Table 3 (R = replicates) -- from the naive fit and
+    from :func:`smoothed_dr_start`, the lower objective kept."""
+    loss, bound = obj.loss, float(box[0, 1])
+    first = obj.terms[0]
+    y = loss.response(first.y, first.x.shape[0])[None]
+    d1 = Design.from_rows(loss.design(first.x))
+    theta, iters = naive_l1(loss, d1, y, bound)
+    if obj.method in ("naive", "oracle"):
+        ok = bool(iters[0] < 100)
+        return Solution(theta[0], obj.value(theta[0]), ok, int(iters[0]), "interior point (L1)")
+    d2 = Design.from_rows(loss.design(obj.terms[1].x))
+    delta = obj.data.zero_prob
+    # two starts as a batch of two: the naive fit (Table 3's start) and a smoothed start
+    starts = np.vstack([theta, smoothed_dr_start(d1, d2, y, delta, theta, bound)])
+    two = np.zeros(2, dtype=np.intp)
+    fits = median_dr_fit(d1[two], d2[two], y[two], delta, starts, bound)
+    k = int(np.argmin(fits[1]))
+    theta, steps, fell_back = fits[0][k], int(fits[2][k]), bool(fits[3][k])
+    how = "interior-point" if fell_back else "warm simplex"
+    return Solution(
+        theta,
+        obj.value(theta),
+        steps < 50 or not fell_back,
+        steps,
+        f"DC algorithm, {how} convex steps",
+        starts=2,
+    )
 
 
 # ------------------------------------------------------- check / hinge: DC algorithm + LP
@@ -299,49 +385,100 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
 
 
 # ----------------------------------------------------------------------------- Newton
+class _OneObjective:
+    """A :class:`CorrectedObjective` as a batch of one for :func:`newton_box` (any loss with
+    an analytic Hessian; the built-in index losses use the fused :class:`BatchedObjective`)."""
+
+    n_reps = 1
+
+    def __init__(self, obj: CorrectedObjective) -> None:
+        self.obj = obj
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        return np.array([self.obj.value(theta[0])])
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        f, g = self.obj.value_and_grad(theta[0])
+        return np.array([f]), g[None], self.obj.hess(theta[0])[None]
+
+    def subset(self, idx: np.ndarray) -> _OneObjective:
+        return self
+
+
+def batched_problem(obj: CorrectedObjective) -> BatchedProblem:
+    """The objective in the batched solvers' form, R = 1: the fused index-loss objective for
+    the built-in logistic loss, a wrapper of ``obj`` otherwise."""
+    if isinstance(obj.loss, LogisticLoss):
+        return BatchedObjective.from_objective(obj)
+    return _OneObjective(obj)
+
+
+def _newton_solution(fit: tuple, max_iter: int = 100) -> Solution:
+    """A :func:`newton_box` result (R = 1) as a Solution; converged when it stopped before
+    ``max_iter`` (a small step, predicted decrease or projected gradient, or no decrease
+    along the projected Newton path: its stopping rules)."""
+    theta, f, iters = fit
+    ok = bool(iters[0] < max_iter)
+    return Solution(
+        theta[0], float(f[0]), ok, int(iters[0]), "Newton", "" if ok else "iteration limit"
+    )
+
+
 def _newton_from(
-    obj: CorrectedObjective, box: np.ndarray, theta: np.ndarray, max_iter: int = 100
+    prob: BatchedProblem,
+    box: np.ndarray,
+    start: np.ndarray,
+    max_iter: int = 100,
+    xtol: float = 1e-10,
 ) -> Solution:
-    """Modified Newton (Hessian shifted until positive definite) with Armijo backtracking
-    along the box-projected path; converged when the projected gradient vanishes."""
-    lo, hi = box[:, 0], box[:, 1]
-    f, g = obj.value_and_grad(theta)
-    for it in range(1, max_iter + 1):
-        pg = theta - np.clip(theta - g, lo, hi)
-        if np.max(np.abs(pg)) <= 1e-10 * (1.0 + abs(f)):
-            return Solution(theta, f, True, it - 1, "Newton")
-        h = obj.hess(theta)
-        shift = 0.0
-        scale = max(1e-12, float(np.max(np.abs(np.diag(h)))))
-        while True:
-            try:
-                np.linalg.cholesky(h + shift * np.eye(obj.p))
-                break
-            except np.linalg.LinAlgError:
-                shift = max(2.0 * shift, 1e-8 * scale)
-        step = -np.linalg.solve(h + shift * np.eye(obj.p), g)
-        decrement = -float(g @ step)  # Newton decrement^2: predicted decrease x 2
-        t = 1.0
-        while t > 1e-12:
-            cand = np.clip(theta + t * step, lo, hi)
-            fc, gc = obj.value_and_grad(cand)
-            if fc <= f + 1e-4 * float(g @ (cand - theta)):
-                break
-            t *= 0.5
-        else:
-            if decrement <= 1e-12 * (1.0 + abs(f)):  # at the optimum up to round-off
-                return Solution(theta, f, True, it, "Newton")
-            return Solution(theta, f, False, it, "Newton", "line search failed")
-        theta, f, g = cand, fc, gc
-        if decrement <= 1e-16 * (1.0 + abs(f)):
-            return Solution(theta, f, True, it, "Newton")
-    return Solution(theta, f, False, max_iter, "Newton", "iteration limit")
+    """Projected, modified Newton (:func:`newton_box`, R = 1) from ``start``."""
+    fit = newton_box(prob, start[None], box[:, 0], box[:, 1], max_iter=max_iter, xtol=xtol)
+    return _newton_solution(fit, max_iter)
+
+
+def polish(obj: CorrectedObjective, box: np.ndarray, start: np.ndarray) -> Solution:
+    """Newton on all records from a nearby fit (a subsample's) with ``xtol = 1e-7``: the
+    result is accurate to about 1e-7 (newton_box's rule), far below any standard error at
+    the sizes that need a subsample (about 1e-2 at n = 10^6), and a full-data iteration or
+    two is saved; L-BFGS-B if it does not converge."""
+    sol = _newton_from(batched_problem(obj), box, np.clip(start, box[:, 0], box[:, 1]), xtol=1e-7)
+    if not sol.converged:
+        sol = _solve_newton(obj, box, [sol.theta])
+    return _finish(sol, box)
+
+
+def solve_path(
+    obj: CorrectedObjective,
+    box: np.ndarray,
+    objective_for: Callable[[str], CorrectedObjective],
+    sdr_start: bool,
+) -> Solution:
+    """The built-in logistic loss: :func:`~privest.learn.batched.paths.corrected_newton` on a
+    batch of one, the paper-000 tables' code (naive -> SL/SDR -> DR from naive and SDR).
+
+    ``objective_for(method)`` gives the start methods' objectives on the same data; ``obj``
+    is the one to minimise. L-BFGS-B finishes a run that did not converge.
+    """
+    designs: dict = {}
+    method = obj.method
+
+    def problem(m: str) -> BatchedProblem:
+        return BatchedObjective.from_objective(obj if m == method else objective_for(m), designs)
+
+    theta0 = np.clip(obj.loss.initial_theta(obj.data.d), box[:, 0], box[:, 1])[None]
+    fits, _ = corrected_newton(problem, [method], theta0, box[:, 0], box[:, 1], sdr_start)
+    sol = _newton_solution(fits[method])
+    sol.starts = 2 if method == "dr" and sdr_start else 1
+    if not sol.converged:
+        sol = _solve_newton(obj, box, [sol.theta])
+    return _finish(sol, box)
 
 
 def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
+    prob = batched_problem(obj)
     sols: list[Solution] = []
     for start in starts:
-        sol = _newton_from(obj, box, start)
+        sol = _newton_from(prob, box, start)
         if not sol.converged:  # stalled on the box or non-convexity: let L-BFGS-B finish
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -42,15 +42,18 @@ __all__ = [
     "bernoulli_inverse",
     "bernoulli_transform",
     "choose_order",
+    "compute_order_table",
     "get_margin_loss",
     "inverse_weight",
     "inverse_weierstrass_polynomial",
     "keep_probability",
+    "load_order_table",
     "sigmoid_derivative_polynomials",
     "truncated_inverse",
     "truncation_bias",
     "weierstrass_polynomial",
     "weierstrass_quadrature",
+    "write_order_table",
 ]
 
 AUTO_ORDERS = (1, 2, 3)
@@ -327,10 +330,59 @@ def truncation_bias(
     return out if np.ndim(t) else out[0]
 
 
-@lru_cache(maxsize=4)
+ORDER_TABLE_T_GRID = (1e-3, 200.0, 61)  # np.geomspace(*ORDER_TABLE_T_GRID): the t grid
+_ORDER_TABLE_FILE = "logistic_truncation_bias.json"
+
+
+def compute_order_table(loss: str = "logistic") -> dict:
+    """bias_K(t) for K in :data:`AUTO_ORDERS` on the log grid of t (App. D.7, Fig. 3).
+
+    This is the expensive computation (about 10-25 s) behind :func:`choose_order`; for the
+    logistic loss its result ships with privest as package data (``learn/data/``), so it
+    runs only when regenerating that file (``make data``, which calls
+    :func:`write_order_table`).
+    """
+    t_grid = np.geomspace(*ORDER_TABLE_T_GRID)
+    bias = np.stack([truncation_bias(t_grid, k, loss, n_nodes=1601) for k in AUTO_ORDERS])
+    return {
+        "loss": str(loss),
+        "orders": list(AUTO_ORDERS),
+        "t_grid": t_grid.tolist(),
+        "bias": bias.tolist(),
+        "note": "bias_K(t) = sup_{|z|<=6} |W_2t[g_t^K](z) - f(z)| (paper 004, App. D.7); "
+        "regenerate with: make data",
+    }
+
+
+def write_order_table(path: str | None = None) -> str:
+    """Recompute the logistic bias table and write it as JSON (default: the packaged file)."""
+    import json
+    from pathlib import Path
+
+    target = Path(path) if path else Path(__file__).with_name("data") / _ORDER_TABLE_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(compute_order_table("logistic"), indent=1) + "\n")
+    return str(target)
+
+
+@lru_cache(maxsize=1)
+def load_order_table() -> tuple[np.ndarray, np.ndarray]:
+    """(t_grid, bias) of the logistic loss, bias[i, j] = bias_{AUTO_ORDERS[i]}(t_grid[j]),
+    read from the packaged JSON (computed once by :func:`write_order_table`)."""
+    import json
+    from importlib import resources
+
+    text = resources.files("privest.learn").joinpath("data", _ORDER_TABLE_FILE).read_text()
+    table = json.loads(text)
+    return np.asarray(table["t_grid"], dtype=float), np.asarray(table["bias"], dtype=float)
+
+
 def _order_table(loss_name: str) -> tuple[np.ndarray, np.ndarray]:
-    t_grid = np.geomspace(1e-3, 200.0, 61)
-    bias = np.stack([truncation_bias(t_grid, k, loss_name, n_nodes=1601) for k in AUTO_ORDERS])
+    if loss_name != "logistic":
+        raise ValidationError(
+            f"loss: order='auto' is tabulated for the logistic loss only, not {loss_name!r}"
+        )
+    t_grid, bias = load_order_table()
     return t_grid, np.asarray(AUTO_ORDERS)[np.argmin(bias, axis=0)]
 
 

@@ -44,7 +44,7 @@ from privest.validation import (
     check_probability,
 )
 
-__all__ = ["ZILMechanism", "ZILRelease", "output_grid"]
+__all__ = ["ZILMechanism", "ZILRelease", "output_grid", "zil_copies"]
 
 Columns = Sequence[int] | Sequence[str] | None
 
@@ -57,6 +57,42 @@ def output_grid(noise_scale: Any) -> np.ndarray:
     """
     s = np.asarray(noise_scale, dtype=float)
     return np.ldexp(1.0, np.floor(np.log2(s)).astype(int) - 20)
+
+
+def zil_copies(
+    x: np.ndarray,
+    lam: float,
+    zero_prob: float,
+    rng: np.random.Generator,
+    ranges: np.ndarray | None = None,
+    round_x1: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1 of paper 000 (Sec. 3.2) on the records of ``x`` (shape (..., d)).
+
+    X1 = X + Z with Z ~ ZIL(zero_prob, lam^2 D^2) (one zero/non-zero draw and one
+    W ~ Exp(1) per record, shared by its d coordinates) and X2 = X1 + S with
+    S ~ SL(zero_prob lam^2 D^2), where D = diag(``ranges``) (the identity when ``None``).
+    Leading axes of ``x`` are records too, so a batch of R data sets (R, n, d) is released in
+    one call (the paper-000 tables) and one data set (n, d) by :meth:`ZILMechanism.release`.
+    ``round_x1`` (optional) is applied to X1 in place before S is drawn (post-processing,
+    e.g. the release's output grid). This is the only place privest draws ZIL noise.
+    """
+    shape = x.shape
+    d = shape[-1]
+    m = int(np.prod(shape[:-1]))
+    z, _ = sample_zil(m, d, lam, zero_prob, rng)
+    if ranges is not None:
+        z *= ranges
+    x1 = z.reshape(shape)
+    x1 += x
+    if round_x1 is not None:
+        round_x1(x1)
+    s = sample_sl(m, d, lam * math.sqrt(zero_prob), rng)
+    if ranges is not None:
+        s *= ranges
+    x2 = s.reshape(shape)
+    x2 += x1
+    return x1, x2
 
 
 def _snap(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -365,21 +401,10 @@ class ZILMechanism(Mechanism):
         gen = resolve_rng(rng)
         ranges = hi - lo
         grid = output_grid(self.lam * ranges)
-        # Step 1: X1 = X + Z on the noised columns, Z ~ ZIL(zero_prob, lam^2 D^2): the unit
-        # cube's ZIL(zero_prob, lam^2 I) noise mapped back by the ranges D.
-        z, _ = sample_zil(n, cols.size, self.lam, self.zero_prob, gen)
-        z *= ranges
-        z += sub
-        if self.resolution is None:
-            _snap(z, grid)
-        else:  # every X1 on the public grid, noised or not (post-processing)
-            z /= self.resolution
-            np.rint(z, out=z)
-            z *= self.resolution
-        # Step 2: X2 = X1 + S, S ~ SL(zero_prob lam^2 D^2) (post-processing of X1).
-        s = sample_sl(n, cols.size, self.lam * math.sqrt(self.zero_prob), gen)
-        s *= ranges
-        s += z
+        # Algorithm 1 on the noised columns: the unit cube's ZIL(zero_prob, lam^2 I) noise
+        # mapped back by the ranges D; X1 on the output grid (or the public resolution)
+        # before the doubly random copy X2 = X1 + S (post-processing of X1).
+        z, s = zil_copies(sub, self.lam, self.zero_prob, gen, ranges, self._rounder(grid))
         _snap(s, grid)
         if not (np.isfinite(z).all() and np.isfinite(s).all()):
             raise ValidationError(
@@ -404,6 +429,20 @@ class ZILMechanism(Mechanism):
             ids=ids,
             resolution=None if self.resolution is None else self.resolution.copy(),
         )
+
+    def _rounder(self, grid: np.ndarray) -> Any:
+        """In-place rounding of X1: the power-of-two output grid, or every released X1,
+        noised or not, on the public ``resolution`` (post-processing)."""
+        if self.resolution is None:
+            return lambda z: _snap(z, grid)
+        step = self.resolution
+
+        def to_resolution(z: np.ndarray) -> None:
+            z /= step
+            np.rint(z, out=z)
+            z *= step
+
+        return to_resolution
 
     def __repr__(self) -> str:
         return (

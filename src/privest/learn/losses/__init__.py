@@ -1,0 +1,99 @@
+"""Loss catalogue for corrected-loss M-estimation on ZIL releases.
+
+Paper 000 (Lu, Chen & Qiu), Sections 4 and 6 define the corrected losses built from a
+loss l(x, theta) and the released copies X1 = X + Z, X2 = X1 + S:
+
+* DR   (1/delta) l(X1) + (1 - 1/delta) l(X2)           (Section 4.1; no smoothness needed)
+* SL   l(X2) - (1/2) Lap_w l(X2)                        (Section 6, eq. 6.1; l in C^2 in x)
+* SDR  l(X1) - ((1 - delta)/2) Lap_w l(X2)              (Section 6; l in C^2 in x)
+
+(delta the zero proportion) where ``Lap_w l = sum_k w_k d^2 l / dx_k^2`` is the Laplacian
+weighted by the noise variance ``w_k = s_k^2`` of each feature column (0 for unnoised
+columns; the paper's ``lam^2 Lap_x`` when every noised column has scale lam). This module gives
+the losses themselves (the examples and experiments of paper Sections 4-7):
+per-row values, gradients and Hessian sums in theta, and, for losses twice differentiable
+in x, the Laplacian with its theta-derivatives. Everything is vectorised over rows.
+
+Shapes: ``x`` is the (n, d) feature matrix (never the intercept or the response; a 1-D
+``x`` is read as one column), ``y`` the (n,) response or ``None``, ``theta`` the (p,)
+parameter, ``noise_var`` the (d,) weights w of the Laplacian (a boolean mask reads as
+weights 0/1).
+
+The catalogue is split by kind: :mod:`~privest.learn.losses.base` (the :class:`Loss`
+interface), :mod:`~privest.learn.losses.index` (single-index regression losses),
+:mod:`~privest.learn.losses.scalar` (losses of one noised column),
+:mod:`~privest.learn.losses.relu_net` and :mod:`~privest.learn.losses.user`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from privest.errors import ValidationError
+from privest.learn.losses.base import Loss, LossNotSmoothError
+from privest.learn.losses.index import (
+    HingeLoss,
+    IndexLoss,
+    LogisticLoss,
+    QuantileRegressionLoss,
+    SquaredLoss,
+)
+from privest.learn.losses.relu_net import ReLUNetLoss
+from privest.learn.losses.scalar import (
+    ScalarQuantileLoss,
+    TransformedSquaredLoss,
+    abs_sin_squared,
+    indicator_squared,
+    relu_squared,
+)
+from privest.learn.losses.user import CallableLoss
+
+__all__ = [
+    "LOSS_NAMES",
+    "CallableLoss",
+    "HingeLoss",
+    "IndexLoss",
+    "LogisticLoss",
+    "Loss",
+    "LossNotSmoothError",
+    "QuantileRegressionLoss",
+    "ReLUNetLoss",
+    "ScalarQuantileLoss",
+    "SquaredLoss",
+    "TransformedSquaredLoss",
+    "abs_sin_squared",
+    "get_loss",
+    "indicator_squared",
+    "relu_squared",
+]
+
+
+# --------------------------------------------------------------------------------------
+# registry
+
+_REGISTRY: dict[str, Callable[..., Loss]] = {
+    "logistic": LogisticLoss,
+    "linear": SquaredLoss,
+    "quantile": QuantileRegressionLoss,
+    "hinge": HingeLoss,
+    "relu": relu_squared,
+    "indicator": indicator_squared,
+    "abs_sin": abs_sin_squared,
+    "scalar_quantile": ScalarQuantileLoss,
+    "relu_net": ReLUNetLoss,
+}
+LOSS_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def get_loss(name: str, **kwargs: Any) -> Loss:
+    """A catalogue loss by name, e.g. ``get_loss("quantile", quantile=0.25)``."""
+    if name not in _REGISTRY:
+        raise ValidationError(
+            f"loss: {name!r} is not a known loss; choose one of {', '.join(LOSS_NAMES)} "
+            "or wrap your own function with CallableLoss"
+        )
+    try:
+        return _REGISTRY[name](**kwargs)
+    except TypeError as exc:
+        raise ValidationError(f"loss {name!r}: bad keyword arguments {kwargs}: {exc}") from None
