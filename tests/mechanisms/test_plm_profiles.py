@@ -22,10 +22,9 @@ from privest.mechanisms.profiles import (
     profile_for,
     quantile_profile,
     sum_profile,
-    variance_global_sensitivity,
-    variance_profile,
 )
 from privest.mechanisms.smooth_sensitivity import local_sensitivity_at_distance
+from privest.mechanisms.variance_reaches import variance_global_sensitivity, variance_profile
 
 GRID = np.round(np.arange(6) * 0.2, 10)  # the universe {0, 0.2, ..., 1}
 

@@ -36,9 +36,8 @@ from privest.mechanisms.profiles import (
     parse_statistic,
     prepare_data,
     quantile_rank,
-    variance_global_sensitivity,
-    variance_sup,
 )
+from privest.mechanisms.variance_reaches import variance_global_sensitivity, variance_sup
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = ["ExactStatistic", "exact_statistic"]
