@@ -10,8 +10,6 @@ from privest.accounting.gaussian import (
     gaussian_sigma,
 )
 from privest.accounting.zil import (
-    ZILGuarantee,
-    ZILTradeoff,
     beta_c,
     beta_c_zil,
     calibrate_c,
@@ -24,6 +22,7 @@ from privest.accounting.zil import (
     laplace_tradeoff_zil,
     tradeoff_montecarlo,
 )
+from privest.accounting.zil_guarantee import ZILGuarantee, ZILTradeoff
 
 __all__ = [
     "ApproxDP",

@@ -63,7 +63,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, console: Any) -> None:
     """Print the guarantee and its profile; write the table and the plot if asked."""
-    from privest.accounting.zil import ZILGuarantee
+    from privest.accounting.zil_guarantee import ZILGuarantee
     from privest.validation import check_bounds
 
     if args.store:

@@ -27,12 +27,7 @@ sha256 of the data file; :meth:`PrivateExamples.load` verifies it.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +37,7 @@ import pandas as pd
 from scipy import special
 
 from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussian_dp
-from privest.errors import BoundsError, PrivacyParameterError, StoreError, ValidationError
+from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.projection import project_rows
 from privest.rng import resolve_rng, rng_kind
@@ -67,9 +62,6 @@ __all__ = [
     "release_examples",
     "release_regression_examples",
 ]
-
-FORMAT = "privest-iwp-examples"
-VERSION = 3
 
 
 def keep_probability(epsilon_y: float) -> float:
@@ -217,82 +209,18 @@ class PrivateExamples:
         return (as_float_vector(y, "y") - (lo + hi) / 2) / ((hi - lo) / 2)
 
     # ------------------------------------------------------------------ storage
-    def _meta(self) -> dict[str, Any]:
-        return {
-            "sigma2": self.sigma2,
-            "epsilon_x": self.epsilon_x,
-            "epsilon_y": self.epsilon_y if math.isfinite(self.epsilon_y) else "inf",
-            "delta": self.delta,
-            "x_radius": self.x_radius,
-            "task": self.task,
-            "calibration": self.calibration,
-            "bounds": None if self.bounds is None else self.bounds.tolist(),
-            "randomness": self.randomness,
-            "classes": None if self.classes is None else self.classes.tolist(),
-            "sigma2_y": self.sigma2_y,
-            "delta_y": self.delta_y,
-            "y_bounds": None if self.y_bounds is None else list(self.y_bounds),
-        }
-
     def save(self, path: str | Path) -> Path:
-        """Write a new folder ``path`` (manifest.json + data.npz, sha256-checked)."""
-        path = Path(path)
-        if path.exists():
-            raise StoreError(f"path: {str(path)!r} already exists; choose a new folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-        try:
-            np.savez(tmp / "data.npz", X=self.X, y=self.y)
-            digest = hashlib.sha256((tmp / "data.npz").read_bytes()).hexdigest()
-            manifest = {
-                "format": FORMAT,
-                "version": VERSION,
-                "n": self.n,
-                "p": self.p,
-                "mechanism": self._meta(),
-                "guarantee": self.guarantee.to_dict(),
-                "sha256": digest,
-            }
-            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
-            os.rename(tmp, path)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return path
+        """Write a new folder ``path`` (manifest.json + data.npz, sha256-checked, fsynced)."""
+        from privest.release.examples_io import save_examples
+
+        return save_examples(self, Path(path))
 
     @classmethod
     def load(cls, path: str | Path, verify: bool = True) -> PrivateExamples:
         """Read a folder written by :meth:`save`, checking format and checksum."""
-        path = Path(path)
-        try:
-            manifest = json.loads((path / "manifest.json").read_text())
-        except FileNotFoundError:
-            raise StoreError(f"path: no IWP release at {str(path)!r} (no manifest.json)") from None
-        if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-            raise StoreError(f"path: {str(path)!r} is not a {FORMAT} v{VERSION} release")
-        data = path / "data.npz"
-        if verify and hashlib.sha256(data.read_bytes()).hexdigest() != manifest["sha256"]:
-            raise StoreError(f"path: {data} does not match its checksum; it was modified")
-        m = manifest["mechanism"]
-        with np.load(data) as arrays:
-            X, y = arrays["X"], arrays["y"]
-        return cls(
-            X=X,
-            y=y,
-            sigma2=float(m["sigma2"]),
-            epsilon_x=float(m["epsilon_x"]),
-            epsilon_y=math.inf if m["epsilon_y"] == "inf" else float(m["epsilon_y"]),
-            delta=float(m["delta"]),
-            x_radius=float(m["x_radius"]),
-            task=m["task"],
-            calibration=m["calibration"],
-            bounds=None if m["bounds"] is None else np.asarray(m["bounds"], dtype=float),
-            randomness=m["randomness"],
-            classes=None if m["classes"] is None else np.asarray(m["classes"]),
-            sigma2_y=float(m["sigma2_y"]),
-            delta_y=float(m["delta_y"]),
-            y_bounds=None if m["y_bounds"] is None else tuple(m["y_bounds"]),
-        )
+        from privest.release.examples_io import load_examples
+
+        return load_examples(cls, Path(path), verify)
 
 
 def check_gaussian_part(

@@ -175,7 +175,7 @@ def _validate(meta: Any, mpath: Path) -> dict[str, Any]:
         mpath,
         "resolution must be null or one step per noised column",
     )
-    from privest.accounting.zil import ZILGuarantee
+    from privest.accounting.zil_guarantee import ZILGuarantee
 
     expected = ZILGuarantee(mech["lam"], mech["zero_prob"], len(cols)).to_dict()
     _require(
@@ -383,7 +383,7 @@ def _create(rel, frame, mech, path: Path, timeout: float) -> None:
 
 def _write_new_store(rel, frame, mech, path: Path) -> None:
     """The first part and the manifest of a new store (under its lock)."""
-    from privest.accounting.zil import ZILGuarantee
+    from privest.accounting.zil_guarantee import ZILGuarantee
 
     (path / "parts").mkdir(exist_ok=True)
     sha = _write_part(frame, path / "parts", 0)

@@ -30,7 +30,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from privest.accounting.zil import ZILGuarantee, calibrate_lam
+from privest.accounting.zil import calibrate_lam
+from privest.accounting.zil_guarantee import ZILGuarantee
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.noise import sample_sl, sample_zil
