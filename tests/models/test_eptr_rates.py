@@ -34,7 +34,13 @@ def test_ols_privacy_part_and_total_error_rates():
     priv, nonpriv = [], []
     for n in NS:
         m = EPTRLinearRegression(
-            epsilon=eps, delta=delta, x_radius=4.0, theta_radius=1.0, c0=0.4, clip=True
+            epsilon=eps,
+            delta=delta,
+            x_radius=4.0,
+            theta_radius=1.0,
+            c0=0.4,
+            clip=True,
+            constants="paper",
         )
         d_priv, d_tot, d_np = [], [], []
         for _ in range(REPS):
@@ -68,7 +74,13 @@ def test_privacy_part_slope_in_eps_and_bayes_in_n():
     priv = []
     for eps in eps_grid:
         m = EPTRLinearRegression(
-            epsilon=eps, delta=0.01, x_radius=4.0, theta_radius=1.0, c0=0.4, clip=True
+            epsilon=eps,
+            delta=0.01,
+            x_radius=4.0,
+            theta_radius=1.0,
+            c0=0.4,
+            clip=True,
+            constants="paper",
         )
         hat = m.explain(X, y)["estimate"]
         priv.append(
