@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from privest.experiments.eptr_common import Collector, plot_panel, quiet_bottom
+from privest.experiments.eptr_common import Collector, balanced_error, bayes_fit_all, plot_panel
 from privest.experiments.registry import ExperimentResult, register
-from privest.models.eptr_baselines import dpnb, dpnbss
-from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_statistics, linear_bayes_scores
+from privest.models.eptr_bayes import linear_bayes_scores
 from privest.progress import progress_iter
 
 K, P, SEP, RX, DELTA = 3, 10, 3.0, 8.0, 0.01
@@ -40,40 +39,16 @@ def simulate(n: int, mu: tuple[float, ...], rng: np.random.Generator) -> tuple[n
     return X, labels
 
 
-def balanced_error(pred: np.ndarray, labels: np.ndarray) -> float:
-    return float(
-        np.mean([np.mean(pred[labels == k] != k) for k in range(K) if np.any(labels == k)])
-    )
-
-
-def fit_all(
-    X, labels, eps, c0, split, rng
-) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], bool]:
-    """(prior, means) of every method, and whether ePTR released."""
-    with quiet_bottom():  # the release rate is recorded
-        model = EPTRBayesClassifier(
-            epsilon=eps,
-            delta=DELTA,
-            classes=list(range(K)),
-            x_radius=RX,
-            c0=c0,
-            constants="paper",  # the paper's Algorithm 3, so the figures compare
-            random_state=rng,
-            clip=True,
-        ).fit(X, labels)
-    st = bayes_statistics(X, labels, K, RX, c0)
-    return {
-        "non-private": (np.maximum(st["class_prior"], 1e-12), st["means"]),
-        "ePTR": (model.class_prior_, model.means_),
-        "DPNB": dpnb(X, labels, K, RX, eps, split, rng),
-        "DPNBSS": dpnbss(X, labels, K, RX, eps, split, rng),
-    }, model.released_
+def fit_all(X, labels, eps, c0, split, rng):
+    """(prior, means) of every method at eps, and whether ePTR released."""
+    kw = dict(k=K, x_radius=RX, delta=DELTA, eps=eps, c0=c0, split=split, rng=rng)
+    return bayes_fit_all(X, labels, **kw)
 
 
 def _record(col, setting, n, fits, released, Xt, yt) -> None:
     for method, (prior, means) in fits.items():
         pred = np.argmax(linear_bayes_scores(Xt, prior, means), axis=1)
-        col.add(setting, n, method, "balanced_error", balanced_error(pred, yt))
+        col.add(setting, n, method, "balanced_error", balanced_error(pred, yt, K))
     col.add(setting, n, "ePTR", "release_rate", float(released))
 
 

@@ -20,7 +20,14 @@ import numpy as np
 from privest.errors import NothingReleasedWarning
 from privest.experiments.registry import Row
 
-__all__ = ["Collector", "data_file", "plot_panel", "quiet_bottom"]
+__all__ = [
+    "Collector",
+    "balanced_error",
+    "bayes_fit_all",
+    "data_file",
+    "plot_panel",
+    "quiet_bottom",
+]
 
 
 @contextmanager
@@ -30,6 +37,50 @@ def quiet_bottom() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NothingReleasedWarning)
         yield
+
+
+def balanced_error(pred: np.ndarray, labels: np.ndarray, k: int) -> float:
+    """Mean over the classes present of the per-class error rate."""
+    return float(
+        np.mean([np.mean(pred[labels == c] != c) for c in range(k) if np.any(labels == c)])
+    )
+
+
+def bayes_fit_all(
+    X: np.ndarray,
+    labels: np.ndarray,
+    *,
+    k: int,
+    x_radius: float,
+    delta: float,
+    eps: float,
+    c0: float,
+    split: float,
+    rng: np.random.Generator,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], bool]:
+    """(prior, means) of every Bayes method of Figure 1 (non-private, ePTR with the paper's
+    Algorithm 3 and constants, DPNB, DPNBSS) at eps, and whether ePTR released."""
+    from privest.models.eptr_baselines import dpnb, dpnbss
+    from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_statistics
+
+    with quiet_bottom():  # the release rate is recorded
+        model = EPTRBayesClassifier(
+            epsilon=eps,
+            delta=delta,
+            classes=list(range(k)),
+            x_radius=x_radius,
+            c0=c0,
+            constants="paper",  # the paper's Algorithm 3, so the figures compare
+            random_state=rng,
+            clip=True,
+        ).fit(X, labels)
+    st = bayes_statistics(X, labels, k, x_radius, c0)
+    return {
+        "non-private": (np.maximum(st["class_prior"], 1e-12), st["means"]),
+        "ePTR": (model.class_prior_, model.means_),
+        "DPNB": dpnb(X, labels, k, x_radius, eps, split, rng),
+        "DPNBSS": dpnbss(X, labels, k, x_radius, eps, split, rng),
+    }, model.released_
 
 
 def data_file(

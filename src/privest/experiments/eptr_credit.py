@@ -28,10 +28,15 @@ from pathlib import Path
 import numpy as np
 
 from privest.datasets.credit import credit_features, load_credit_default
-from privest.experiments.eptr_common import Collector, data_file, plot_panel, quiet_bottom
+from privest.experiments.eptr_common import (
+    Collector,
+    balanced_error,
+    bayes_fit_all,
+    data_file,
+    plot_panel,
+)
 from privest.experiments.registry import ExperimentResult, register
-from privest.models.eptr_baselines import dpnb, dpnbss
-from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_statistics, linear_bayes_scores
+from privest.models.eptr_bayes import linear_bayes_scores
 from privest.progress import progress_iter
 from privest.projection import project_rows
 
@@ -56,13 +61,6 @@ def credit_path(data_dir: str | Path | None = None) -> Path:
     return data_file("eptr-credit", data_dir, "PRIVEST_CREDIT_PATH", _NAMES, _HINT)
 
 
-def balanced_error(pred: np.ndarray, labels: np.ndarray) -> float:
-    """Mean over the classes present of the per-class error rate."""
-    return float(
-        np.mean([np.mean(pred[labels == k] != k) for k in range(K) if np.any(labels == k)])
-    )
-
-
 def split(X: np.ndarray, labels: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Stratified train/test split; standardised by the TRAINING mean and sd (NOT DP, as the
     authors' code); both parts projected onto the R_x ball."""
@@ -76,28 +74,10 @@ def split(X: np.ndarray, labels: np.ndarray, rng: np.random.Generator) -> tuple[
     return Z[train], labels[train], Z[~train], labels[~train]
 
 
-def fit_all(
-    X: np.ndarray, labels: np.ndarray, eps: float, rng: np.random.Generator
-) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], bool]:
+def fit_all(X: np.ndarray, labels: np.ndarray, eps: float, rng: np.random.Generator):
     """(prior, means) of every method at eps, and whether ePTR released."""
-    with quiet_bottom():  # the release rate is recorded
-        model = EPTRBayesClassifier(
-            epsilon=eps,
-            delta=DELTA,
-            classes=list(range(K)),
-            x_radius=RX,
-            c0=C0,
-            constants="paper",  # the paper's Algorithm 3, so the figure compares
-            random_state=rng,
-            clip=True,
-        ).fit(X, labels)
-    st = bayes_statistics(X, labels, K, RX, C0)
-    return {
-        "non-private": (np.maximum(st["class_prior"], 1e-12), st["means"]),
-        "ePTR": (model.class_prior_, model.means_),
-        "DPNB": dpnb(X, labels, K, RX, eps, SPLIT, rng),
-        "DPNBSS": dpnbss(X, labels, K, RX, eps, SPLIT, rng),
-    }, model.released_
+    kw = dict(k=K, x_radius=RX, delta=DELTA, eps=eps, c0=C0, split=SPLIT, rng=rng)
+    return bayes_fit_all(X, labels, **kw)
 
 
 @register("eptr-credit", "Paper 001 Figure 1 (bottom): credit default Bayes (E4)", 200, 5)
@@ -118,7 +98,7 @@ def run(
             setting = f"E4 log2eps={t:g}"
             for method, (prior, means) in fits.items():
                 pred = np.argmax(linear_bayes_scores(Xte, prior, means), axis=1)
-                col.add(setting, n_tr, method, "balanced_error", balanced_error(pred, yte))
+                col.add(setting, n_tr, method, "balanced_error", balanced_error(pred, yte, K))
             col.add(setting, n_tr, "ePTR", "release_rate", float(rel))
     note = (
         f"{reps} reps (code 200); training-data standardisation is not DP (as in the code); "
