@@ -267,3 +267,92 @@ def test_summary_reports_the_release_guarantee():
     assert str(ex.guarantee) in text and "post-processing" in text
     oracle = IWPSGDClassifier(method="oracle", progress=False).fit(X, y)
     assert "no privacy" in oracle.summary()
+
+
+# ------------------------------------------------ defaults and the scikit-learn contract (#18)
+def _release(n=40_000, seed=0, eps_x=4.0):
+    X, y = _classification(n, seed=seed)
+    rel = release_examples(X, y, epsilon_x=eps_x, epsilon_y=2, delta=1e-5, bounds=(-1, 1),
+                           rng=seed + 1)  # fmt: skip
+    return X, y, rel
+
+
+def test_defaults_are_consistent_and_public():
+    est = IWPSGDClassifier()
+    assert est.learning_rate == "optimal" and est.averaging == "tail" and est.alpha > 0
+    assert est.theta_radius == "auto" and est.eta0 == "auto"
+    X, y, rel = _release(200_000, seed=3, eps_x=8.0)
+    est = IWPSGDClassifier(progress=False).fit(rel)
+    # "auto" radius: |phi'(0)| R / alpha = sqrt(3) for the exponential loss, alpha = 1.
+    assert est.theta_radius_ == pytest.approx(math.sqrt(3))
+    assert est.coef_.shape == (1, 3) and est.intercept_.shape == (1,)
+    assert est.n_iter_ == 1 and est.n_batches_ == math.ceil(200_000 / 128)
+    # Clean ridge optimum of the exponential loss (alpha = 1) by the oracle with many passes.
+    oracle = IWPSGDClassifier(method="oracle", progress=False, n_passes=5).fit(X, y, bounds=(-1, 1))
+    rel_err = np.linalg.norm(est.coef_ - oracle.coef_) / np.linalg.norm(oracle.coef_)
+    assert rel_err < 0.35, rel_err  # measured 0.1-0.2 over seeds
+    assert est.score(X, y) > 0.8
+
+
+def test_last_incomplete_batch_is_used_and_batch_size_clipped():
+    X, y, rel = _release(1000, seed=4)
+    kw = dict(progress=False, record_every=1, averaging=None, alpha=0.0, theta_radius=None,
+              learning_rate=1e-2)  # fmt: skip
+    est = IWPSGDClassifier(batch_size=300, **kw).fit(rel)
+    assert est.n_batches_ == 4  # 300 + 300 + 300 + 100
+    with pytest.warns(UserWarning, match="clipped"):
+        big = IWPSGDClassifier(batch_size=5000, **kw).fit(rel)
+    assert big.n_batches_ == 1
+    assert np.array_equal(big.coef_, IWPSGDClassifier(batch_size=1000, **kw).fit(rel).coef_)
+
+
+def test_convergence_warnings():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, rel = _release(2000, seed=5)
+    with pytest.warns(ConvergenceWarning, match="cannot have converged"):
+        IWPSGDClassifier(progress=False).fit(rel)  # 16 steps: alpha * sum gamma << 3
+    with pytest.warns(ConvergenceWarning, match="diverged"):
+        IWPSGDClassifier(progress=False, loss="logistic", learning_rate="constant", eta0=5.0,
+                         theta_radius=None, batch_size=4).fit(rel)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_partial_fit_over_a_stream_equals_one_fit():
+    X, y, rel = _release(8000, seed=6)
+    kw = dict(progress=False, batch_size=100, eta0=0.01)
+    whole = IWPSGDClassifier(averaging="polyak", **kw).fit(rel)
+    # The same release cut in four: continuing the iterate, step counter and average.
+    from dataclasses import replace
+
+    stream = IWPSGDClassifier(averaging="polyak", **kw)
+    for i in range(4):
+        sl = slice(2000 * i, 2000 * (i + 1))
+        stream.partial_fit(replace(rel, X=rel.X[sl], y=rel.y[sl]))
+    assert stream.n_iter_ == 4 and stream.t_ == whole.t_ == 80
+    assert np.allclose(stream.coef_, whole.coef_, rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_warm_start_continues_from_the_previous_coefficients():
+    X, y, rel = _release(20_000, seed=8)
+    kw = dict(progress=False, learning_rate=1e-2, averaging=None, record_every=1)
+    cold = IWPSGDClassifier(**kw).fit(rel)
+    warm = IWPSGDClassifier(warm_start=True, **kw).fit(rel)
+    first = warm.coef_.copy()
+    warm.fit(rel)
+    assert np.allclose(warm.trajectory_[0], first[0])  # started from the previous fit
+    assert not np.allclose(cold.fit(rel).trajectory_[0], first[0])
+
+
+def test_predict_proba_from_the_loss():
+    X, y, rel = _release(20_000, seed=9)
+    for loss, scale in (("logistic", 1.0), ("exponential", 2.0)):
+        est = IWPSGDClassifier(loss=loss, progress=False).fit(rel)
+        proba = est.predict_proba(X[:50])
+        f = est.decision_function(X[:50])
+        assert np.allclose(proba[:, 1], 1 / (1 + np.exp(-scale * f)))
+        assert np.allclose(proba.sum(axis=1), 1.0)
+        assert np.array_equal(est.classes_[proba.argmax(axis=1)], est.predict(X[:50]))
+    sq = IWPSGDClassifier(loss="squared", progress=False).fit(rel)
+    assert not hasattr(sq, "predict_proba")

@@ -8,10 +8,11 @@ the same data order, batch size, step and ridge (paper 004, Sec. 6):
 * ``"oracle"``: the plain gradient on clean arrays (non-private reference).
 
 Defaults give a consistent estimator of the clean ridge optimum (squared error ~ 1/n,
-docs/iwp-sgd.md, "Defaults"): a decaying step (``learning_rate="invscaling"``, eta0 / (t +
-1)^power_t as in scikit-learn), tail averaging, ridge ``alpha=1`` (the paper's lambda, Sec.
-6) and a projection radius |phi'(0)| R / alpha from public quantities (it contains the
-clean ridge optimum). The paper's runs (constant step, last iterate) are
+docs/iwp-sgd.md, Sec. 3): a decaying step (``learning_rate="optimal"``, eta0 / (1 + eta0
+alpha t), the 1 / (mu t) step of Thm 5.5; ``"invscaling"`` as in scikit-learn), tail
+averaging, ridge ``alpha=1`` (the paper's lambda, Sec. 6) and a projection radius
+|phi'(0)| R / alpha from public quantities (it contains the clean ridge optimum).
+The paper's runs (constant step, last iterate) are
 ``learning_rate=<float>`` or ``"constant"``, ``averaging=None``, ``theta_radius=None``.
 Further passes (``n_passes > 1``) reuse the same release: no privacy cost
 (post-processing), but the noise is reused, so Thm 5.5 (one pass) no longer applies.
@@ -109,7 +110,7 @@ class _IWPSGDBase(BaseEstimator):
         theta0, start, avg0 = None, 0, None
         if incremental and fitted:
             theta0, start = self._theta_, self.t_
-            avg0 = (self._average_, self._n_averaged_)
+            avg0 = (self._average_[None], self._n_averaged_)
         elif self.warm_start and fitted:
             theta0 = self._average_
         if theta0 is not None and theta0.shape[-1] != X.shape[1]:
@@ -207,10 +208,11 @@ class _IWPSGDBase(BaseEstimator):
 _COMMON_DOC = """
     Parameters (keyword-only): ``method`` ("iwp", "naive" on a release; "oracle" on clean
     arrays); ``batch_size`` (clipped to n with a warning; the last smaller batch is used);
-    ``learning_rate`` ("invscaling": eta0 / (t + 1)^power_t, "optimal": eta0 / (1 + eta0
-    alpha t), "constant": eta0; a number is a constant step, a callable a step per batch
-    index); ``eta0`` (a number or "auto": a mean-square stable step from R, sigma^2, p, the
-    batch size and alpha, :func:`~privest.learn.sgd_schedule.default_eta0`); ``power_t``;
+    ``learning_rate`` ("optimal", the default: eta0 / (1 + eta0 alpha t), "invscaling":
+    eta0 / (t + 1)^power_t, "constant": eta0; a number is a constant step, a callable a
+    step per batch index); ``eta0`` (a number or "auto": a mean-square stable step from R,
+    sigma^2, p, the batch size and alpha, :func:`~privest.learn.sgd_schedule.default_eta0`);
+    ``power_t``;
     ``alpha`` (ridge, the paper's lambda); ``theta_radius`` (L2 ball for theta: "auto" =
     |phi'(0)| R / alpha, which contains the clean ridge optimum; a number; None = none);
     ``averaging`` ("tail" = mean of the second half of the iterates, "polyak" = all, None =
@@ -256,7 +258,7 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         method: str = "iwp",
         order: int | str = "auto",
         batch_size: int = 128,
-        learning_rate: str | float | Callable[[int], float] = "invscaling",
+        learning_rate: str | float | Callable[[int], float] = "optimal",
         eta0: float | str = "auto",
         power_t: float = 0.5,
         alpha: float = 1.0,
@@ -375,7 +377,7 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         *,
         method: str = "iwp",
         batch_size: int = 128,
-        learning_rate: str | float | Callable[[int], float] = "invscaling",
+        learning_rate: str | float | Callable[[int], float] = "optimal",
         eta0: float | str = "auto",
         power_t: float = 0.5,
         alpha: float = 1.0,
