@@ -162,7 +162,8 @@ def test_regression_release_save_load_roundtrip(tmp_path):
     assert np.array_equal(back.transform_target(t), rel.transform_target(t))
     assert back.keep_probability == 1.0
     # The loaded release fits the same model as the original (deterministic, no shuffle).
-    kw = dict(batch_size=10, learning_rate=1e-3, progress=False)
+    kw = dict(batch_size=10, learning_rate=1e-3, progress=False, alpha=0.0, averaging=None,
+              theta_radius=None)  # fmt: skip
     a, b = IWPSGDRegressor(**kw).fit(rel), IWPSGDRegressor(**kw).fit(back)
     assert np.array_equal(a.coef_, b.coef_)
     assert np.array_equal(a.predict(X), b.predict(X))

@@ -23,7 +23,7 @@ from privest.release.examples import release_examples
 EPS_X, EPS_Y, DELTA = 6.0, 2.0, 1e-5
 RADIUS = 5.0  # public L2 ball for theta: guards the non-convex IWP objective over many passes
 KW = dict(loss="squared", batch_size=16, learning_rate=0.02, alpha=1.0, n_passes=5,
-          theta_radius=RADIUS, fit_intercept=True)  # fmt: skip
+          theta_radius=RADIUS, averaging=None, fit_intercept=True)  # fmt: skip
 SYN_N, SYN_P = 200_000, 5
 N_SIM = 40
 

@@ -95,6 +95,9 @@ def run_group(
             learning_rate=gamma,
             alpha=lam,
             record_every=record_every,
+            averaging=None,  # the paper's settings (Sec. 6): last iterate, no projection,
+            theta_radius=None,  # constant step, remainder batch dropped (A4)
+            drop_last=True,
         )
         curves.batches = path.batches
         risk, acc = clean_risk(path.history, Xte, yte, loss)

@@ -94,8 +94,10 @@ def run(
                     rel.transform(np.clip(X[tr], lo, hi)),
                     rel.transform_target(np.clip(t[tr], *tb)),
                 )
+            # The paper's settings (Sec. 6): constant step, last iterate, no projection.
             kw = dict(task="regression", sigma2=rel.sigma2, batch_size=BATCH, learning_rate=gamma,
-                      alpha=LAM, record_every=max(1, cut // BATCH // 60))  # fmt: skip
+                      alpha=LAM, record_every=max(1, cut // BATCH // 60),
+                      averaging=None, theta_radius=None, drop_last=True)  # fmt: skip
             for m in ("naive", "iwp"):
                 path = sgd_replicated(Xn, yn, method=m, **kw)
                 curves.hist[m].append(path.history)

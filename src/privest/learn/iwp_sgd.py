@@ -1,172 +1,51 @@
-"""IWP-SGD: SGD on locally private examples with inverse-Weierstrass correction (paper 004, Alg. 1).
+"""IWP-SGD estimators on locally private examples (paper 004, Alg. 1; docs/iwp-sgd.md, Sec. 3).
 
-theta_t = Proj(theta_{t-1} - gamma_t (mean_batch IWP_grad(theta_{t-1}) + alpha theta_{t-1})),
-one pass over the release by default (Alg. 1; the sign typo of the paper's text is fixed,
-A4 in docs/iwp-sgd.md, "Notes, errata and choices"). Further passes (``n_passes > 1``)
-reuse the same release: the release is already (eps, delta)-LDP and training is
-post-processing, so they cost no privacy; they do reuse the same noise, so the estimate is
-no longer a fresh-sample SGD (Thm 5.5 covers one pass).
-
-Three methods share the loop, data order, batch size, step and ridge (paper 004, Sec. 6):
+The loop is :func:`~privest.learn.iwp_core.sgd_replicated`. Three methods share it, with
+the same data order, batch size, step and ridge (paper 004, Sec. 6):
 
 * ``"iwp"``: the IWP gradient on a :class:`~privest.release.examples.PrivateExamples`;
 * ``"naive"``: the plain gradient on the same release (biased, Thm 4.2);
 * ``"oracle"``: the plain gradient on clean arrays (non-private reference).
 
-:func:`sgd_replicated` runs the loop for R replications at once (X of shape (R, n, p)): one
-pair of small matrix products per batch for all replications.
+Defaults give a consistent estimator of the clean ridge optimum (squared error ~ 1/n,
+docs/iwp-sgd.md, Sec. 3): a decaying step (``learning_rate="optimal"``, eta0 / (1 + eta0
+alpha t), the 1 / (mu t) step of Thm 5.5; ``"invscaling"`` as in scikit-learn), tail
+averaging, ridge ``alpha=1`` (the paper's lambda, Sec. 6) and a projection radius
+|phi'(0)| R / alpha from public quantities (it contains the clean ridge optimum).
+The paper's runs (constant step, last iterate) are
+``learning_rate=<float>`` or ``"constant"``, ``averaging=None``, ``theta_radius=None``.
+Further passes (``n_passes > 1``) reuse the same release: no privacy cost
+(post-processing), but the noise is reused, so Thm 5.5 (one pass) no longer applies.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import ValidationError
-from privest.learn.iwp_losses import (
-    iwp_gradient,
-    iwp_regression_gradient,
-    plain_gradient,
+from privest.learn.iwp_core import METHODS, SGDPath, sgd_replicated
+from privest.learn.sgd_schedule import (
+    check_convergence,
+    contraction,
+    default_eta0,
+    default_radius,
+    loss_name,
+    make_schedule,
 )
-from privest.learn.weierstrass import get_margin_loss, inverse_weight
+from privest.learn.weierstrass import get_margin_loss
 from privest.release.examples import PrivateExamples
 from privest.rng import resolve_rng
-from privest.validation import as_float_matrix, check_bounds, check_positive
+from privest.validation import as_float_matrix, check_bounds
 
 __all__ = ["IWPSGDClassifier", "IWPSGDRegressor", "SGDPath", "sgd_replicated"]
-
-METHODS = ("iwp", "naive", "oracle")
-AVERAGING = (None, "polyak", "tail")
-
-
-class SGDPath:
-    """Output of :func:`sgd_replicated`: last iterate, averaged iterate and the trajectory."""
-
-    def __init__(self, last, average, history, batches, orders):
-        self.last: np.ndarray = last  # (R, p)
-        self.average: np.ndarray = average  # (R, p), averaged per ``averaging``
-        self.history: np.ndarray = history  # (T, R, p)
-        self.batches: np.ndarray = batches  # (T,) batch index of each recorded iterate
-        self.orders = orders
-
-
-def _gradient_fn(
-    method: str,
-    task: str,
-    loss: str,
-    sigma2: float,
-    epsilon_y: float,
-    order: int | str,
-    noised: np.ndarray | None = None,
-) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    if task == "regression":
-        corrected = method == "iwp"
-        return lambda th, Xb, yb: iwp_regression_gradient(th, Xb, yb, sigma2, corrected, noised)
-    if method == "iwp":
-        w = inverse_weight(epsilon_y)
-        return lambda th, Xb, yb: iwp_gradient(
-            th, Xb, yb, sigma2, epsilon_y, loss, order, w, noised
-        )
-    return lambda th, Xb, yb: plain_gradient(th, Xb, yb, loss)
-
-
-def sgd_replicated(
-    X: np.ndarray,
-    y: np.ndarray,
-    *,
-    method: str = "iwp",
-    loss: str = "exponential",
-    task: str = "classification",
-    sigma2: float = 0.0,
-    epsilon_y: float = math.inf,
-    order: int | str = "auto",
-    batch_size: int = 128,
-    learning_rate: float | Callable[[int], float] = 1e-4,
-    alpha: float = 0.0,
-    theta_radius: float | None = None,
-    n_passes: int = 1,
-    averaging: str | None = None,
-    theta0: np.ndarray | None = None,
-    record_every: int | None = None,
-    progress: bool = False,
-    description: str = "IWP-SGD",
-    noised: np.ndarray | None = None,
-) -> SGDPath:
-    """Run Algorithm 1 (or a baseline) on R replications at once; X (R, n, p), y (R, n).
-
-    Batches are taken in the given order; the remainder batch is dropped (A4). With
-    ``learning_rate`` callable, the step of batch t (0-based, across passes) is lr(t).
-    ``noised``: mask of the noised coordinates (an appended public intercept column is not).
-    """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim == 2:
-        X, y = X[None], y[None]
-    R, n, p = X.shape
-    if method not in METHODS:
-        raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
-    if averaging not in AVERAGING:
-        raise ValidationError(f"averaging: {averaging!r} is unknown; accepted: {AVERAGING}")
-    if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
-        raise ValidationError(f"batch_size: {batch_size!r} must be an integer in [1, n={n}]")
-    if not isinstance(n_passes, (int, np.integer)) or n_passes < 1:
-        raise ValidationError(f"n_passes: {n_passes!r} must be a positive integer")
-    if not callable(learning_rate):
-        check_positive(learning_rate, "learning_rate")
-    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
-        raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
-    if theta_radius is not None:
-        check_positive(theta_radius, "theta_radius")
-    grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
-    per_pass = n // batch_size
-    total = per_pass * n_passes
-    if record_every is None:
-        record_every = max(1, total // 200)
-    theta = np.zeros((R, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (R, p)))
-    avg = np.zeros_like(theta)
-    n_avg = 0
-    tail_start = total // 2 if averaging == "tail" else 0
-    lr_const = None if callable(learning_rate) else float(learning_rate)
-    hist = [theta.copy()]
-    marks = [0]
-    Xb_all = X[:, : per_pass * batch_size].reshape(R, per_pass, batch_size, p)
-    yb_all = y[:, : per_pass * batch_size].reshape(R, per_pass, batch_size)
-    bar = None
-    if progress and total * R * batch_size >= 2_000_000:
-        from privest.progress import progress_bar
-
-        bar = progress_bar()
-        bar.start()
-        task_id = bar.add_task(description, total=total)
-    try:
-        for t in range(total):
-            b = t % per_pass
-            g = grad(theta, Xb_all[:, b], yb_all[:, b])
-            if alpha:  # ridge on the noised coordinates (not on a public intercept)
-                g = g + alpha * (theta if noised is None else theta * noised)
-            step = lr_const if lr_const is not None else float(learning_rate(t))
-            theta = theta - step * g
-            if theta_radius is not None:
-                norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
-                theta = theta * np.minimum(1.0, theta_radius / np.maximum(norms, 1e-300))[:, None]
-            if averaging is not None and t >= tail_start:
-                n_avg += 1
-                avg += (theta - avg) / n_avg
-            if (t + 1) % record_every == 0 or t + 1 == total:
-                hist.append(theta.copy())
-                marks.append(t + 1)
-            if bar is not None and (t + 1) % 500 == 0:
-                bar.update(task_id, completed=t + 1)
-    finally:
-        if bar is not None:
-            bar.stop()
-    average = avg if averaging is not None else theta
-    return SGDPath(theta, average, np.stack(hist), np.asarray(marks), order)
 
 
 class _IWPSGDBase(BaseEstimator):
@@ -188,15 +67,55 @@ class _IWPSGDBase(BaseEstimator):
         if isinstance(data, PrivateExamples) and data.task != self._task:
             raise ValidationError(f"data: a {data.task} release cannot fit a {self._task} model")
 
-    def _run(self, X, y, sigma2, eps_y, loss):
+    def _batch(self, n: int) -> int:
+        B = self.batch_size
+        if not isinstance(B, (int, np.integer)) or B < 1:
+            raise ValidationError(f"batch_size: {B!r} must be a positive integer")
+        if B > n:
+            warnings.warn(f"batch_size={B} > n={n}: clipped to n", UserWarning, stacklevel=4)
+            B = n
+        return int(B)
+
+    def _run(self, X, y, sigma2, eps_y, loss, x_radius, *, incremental=False, y_scale=1.0):
+        """One fit (or one partial_fit pass) of the loop; sets the fitted attributes."""
         n, p = X.shape
         noised = None
         if self.fit_intercept:  # a public constant column: not noised, not penalised
             X = np.hstack([X, np.ones((n, 1))])
             noised = np.r_[np.ones(p), 0.0]
+            x_radius = math.hypot(x_radius, 1.0)
         if self.shuffle:
-            perm = resolve_rng(self.random_state).permutation(n)
+            rng = getattr(self, "_shuffle_rng", None)
+            if rng is None or not incremental:
+                rng = self._shuffle_rng = resolve_rng(self.random_state)
+            perm = rng.permutation(n)
             X, y = X[perm], y[perm]
+        B = self._batch(n)
+        alpha = self.alpha
+        if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
+            raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
+        bound = default_radius(loss, x_radius, alpha) * y_scale if alpha > 0 else None
+        radius = self.theta_radius
+        if isinstance(radius, str):
+            if radius != "auto":
+                raise ValidationError(f"theta_radius: {radius!r}; use a number, 'auto' or None")
+            radius = default_radius(loss, x_radius, alpha) * y_scale
+        eta0 = self.eta0
+        if isinstance(eta0, str):
+            if eta0 != "auto":
+                raise ValidationError(f"eta0: {eta0!r}; use a positive number or 'auto'")
+            eta0 = default_eta0(loss, x_radius, sigma2, p, B, alpha)
+        schedule = make_schedule(self.learning_rate, eta0, self.power_t, alpha)
+        fitted = hasattr(self, "t_")
+        theta0, start, avg0 = None, 0, None
+        if incremental and fitted:
+            theta0, start = self._theta_, self.t_
+            avg0 = (self._average_[None], self._n_averaged_)
+        elif self.warm_start and fitted:
+            theta0 = self._average_
+        if theta0 is not None and theta0.shape[-1] != X.shape[1]:
+            raise ValidationError(f"X: has {p} features; the model was fitted with another shape")
+        passes = 1 if incremental else self.n_passes
         path = sgd_replicated(
             X,
             y,
@@ -206,24 +125,41 @@ class _IWPSGDBase(BaseEstimator):
             sigma2=sigma2,
             epsilon_y=eps_y,
             order=getattr(self, "order", "auto"),
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate,
-            alpha=self.alpha,
-            theta_radius=self.theta_radius,
-            n_passes=self.n_passes,
+            batch_size=B,
+            learning_rate=schedule,
+            alpha=alpha,
+            theta_radius=radius,
+            n_passes=passes,
             averaging=self.averaging,
+            theta0=theta0,
             record_every=self.record_every,
             progress=self.progress,
             description=f"{type(self).__name__}({self.method})",
             noised=noised,
+            drop_last=False,
+            start_step=start,
+            average0=avg0,
         )
-        self.coef_ = path.average[0, :p]
-        self.intercept_ = float(path.average[0, p]) if self.fit_intercept else 0.0
+        T = int(path.batches[-1])
+        self._theta_ = path.last[0]
+        self._average_ = path.average[0]
+        self._n_averaged_ = path.n_averaged
+        self.t_ = start + T
+        self.n_iter_ = (self.n_iter_ + 1) if incremental and fitted else passes
+        self.n_batches_ = self.t_
+        self.eta0_ = float(eta0)
+        self.theta_radius_ = radius
         self.trajectory_ = path.history[:, 0]
-        self.trajectory_batches_ = path.batches
-        self.n_batches_ = int(path.batches[-1])
+        self.trajectory_batches_ = path.batches + start
         self.n_features_in_ = p
+        self._set_coef(self._average_, p)
+        decay = contraction(schedule, alpha, 0, self.t_) if alpha > 0 else math.inf
+        check_convergence(path.last, path.history, decay, bound)
         return self
+
+    def _set_coef(self, theta: np.ndarray, p: int) -> None:
+        self.coef_ = theta[:p].copy()
+        self.intercept_ = float(theta[p]) if self.fit_intercept else 0.0
 
     def summary(self) -> str:
         """Coefficients, method, loss, passes and the guarantee of the release it was fit on.
@@ -231,8 +167,10 @@ class _IWPSGDBase(BaseEstimator):
         Fitting spends no privacy (post-processing of the release).
         """
         check_is_fitted(self, "coef_")
-        names = [f"x{j}" for j in range(self.coef_.size)]
-        coefs = ", ".join(f"{n}={c:.4g}" for n, c in zip(names, self.coef_, strict=True))
+        coef = np.ravel(self.coef_)
+        intercept = float(np.ravel(self.intercept_)[0])
+        names = [f"x{j}" for j in range(coef.size)]
+        coefs = ", ".join(f"{n}={c:.4g}" for n, c in zip(names, coef, strict=True))
         privacy = (
             "clean data (oracle, no privacy)"
             if self.guarantee_ is None
@@ -241,9 +179,11 @@ class _IWPSGDBase(BaseEstimator):
         return "\n".join(
             [
                 f"{type(self).__name__}: method={self.method}, "
-                f"loss={getattr(self, 'loss', 'squared')}, batches={self.n_batches_}",
+                f"loss={loss_name(getattr(self, 'loss', 'squared'))}, "
+                f"batches={self.n_batches_}, learning_rate={self.learning_rate!r}, "
+                f"eta0={self.eta0_:.3g}, alpha={self.alpha:g}",
                 f"privacy: {privacy}",
-                f"coef: {coefs}; intercept={self.intercept_:.4g}",
+                f"coef: {coefs}; intercept={intercept:.4g}",
             ]
         )
 
@@ -258,27 +198,58 @@ class _IWPSGDBase(BaseEstimator):
             return X
         return (X - b.mean(axis=1)) / ((b[:, 1] - b[:, 0]) / 2)
 
+    def _clean_radius(self, X: np.ndarray) -> float:
+        """R for the oracle: sqrt(p) in the mapped box, else the largest row norm (not private)."""
+        if self.bounds_ is not None:
+            return math.sqrt(X.shape[1])
+        return float(np.sqrt((X**2).sum(axis=1).max())) if X.size else 1.0
+
+
+_COMMON_DOC = """
+    Parameters (keyword-only): ``method`` ("iwp", "naive" on a release; "oracle" on clean
+    arrays); ``batch_size`` (clipped to n with a warning; the last smaller batch is used);
+    ``learning_rate`` ("optimal", the default: eta0 / (1 + eta0 alpha t), "invscaling":
+    eta0 / (t + 1)^power_t, "constant": eta0; a number is a constant step, a callable a
+    step per batch index); ``eta0`` (a number or "auto": a mean-square stable step from R,
+    sigma^2, p, the batch size and alpha, :func:`~privest.learn.sgd_schedule.default_eta0`);
+    ``power_t``;
+    ``alpha`` (ridge, the paper's lambda); ``theta_radius`` (L2 ball for theta: "auto" =
+    |phi'(0)| R / alpha, which contains the clean ridge optimum; a number; None = none);
+    ``averaging`` ("tail" = mean of the second half of the iterates, "polyak" = all, None =
+    last iterate as in the paper); ``n_passes``; ``warm_start`` (``fit`` starts from the
+    previous coefficients); ``shuffle`` (a pre-shuffle with ``random_state``);
+    ``record_every`` (trajectory resolution); ``progress`` (rich bar); ``fit_intercept``
+    (a public constant column, not noised and not penalised, A7 in docs/iwp-sgd.md).
+
+    ``partial_fit`` runs one pass over a further release (a stream of releases), continuing
+    the iterate, the step counter and the average (every iterate of later calls is
+    averaged). A ``ConvergenceWarning`` is raised when the iterate is not finite or far
+    beyond the public bound on the optimum (diverged), or when alpha * sum of steps < 3
+    (the start is not forgotten: the run cannot have converged).
+
+    Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
+    ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept
+    last when fitted), ``trajectory_batches_``, ``guarantee_`` (the release's LDP guarantee,
+    None for oracle). Prediction takes clean features in the caller's units and applies the
+    release's public map (``bounds_``).
+"""
+
+
+def _has_proba(est: Any) -> bool:
+    return loss_name(est.loss) in ("logistic", "exponential")
+
 
 class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
     """Linear classifier trained by IWP-SGD on a locally private release (paper 004, Alg. 1).
 
-    Parameters: ``loss`` ("exponential", "logistic", "squared" or a MarginLoss); ``method``
-    ("iwp", "naive" on a release; "oracle" on clean arrays); ``order`` (truncation K for
-    non-closed-form losses, int or "auto", see :func:`~privest.learn.weierstrass.choose_order`);
-    ``batch_size``; ``learning_rate`` (constant or callable of the batch index); ``alpha``
-    (ridge, the paper's lambda); ``theta_radius`` (L2 ball for theta, None = none);
-    ``averaging`` (None = last iterate as in the paper, "polyak" = mean of all iterates,
-    "tail" = mean of the second half); ``n_passes``; ``shuffle`` (one pre-shuffle with
-    ``random_state``); ``record_every`` (trajectory resolution); ``progress`` (rich bar);
-    ``fit_intercept`` (default False as in the paper, A7 in docs/iwp-sgd.md: a public
-    constant column, not noised and not penalised, left out of every sigma^2 term).
-
-    Learned: ``coef_``, ``intercept_`` (0 unless ``fit_intercept``), ``classes_``,
-    ``trajectory_`` (recorded iterates, the intercept last when fitted),
-    ``trajectory_batches_``, ``guarantee_`` (the release's LDP guarantee, None for oracle).
-    ``decision_function`` / ``predict`` take clean features in the caller's units and apply
-    the release's public map (``bounds_``).
+    ``loss``: "exponential", "logistic", "squared" or a MarginLoss; ``order``: truncation K
+    for non-closed-form losses (int or "auto", :func:`~privest.learn.weierstrass.choose_order`).
+    ``coef_`` has shape (1, p) and ``intercept_`` shape (1,) as in scikit-learn;
+    ``predict_proba`` is sigmoid(f) for the logistic loss and sigmoid(2 f) for the
+    exponential loss (the minimiser of E exp(-y f) is f = logit(P(y=1|x)) / 2).
     """
+
+    __doc__ = (__doc__ or "") + _COMMON_DOC
 
     def __init__(
         self,
@@ -287,11 +258,14 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         method: str = "iwp",
         order: int | str = "auto",
         batch_size: int = 128,
-        learning_rate: float | Callable[[int], float] = 1e-4,
-        alpha: float = 0.0,
-        theta_radius: float | None = None,
-        averaging: str | None = None,
+        learning_rate: str | float | Callable[[int], float] = "optimal",
+        eta0: float | str = "auto",
+        power_t: float = 0.5,
+        alpha: float = 1.0,
+        theta_radius: float | str | None = "auto",
+        averaging: str | None = "tail",
         n_passes: int = 1,
+        warm_start: bool = False,
         shuffle: bool = False,
         record_every: int | None = None,
         progress: bool = True,
@@ -304,14 +278,48 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         self.order = order
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
         self.alpha = alpha
         self.theta_radius = theta_radius
         self.averaging = averaging
         self.n_passes = n_passes
+        self.warm_start = warm_start
         self.shuffle = shuffle
         self.record_every = record_every
         self.progress = progress
         self.random_state = random_state
+
+    def _set_coef(self, theta: np.ndarray, p: int) -> None:
+        self.coef_ = theta[None, :p].copy()
+        self.intercept_ = np.array([theta[p] if self.fit_intercept else 0.0])
+
+    def _prepare(self, data, y, bounds, classes):
+        """(X, y in {-1, 1}, sigma^2, eps_y, R) of a release or of clean arrays (oracle)."""
+        self._check_method(data)
+        get_margin_loss(self.loss)
+        if isinstance(data, PrivateExamples):
+            if classes is not None and not np.array_equal(np.asarray(classes), data.classes):
+                raise ValidationError("classes: differ from the release's classes")
+            self.classes_ = data.classes
+            self.bounds_ = data.bounds
+            self.guarantee_ = (
+                data.guarantee if math.isfinite(data.epsilon_x + data.epsilon_y) else None
+            )
+            return data.X, data.y, data.sigma2, data.epsilon_y, data.x_radius
+        X = as_float_matrix(data, "X")
+        yy = np.asarray(y)
+        self.classes_ = np.unique(yy) if classes is None else np.asarray(classes)
+        if self.classes_.size != 2:
+            raise ValidationError(f"y: needs two classes, got {self.classes_.size}")
+        if not np.all(np.isin(yy, self.classes_)):
+            raise ValidationError("y: has labels outside classes")
+        self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
+        self.n_features_in_ = X.shape[1]
+        self.guarantee_ = None
+        ypm = np.where(yy == self.classes_[1], 1.0, -1.0)
+        Z = self._map(X)
+        return Z, ypm, 0.0, math.inf, self._clean_radius(Z)
 
     def fit(self, data: PrivateExamples | Any, y: Any = None, *, bounds: Any = None):
         """Fit on a release (``iwp``/``naive``) or on clean ``data, y`` (``oracle``).
@@ -319,31 +327,38 @@ class IWPSGDClassifier(ClassifierMixin, _IWPSGDBase):
         For the oracle, ``bounds`` applies the same public box map as a release made with
         ``bounds=`` so the three fits share coordinates.
         """
-        self._check_method(data)
-        get_margin_loss(self.loss)
-        if isinstance(data, PrivateExamples):
-            self.classes_ = data.classes
-            self.bounds_ = data.bounds
-            self.guarantee_ = (
-                data.guarantee if math.isfinite(data.epsilon_x + data.epsilon_y) else None
-            )
-            return self._run(data.X, data.y, data.sigma2, data.epsilon_y, self.loss)
-        X = as_float_matrix(data, "X")
-        yy = np.asarray(y)
-        self.classes_ = np.unique(yy)
-        if self.classes_.size != 2:
-            raise ValidationError(f"y: needs two classes, got {self.classes_.size}")
-        self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
-        self.n_features_in_ = X.shape[1]
-        self.guarantee_ = None
-        ypm = np.where(yy == self.classes_[1], 1.0, -1.0)
-        return self._run(self._map(X), ypm, 0.0, math.inf, self.loss)
+        if not self.warm_start:
+            self.__dict__.pop("t_", None)
+        X, yy, s2, eps_y, R = self._prepare(data, y, bounds, None)
+        return self._run(X, yy, s2, eps_y, self.loss, R)
+
+    def partial_fit(
+        self, data: PrivateExamples | Any, y: Any = None, *, classes: Any = None, bounds: Any = None
+    ):
+        """One pass over a further release (or clean batch, oracle), continuing the fit."""
+        if hasattr(self, "t_"):
+            prev = self.classes_, self.bounds_, self.n_features_in_
+            X, yy, s2, eps_y, R = self._prepare(data, y, bounds, classes)
+            if not np.array_equal(prev[0], self.classes_) or X.shape[1] != prev[2]:
+                raise ValidationError("partial_fit: classes or features differ from the fit")
+        else:
+            X, yy, s2, eps_y, R = self._prepare(data, y, bounds, classes)
+        return self._run(X, yy, s2, eps_y, self.loss, R, incremental=True)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        return self._map(X) @ self.coef_ + self.intercept_
+        check_is_fitted(self, "coef_")
+        return self._map(X) @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X: Any) -> np.ndarray:
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    @available_if(_has_proba)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """P(y = classes_[1] | x): sigmoid(f) (logistic), sigmoid(2 f) (exponential)."""
+        f = self.decision_function(X)
+        scale = 2.0 if loss_name(self.loss) == "exponential" else 1.0
+        p1 = 0.5 * (1.0 + np.tanh(scale * f / 2.0))  # sigmoid, overflow-free
+        return np.column_stack([1.0 - p1, p1])
 
 
 class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
@@ -354,6 +369,7 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
     the release's coordinates). ``predict`` returns the target in the caller's units.
     """
 
+    __doc__ = (__doc__ or "") + _COMMON_DOC
     _task = "regression"
 
     def __init__(
@@ -361,11 +377,14 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         *,
         method: str = "iwp",
         batch_size: int = 128,
-        learning_rate: float | Callable[[int], float] = 1e-4,
-        alpha: float = 0.0,
-        theta_radius: float | None = None,
-        averaging: str | None = None,
+        learning_rate: str | float | Callable[[int], float] = "optimal",
+        eta0: float | str = "auto",
+        power_t: float = 0.5,
+        alpha: float = 1.0,
+        theta_radius: float | str | None = "auto",
+        averaging: str | None = "tail",
         n_passes: int = 1,
+        warm_start: bool = False,
         shuffle: bool = False,
         record_every: int | None = None,
         progress: bool = True,
@@ -376,29 +395,25 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         self.method = method
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
         self.alpha = alpha
         self.theta_radius = theta_radius
         self.averaging = averaging
         self.n_passes = n_passes
+        self.warm_start = warm_start
         self.shuffle = shuffle
         self.record_every = record_every
         self.progress = progress
         self.random_state = random_state
 
-    def fit(
-        self,
-        data: PrivateExamples | Any,
-        y: Any = None,
-        *,
-        bounds: Any = None,
-        y_bounds: tuple[float, float] | None = None,
-    ):
+    def _prepare(self, data, y, bounds, y_bounds):
         self._check_method(data)
         if isinstance(data, PrivateExamples):
             self.bounds_ = data.bounds
             self.y_bounds_ = data.y_bounds
             self.guarantee_ = data.guarantee if math.isfinite(data.epsilon_x) else None
-            return self._run(data.X, data.y, data.sigma2, math.inf, "squared")
+            return data.X, data.y, data.sigma2, data.x_radius, 1.0
         X = as_float_matrix(data, "X")
         yv = np.asarray(y, dtype=float)
         self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
@@ -408,9 +423,40 @@ class IWPSGDRegressor(RegressorMixin, _IWPSGDBase):
         if self.y_bounds_ is not None:
             lo, hi = self.y_bounds_
             yv = (yv - (lo + hi) / 2) / ((hi - lo) / 2)
-        return self._run(self._map(X), yv, 0.0, math.inf, "squared")
+        Z = self._map(X)
+        y_scale = 1.0 if self.y_bounds_ is not None else float(np.abs(yv).max(initial=1.0))
+        return Z, yv, 0.0, self._clean_radius(Z), y_scale
+
+    def fit(
+        self,
+        data: PrivateExamples | Any,
+        y: Any = None,
+        *,
+        bounds: Any = None,
+        y_bounds: tuple[float, float] | None = None,
+    ):
+        if not self.warm_start:
+            self.__dict__.pop("t_", None)
+        X, yv, s2, R, ys = self._prepare(data, y, bounds, y_bounds)
+        return self._run(X, yv, s2, math.inf, "squared", R, y_scale=ys)
+
+    def partial_fit(
+        self,
+        data: PrivateExamples | Any,
+        y: Any = None,
+        *,
+        bounds: Any = None,
+        y_bounds: tuple[float, float] | None = None,
+    ):
+        """One pass over a further release (or clean batch, oracle), continuing the fit."""
+        p_prev = getattr(self, "n_features_in_", None)
+        X, yv, s2, R, ys = self._prepare(data, y, bounds, y_bounds)
+        if hasattr(self, "t_") and X.shape[1] != p_prev:
+            raise ValidationError("partial_fit: features differ from the fit")
+        return self._run(X, yv, s2, math.inf, "squared", R, incremental=True, y_scale=ys)
 
     def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "coef_")
         out = self._map(X) @ self.coef_ + self.intercept_
         if self.y_bounds_ is None:
             return out

@@ -1,0 +1,124 @@
+"""Step schedules, public defaults and convergence checks for IWP-SGD (docs/iwp-sgd.md, Sec. 3).
+
+Named schedules follow scikit-learn's ``SGDClassifier`` (step of batch t, 0-based):
+
+* ``"constant"``: eta0 (paper 004, Sec. 6, the reproductions);
+* ``"invscaling"``: eta0 / (t + 1)^power_t;
+* ``"optimal"``: eta0 / (1 + eta0 alpha t), i.e. 1 / (alpha (t0 + t)) with t0 = 1 / (alpha eta0),
+  the schedule of Thm 5.5 (step ~ 1 / (mu t) for a mu-strongly convex objective).
+
+The defaults use only public quantities: the feature radius R of the release
+(``PrivateExamples.x_radius``), sigma^2, the number of noised coordinates, the batch size
+and the ridge alpha (see :func:`default_radius` and :func:`default_eta0`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from privest.errors import ValidationError
+
+SCHEDULES = ("constant", "invscaling", "optimal")
+# |phi'(0)| and sup |phi''| near 0 of each margin loss (squared: (1 - z)^2 / 2).
+_SLOPE = {"exponential": 1.0, "logistic": 0.5, "squared": 1.0}
+_CURVATURE = {"exponential": 1.0, "logistic": 0.25, "squared": 1.0}
+MIN_CONTRACTION = 3.0  # alpha * sum_t gamma_t below this: the start is not forgotten (e^-3)
+
+
+def loss_name(loss: object) -> str:
+    return getattr(loss, "name", loss) if not isinstance(loss, str) else loss
+
+
+def default_radius(loss: object, x_radius: float, alpha: float) -> float:
+    """Public bound on the norm of the clean ridge optimum: |phi'(0)| R / alpha.
+
+    The ridge objective F is alpha-strongly convex, so alpha ||theta*||^2 <=
+    <grad F(theta*) - grad F(0), theta*> = -<grad F(0), theta*> <= ||grad F(0)|| ||theta*||,
+    and ||grad F(0)|| = ||E phi'(0) y x|| <= |phi'(0)| R (labels in {-1, 1}, a regression
+    target in [-1, 1]). Projecting on this ball leaves the clean optimum unchanged and keeps
+    the iterate out of the region where the empirical IWP objective is unbounded below.
+    """
+    if not alpha > 0:
+        raise ValidationError("theta_radius='auto' needs alpha > 0 (the bound is R / alpha)")
+    return _SLOPE.get(loss_name(loss), 1.0) * x_radius / alpha
+
+
+def default_eta0(
+    loss: object, x_radius: float, sigma2: float, p_noised: int, batch_size: int, alpha: float
+) -> float:
+    """A mean-square stable first step from public quantities.
+
+    With curvature c, the batch-mean Hessian estimate of the corrected loss has mean of norm
+    at most c R^2 + alpha and variance of order (c (R^2 + p sigma^2))^2 / B (the squared
+    loss: x~ x~' - sigma^2 I). SGD contracts in mean square when
+    eta <= 2 alpha / ((alpha + c R^2)^2 + (c (R^2 + p sigma^2))^2 / B); half of it is used.
+    """
+    c = _CURVATURE.get(loss_name(loss), 1.0)
+    mean = alpha + c * x_radius**2
+    var = (c * (x_radius**2 + p_noised * sigma2)) ** 2 / batch_size
+    return alpha / (mean**2 + var) if alpha > 0 else 1.0 / (mean**2 + var) ** 0.5
+
+
+def make_schedule(
+    learning_rate: str | float | Callable[[int], float],
+    eta0: float,
+    power_t: float,
+    alpha: float,
+) -> float | Callable[[int], float]:
+    """The step of batch t: a float (constant) or a function of t, for :func:`sgd_replicated`."""
+    if callable(learning_rate) or not isinstance(learning_rate, str):
+        return learning_rate
+    if learning_rate not in SCHEDULES:
+        raise ValidationError(f"learning_rate: {learning_rate!r} is unknown; accepted: {SCHEDULES}")
+    if not (isinstance(eta0, (int, float)) and eta0 > 0 and math.isfinite(eta0)):
+        raise ValidationError(f"eta0: {eta0!r} must be a positive number")
+    if learning_rate == "constant":
+        return float(eta0)
+    if learning_rate == "invscaling":
+        if not 0 < power_t <= 1:
+            raise ValidationError(f"power_t: {power_t!r} must be in (0, 1]")
+        return lambda t: eta0 / (t + 1.0) ** power_t
+    if not alpha > 0:
+        raise ValidationError("learning_rate='optimal' needs alpha > 0")
+    return lambda t: eta0 / (1.0 + eta0 * alpha * t)
+
+
+def contraction(schedule: float | Callable[[int], float], alpha: float, start: int, T: int):
+    """alpha * sum of the steps of batches start .. start + T - 1 (the start's decay exponent)."""
+    if not callable(schedule):
+        return alpha * schedule * T
+    return alpha * float(sum(schedule(t) for t in range(start, start + T)))
+
+
+def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):
+    """Warn (ConvergenceWarning) if the run diverged or cannot have converged."""
+    norms = np.linalg.norm(history.reshape(history.shape[0], -1), axis=1)
+    if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(norms)):
+        warnings.warn(
+            "IWP-SGD diverged: the iterate is not finite; lower eta0, set theta_radius "
+            "(e.g. 'auto') or raise alpha",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+        return
+    if bound is not None and norms.max() > 100 * max(bound, 1.0):
+        warnings.warn(
+            f"IWP-SGD diverged: ||theta|| reached {norms.max():.3g}, far beyond the public "
+            f"bound {bound:.3g} on the ridge optimum; lower eta0 or set theta_radius",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+        return
+    if gamma_alpha_t < MIN_CONTRACTION:
+        warnings.warn(
+            f"IWP-SGD cannot have converged: alpha * sum of steps = {gamma_alpha_t:.3g} < "
+            f"{MIN_CONTRACTION:g} (the start is not forgotten); use more data, more passes, "
+            "a larger eta0 or a larger alpha",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
