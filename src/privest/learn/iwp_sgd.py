@@ -225,7 +225,7 @@ _COMMON_DOC = """
     the iterate, the step counter and the average (every iterate of later calls is
     averaged). A ``ConvergenceWarning`` is raised when the iterate is not finite or far
     beyond the public bound on the optimum (diverged), or when alpha * sum of steps < 3
-    (the start is not forgotten: the run cannot have converged).
+    (the ridge term alone does not guarantee that the start is forgotten).
 
     Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
     ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept

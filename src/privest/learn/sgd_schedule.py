@@ -96,7 +96,8 @@ def contraction(schedule: float | Callable[[int], float], alpha: float, start: i
 
 
 def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):
-    """Warn (ConvergenceWarning) if the run diverged or cannot have converged."""
+    """Warn (ConvergenceWarning) if the run diverged, or if the ridge term alone cannot
+    guarantee convergence (alpha * sum of steps below ``MIN_CONTRACTION``)."""
     norms = np.linalg.norm(history.reshape(history.shape[0], -1), axis=1)
     if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(norms)):
         warnings.warn(
@@ -116,9 +117,10 @@ def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: flo
         return
     if gamma_alpha_t < MIN_CONTRACTION:
         warnings.warn(
-            f"IWP-SGD cannot have converged: alpha * sum of steps = {gamma_alpha_t:.3g} < "
-            f"{MIN_CONTRACTION:g} (the start is not forgotten); use more data, more passes, "
-            "a larger eta0 or a larger alpha",
+            f"IWP-SGD may not have converged: alpha * sum of steps = {gamma_alpha_t:.3g} < "
+            f"{MIN_CONTRACTION:g}, so the ridge term alone does not guarantee that the start is "
+            "forgotten (the loss's own curvature may still do it); use more data, more "
+            "passes, a larger eta0 or a larger alpha",
             ConvergenceWarning,
             stacklevel=3,
         )
