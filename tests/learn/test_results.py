@@ -83,7 +83,7 @@ def test_pinned_parameters_have_no_inference_in_print_and_files(tmp_path):
     assert frame.loc["x2", ["std_err", "z", "p_value", "ci_lower", "ci_upper"]].isna().all()
     assert frame.loc["x1", ["std_err", "z", "p_value"]].notna().all()
     text = str(res.summary())
-    assert "on bound: parameters pinned on theta_bounds" in text
+    assert "note: parameters pinned on theta_bounds" in text
     x2_line = next(line for line in text.splitlines() if line.startswith("x2"))
     assert "nan" not in x2_line.lower() and x2_line.count("on bound") == 5
     rows = json.loads(res.save(tmp_path / "fit.json").read_text())

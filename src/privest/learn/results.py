@@ -150,7 +150,7 @@ class FitResults:
         ]
         if self.on_bound.any():
             header.append(
-                "on bound: parameters pinned on theta_bounds have no std err, z, p-value or "
+                "note: parameters pinned on theta_bounds have no std err, z, p-value or "
                 "interval (Thm 5.3 needs an interior minimiser); files hold them empty (null)"
             )
         return FitSummary(self.to_frame(alpha), header)
