@@ -24,7 +24,7 @@ from privest.learn.iwp_losses import (
     iwp_regression_gradient,
     plain_gradient,
 )
-from privest.learn.weierstrass import inverse_weight
+from privest.learn.weierstrass import ExponentialLoss, get_margin_loss, inverse_weight
 from privest.validation import check_positive
 
 __all__ = ["METHODS", "AVERAGING", "SGDPath", "sgd_replicated"]
@@ -36,8 +36,9 @@ AVERAGING = (None, "polyak", "tail")
 class SGDPath:
     """Output of :func:`sgd_replicated`: last iterate, averaged iterate and the trajectory."""
 
-    def __init__(self, last, average, history, batches, orders, n_averaged=0):
+    def __init__(self, last, average, history, batches, orders, n_averaged=0, step_sum=0.0):
         self.last: np.ndarray = last  # (R, p)
+        self.step_sum = step_sum  # sum of the steps taken (alpha * it: the start's decay)
         self.n_averaged = n_averaged  # iterates in ``average`` (0 = last iterate)
         self.average: np.ndarray = average  # (R, p), averaged per ``averaging``
         self.history: np.ndarray = history  # (T, R, p)
@@ -63,6 +64,53 @@ def _gradient_fn(
             th, Xb, yb, sigma2, epsilon_y, loss, order, w, noised
         )
     return lambda th, Xb, yb: plain_gradient(th, Xb, yb, loss)
+
+
+def _fused_exponential(
+    method: str, sigma2: float, epsilon_y: float, noised: np.ndarray | None, alpha: float
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
+    """Gradient + ridge of the exponential loss for one replication, in one fused pass.
+
+    The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
+    Sec. 5.2) with one exponential per example instead of two (e^{m} = 1 / e^{-m}) and no
+    overflow scan: when an exponent overflows, a sum it needs anyway is not finite, it
+    returns None and the caller falls back to the clipping path (which warns).
+    """
+    w = inverse_weight(epsilon_y) if method == "iwp" else 1.0
+    w1 = 1.0 - w
+    ones: list[np.ndarray] = [np.ones(0)]  # sums as BLAS dot products (cheaper than .sum())
+
+    def grad(th: np.ndarray, Xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        theta, X, y = th[0], Xb[0], yb[0]
+        thn = theta if noised is None else theta * noised
+        E = X @ theta
+        E *= y
+        np.negative(E, out=E)
+        np.exp(E, out=E)  # e^{-m}, m = y theta'x
+        nb = y.size
+        if ones[0].size != nb:
+            ones[0] = np.ones(nb)
+        o = ones[0]
+        if method != "iwp":  # the plain gradient f'(m) y x, f' = -e^{-m}
+            if not math.isfinite(float(E @ o)):
+                return None
+            return (((E * y) @ X) * (-1.0 / nb) + alpha * thn)[None]
+        c = math.exp(-0.5 * sigma2 * float(thn @ thn)) / nb
+        if w1 == 0.0:  # a = -c e^{-m}, b = c e^{-m}
+            v, b_sum = -E, float(E @ o)
+        else:  # a = c (w1 e^{m} - w e^{-m}), b = c (w e^{-m} + w1 e^{m})
+            Einv = 1.0 / E
+            b_sum = w * float(E @ o) + w1 * float(Einv @ o)
+            Einv *= w1
+            E *= w
+            v = Einv - E
+        if not math.isfinite(b_sum):  # an exponent overflowed
+            return None
+        v *= y
+        g = (v @ X) * c + (alpha - sigma2 * c * b_sum) * thn
+        return g[None]
+
+    return grad
 
 
 def sgd_replicated(
@@ -119,6 +167,9 @@ def sgd_replicated(
     if theta_radius is not None:
         check_positive(theta_radius, "theta_radius")
     grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
+    fused = None
+    if R == 1 and task == "classification" and isinstance(get_margin_loss(loss), ExponentialLoss):
+        fused = _fused_exponential(method, sigma2, epsilon_y, noised, float(alpha))
     full = n // batch_size
     rest = 0 if drop_last else n - full * batch_size
     per_pass = full + (rest > 0)
@@ -126,16 +177,24 @@ def sgd_replicated(
     if record_every is None:
         record_every = max(1, total // 200)
     theta = np.zeros((R, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (R, p)))
-    avg = np.zeros_like(theta)
+    avg_sum = np.zeros_like(theta)  # sum of the averaged iterates
     n_avg = 0
     tail_start = total // 2 if averaging == "tail" else 0
     if average0 is not None and average0[1] > 0:
-        avg, n_avg, tail_start = np.array(average0[0], dtype=float), int(average0[1]), 0
-    lr_const = None if callable(learning_rate) else float(learning_rate)
-    hist = [theta.copy()]
-    marks = [0]
+        n_avg, tail_start = int(average0[1]), 0
+        avg_sum = np.array(average0[0], dtype=float) * n_avg
+    if not callable(learning_rate):
+        steps = np.full(total, float(learning_rate))
+    elif getattr(learning_rate, "vectorized", False):  # a named schedule: one array call
+        steps = np.asarray(learning_rate(np.arange(start_step, start_step + total)), float)
+    else:
+        steps = np.array([float(learning_rate(start_step + t)) for t in range(total)])
     Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
     yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
+    last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
+    ridge = None if not alpha else alpha * (1.0 if noised is None else noised)
+    hist = [theta.copy()]
+    marks = [0]
     bar = None
     if progress and total * R * batch_size >= 2_000_000:
         from privest.progress import progress_bar
@@ -144,29 +203,39 @@ def sgd_replicated(
         bar.start()
         task_id = bar.add_task(description, total=total)
     try:
-        for t in range(total):
-            b = t % per_pass
-            if b < full:
-                g = grad(theta, Xb_all[:, b], yb_all[:, b])
-            else:  # the last, smaller batch
-                g = grad(theta, X[:, full * batch_size :], y[:, full * batch_size :])
-            if alpha:  # ridge on the noised coordinates (not on a public intercept)
-                g = g + alpha * (theta if noised is None else theta * noised)
-            step = lr_const if lr_const is not None else float(learning_rate(start_step + t))
-            theta = theta - step * g
-            if theta_radius is not None:
-                norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
-                theta = theta * np.minimum(1.0, theta_radius / np.maximum(norms, 1e-300))[:, None]
-            if averaging is not None and t >= tail_start:
-                n_avg += 1
-                avg += (theta - avg) / n_avg
-            if (t + 1) % record_every == 0 or t + 1 == total:
-                hist.append(theta.copy())
-                marks.append(t + 1)
-            if bar is not None and (t + 1) % 500 == 0:
-                bar.update(task_id, completed=t + 1)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for t in range(total):
+                b = t % per_pass
+                Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
+                g = fused(theta, Xb, yb) if fused is not None else None
+                if g is None:  # generic path (or an overflow: the clipping path warns)
+                    g = grad(theta, Xb, yb)
+                    if ridge is not None:  # ridge on the noised coordinates only
+                        g = g + ridge * theta
+                g *= steps[t]
+                theta -= g
+                if theta_radius is not None:
+                    if R == 1:
+                        nrm = math.sqrt(float(theta[0] @ theta[0]))
+                        if nrm > theta_radius:
+                            theta *= theta_radius / nrm
+                    else:
+                        norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
+                        if norms.max() > theta_radius:
+                            theta *= np.minimum(1.0, theta_radius / norms)[:, None]
+                if averaging is not None and t >= tail_start:
+                    n_avg += 1
+                    avg_sum += theta
+                if (t + 1) % record_every == 0 or t + 1 == total:
+                    hist.append(theta.copy())
+                    marks.append(t + 1)
+                if bar is not None and (t + 1) % 500 == 0:
+                    bar.update(task_id, completed=t + 1)
     finally:
         if bar is not None:
             bar.stop()
+    avg = avg_sum / max(n_avg, 1)
     average = avg if averaging is not None else theta
-    return SGDPath(theta, average, np.stack(hist), np.asarray(marks), order, n_avg)
+    return SGDPath(
+        theta, average, np.stack(hist), np.asarray(marks), order, n_avg, float(steps.sum())
+    )

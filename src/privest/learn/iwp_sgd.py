@@ -35,7 +35,6 @@ from privest.learn.iwp_core import METHODS, SGDPath, sgd_replicated
 from privest.learn.iwp_validation import check_binary_target, fit_arrays, predict_array
 from privest.learn.sgd_schedule import (
     check_convergence,
-    contraction,
     default_eta0,
     default_radius,
     loss_name,
@@ -173,7 +172,9 @@ class _IWPSGDBase(BaseEstimator):
         self.trajectory_ = path.history[:, 0]
         self.trajectory_batches_ = path.batches + start
         self._set_coef(self._average_, p)
-        decay = contraction(schedule, alpha, 0, self.t_) if alpha > 0 else math.inf
+        decay = alpha * (path.step_sum + getattr(self, "_step_sum", 0.0) * incremental)
+        self._step_sum = decay / alpha if alpha > 0 else 0.0
+        decay = decay if alpha > 0 else math.inf
         check_convergence(path.last, path.history, decay, bound)
         return self
 

@@ -118,10 +118,18 @@ def make_schedule(
     if learning_rate == "invscaling":
         if not 0 < power_t <= 1:
             raise ValidationError(f"power_t: {power_t!r} must be in (0, 1]")
-        return lambda t: eta0 / (t + 1.0) ** power_t
-    if not alpha > 0:
-        raise ValidationError("learning_rate='optimal' needs alpha > 0")
-    return lambda t: eta0 / (1.0 + eta0 * alpha * t)
+
+        def step(t):
+            return eta0 / (t + 1.0) ** power_t
+    else:
+        if not alpha > 0:
+            raise ValidationError("learning_rate='optimal' needs alpha > 0")
+
+        def step(t):
+            return eta0 / (1.0 + eta0 * alpha * t)
+
+    step.vectorized = True  # type: ignore[attr-defined]  # accepts an array of t
+    return step
 
 
 def contraction(schedule: float | Callable[[int], float], alpha: float, start: int, T: int):
