@@ -68,47 +68,45 @@ def _gradient_fn(
 
 def _fused_exponential(
     method: str, sigma2: float, epsilon_y: float, noised: np.ndarray | None, alpha: float
-) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray | None]:
+) -> Callable[..., np.ndarray | None]:
     """Gradient + ridge of the exponential loss for one replication, in one fused pass.
 
     The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
-    Sec. 5.2) with one exponential per example instead of two (e^{m} = 1 / e^{-m}) and no
-    overflow scan: when an exponent overflows, a sum it needs anyway is not finite, it
-    returns None and the caller falls back to the clipping path (which warns).
+    Sec. 5.2) with one exponential per example (e^{m} = 1 / e^{-m}), the two batch sums in
+    one BLAS product, and no overflow scan: when an exponent overflows, a sum the step needs
+    anyway is not finite, it returns None and the caller falls back to the clipping path
+    (which warns). Arguments: theta (p,), X (B, p), y (B,) and -y (B,).
     """
     w = inverse_weight(epsilon_y) if method == "iwp" else 1.0
-    w1 = 1.0 - w
-    ones: list[np.ndarray] = [np.ones(0)]  # sums as BLAS dot products (cheaper than .sum())
+    # a = c (w1 e^{m} - w e^{-m}) and b = c (w e^{-m} + w1 e^{m}), c = e^{-s/2} (Sec. 5.2);
+    # the plain gradient (naive, oracle) is a = -e^{-m}, b = 0
+    a_w = np.array([-w, 1.0 - w])
+    b_w = np.array([w, 1.0 - w]) if method == "iwp" else np.zeros(2)
+    s2 = sigma2 if method == "iwp" else 0.0
+    bufs: dict[int, np.ndarray] = {}
 
-    def grad(th: np.ndarray, Xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
-        theta, X, y = th[0], Xb[0], yb[0]
-        thn = theta if noised is None else theta * noised
-        E = X @ theta
-        E *= y
-        np.negative(E, out=E)
-        np.exp(E, out=E)  # e^{-m}, m = y theta'x
+    def grad(theta, X, y, neg_y):
         nb = y.size
-        if ones[0].size != nb:
-            ones[0] = np.ones(nb)
-        o = ones[0]
-        if method != "iwp":  # the plain gradient f'(m) y x, f' = -e^{-m}
-            if not math.isfinite(float(E @ o)):
-                return None
-            return (((E * y) @ X) * (-1.0 / nb) + alpha * thn)[None]
-        c = math.exp(-0.5 * sigma2 * float(thn @ thn)) / nb
-        if w1 == 0.0:  # a = -c e^{-m}, b = c e^{-m}
-            v, b_sum = -E, float(E @ o)
-        else:  # a = c (w1 e^{m} - w e^{-m}), b = c (w e^{-m} + w1 e^{m})
-            Einv = 1.0 / E
-            b_sum = w * float(E @ o) + w1 * float(Einv @ o)
-            Einv *= w1
-            E *= w
-            v = Einv - E
-        if not math.isfinite(b_sum):  # an exponent overflowed
+        buf = bufs.get(nb)
+        if buf is None:
+            buf = bufs[nb] = np.empty((3, nb))
+            buf[2] = 1.0
+        thn = theta if noised is None else theta * noised
+        E, Einv = buf[0], buf[1]
+        np.dot(X, theta, out=E)
+        E *= neg_y
+        np.exp(E, out=E)  # e^{-m}, m = y theta'x
+        np.divide(1.0, E, out=Einv)
+        sums = buf[:2] @ buf[2]  # (sum e^{-m}, sum e^{m})
+        if not math.isfinite(float(sums[0] + sums[1])):  # an exponent overflowed
             return None
+        c = math.exp(-0.5 * s2 * float(thn @ thn)) / nb
+        v = a_w @ buf[:2]
         v *= y
-        g = (v @ X) * c + (alpha - sigma2 * c * b_sum) * thn
-        return g[None]
+        g = v @ X
+        g *= c
+        g += (alpha - s2 * c * float(b_w @ sums)) * thn
+        return g
 
     return grad
 
@@ -192,7 +190,11 @@ def sgd_replicated(
     Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
     yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
     last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
+    if fused is not None:
+        X1, y1, neg_y1 = X[0], y[0], -y[0]
+        step_list = steps.tolist()
     ridge = None if not alpha else alpha * (1.0 if noised is None else noised)
+    theta1 = theta[0]  # a view: every update of theta below is in place
     hist = [theta.copy()]
     marks = [0]
     bar = None
@@ -206,17 +208,23 @@ def sgd_replicated(
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for t in range(total):
                 b = t % per_pass
-                Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
-                g = fused(theta, Xb, yb) if fused is not None else None
+                g = None
+                if fused is not None:  # one replication: 2-D views, 1-D theta (in place)
+                    rows = slice(b * batch_size, min((b + 1) * batch_size, n))
+                    g = fused(theta1, X1[rows], y1[rows], neg_y1[rows])
+                    if g is not None:
+                        g *= step_list[t]
+                        theta1 -= g
                 if g is None:  # generic path (or an overflow: the clipping path warns)
+                    Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
                     g = grad(theta, Xb, yb)
                     if ridge is not None:  # ridge on the noised coordinates only
                         g = g + ridge * theta
-                g *= steps[t]
-                theta -= g
+                    g *= steps[t]
+                    theta -= g
                 if theta_radius is not None:
                     if R == 1:
-                        nrm = math.sqrt(float(theta[0] @ theta[0]))
+                        nrm = math.sqrt(float(theta1 @ theta1))
                         if nrm > theta_radius:
                             theta *= theta_radius / nrm
                     else:
