@@ -111,6 +111,32 @@ def _fused_exponential(
     return grad
 
 
+def _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, radius):
+    if method not in METHODS:
+        raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
+    if averaging not in AVERAGING:
+        raise ValidationError(f"averaging: {averaging!r} is unknown; accepted: {AVERAGING}")
+    if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
+        raise ValidationError(f"batch_size: {batch_size!r} must be an integer in [1, n={n}]")
+    if not isinstance(n_passes, (int, np.integer)) or n_passes < 1:
+        raise ValidationError(f"n_passes: {n_passes!r} must be a positive integer")
+    if not callable(learning_rate):
+        check_positive(learning_rate, "learning_rate")
+    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
+        raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
+    if radius is not None:
+        check_positive(radius, "theta_radius")
+
+
+def _step_array(learning_rate, start_step: int, total: int) -> np.ndarray:
+    """The step of each batch of this call (a named schedule is evaluated in one call)."""
+    if not callable(learning_rate):
+        return np.full(total, float(learning_rate))
+    if getattr(learning_rate, "vectorized", False):
+        return np.asarray(learning_rate(np.arange(start_step, start_step + total)), float)
+    return np.array([float(learning_rate(start_step + t)) for t in range(total)])
+
+
 def sgd_replicated(
     X: np.ndarray,
     y: np.ndarray,
@@ -150,20 +176,7 @@ def sgd_replicated(
     if X.ndim == 2:
         X, y = X[None], y[None]
     R, n, p = X.shape
-    if method not in METHODS:
-        raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
-    if averaging not in AVERAGING:
-        raise ValidationError(f"averaging: {averaging!r} is unknown; accepted: {AVERAGING}")
-    if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
-        raise ValidationError(f"batch_size: {batch_size!r} must be an integer in [1, n={n}]")
-    if not isinstance(n_passes, (int, np.integer)) or n_passes < 1:
-        raise ValidationError(f"n_passes: {n_passes!r} must be a positive integer")
-    if not callable(learning_rate):
-        check_positive(learning_rate, "learning_rate")
-    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
-        raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
-    if theta_radius is not None:
-        check_positive(theta_radius, "theta_radius")
+    _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, theta_radius)
     grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
     fused = None
     if R == 1 and task == "classification" and isinstance(get_margin_loss(loss), ExponentialLoss):
@@ -181,12 +194,7 @@ def sgd_replicated(
     if average0 is not None and average0[1] > 0:
         n_avg, tail_start = int(average0[1]), 0
         avg_sum = np.array(average0[0], dtype=float) * n_avg
-    if not callable(learning_rate):
-        steps = np.full(total, float(learning_rate))
-    elif getattr(learning_rate, "vectorized", False):  # a named schedule: one array call
-        steps = np.asarray(learning_rate(np.arange(start_step, start_step + total)), float)
-    else:
-        steps = np.array([float(learning_rate(start_step + t)) for t in range(total)])
+    steps = _step_array(learning_rate, start_step, total)
     Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
     yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
     last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
