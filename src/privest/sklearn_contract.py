@@ -105,14 +105,15 @@ def _without_values(exc: Exception) -> Exception:
 
 
 def validate_fit_data(
-    estimator: Any, X: Any, y: Any, *, classifier: bool = False
+    estimator: Any, X: Any, y: Any, *, classifier: bool = False, reset: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` as float matrix and vector (labels kept as given for a classifier),
-    through ``validate_data``: sets ``n_features_in_`` and ``feature_names_in_``."""
+    through ``validate_data``: sets ``n_features_in_`` and ``feature_names_in_`` (with
+    ``reset=False``, as ``partial_fit`` after the first call, checks them instead)."""
     _numeric_frame(X)
     try:
         X, y = validate_data(
-            estimator, X, y, dtype=np.float64, y_numeric=not classifier, reset=True
+            estimator, X, y, dtype=np.float64, y_numeric=not classifier, reset=reset
         )
     except (ValueError, TypeError) as exc:
         raise _without_values(exc) from None

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import ValidationError
 from privest.learn.iwp_core import METHODS, SGDPath, sgd_replicated
-from privest.learn.iwp_validation import check_binary_target, fit_arrays, predict_array
 from privest.learn.sgd_schedule import (
     check_convergence,
     default_eta0,
@@ -44,9 +44,30 @@ from privest.learn.sgd_schedule import (
 from privest.learn.weierstrass import get_margin_loss
 from privest.release.examples import PrivateExamples
 from privest.rng import resolve_rng
+from privest.sklearn_contract import validate_fit_data, validate_predict_data
 from privest.validation import check_bounds
 
 __all__ = ["IWPSGDClassifier", "IWPSGDRegressor", "SGDPath", "sgd_replicated"]
+
+
+def _check_binary_target(y: np.ndarray, classes: Any) -> np.ndarray:
+    """The two classes (given, or those of y); a message naming the problem otherwise."""
+    if classes is None:
+        kind = type_of_target(y, input_name="y")
+        found = np.unique(y)
+        if kind != "binary" or found.size != 2:
+            raise ValidationError(
+                "y: Only binary classification is supported (IWP-SGD fits a margin loss of "
+                f"y in {{-1, +1}}); the target is {kind} with {found.size} "
+                f"class{'es' if found.size != 1 else ''}"
+            )
+        return found
+    classes = np.asarray(classes)
+    if classes.size != 2:
+        raise ValidationError(f"classes: IWP-SGD needs two classes, got {classes.size}")
+    if not np.all(np.isin(y, classes)):
+        raise ValidationError("y: has labels outside classes")
+    return classes
 
 
 class _ContractTags:
@@ -227,7 +248,7 @@ class _IWPSGDBase(BaseEstimator):
 
     def _map(self, X: Any) -> np.ndarray:
         """Validated clean features (``NotFittedError``, shape, names) in the mapped box."""
-        return self._box(predict_array(self, X))
+        return self._box(validate_predict_data(self, X))
 
     def _box(self, X: np.ndarray) -> np.ndarray:
         b = self.bounds_
@@ -344,8 +365,8 @@ class IWPSGDClassifier(_ContractTags, ClassifierMixin, _IWPSGDBase):
                 data.guarantee if math.isfinite(data.epsilon_x + data.epsilon_y) else None
             )
             return data.X, data.y, data.sigma2, data.epsilon_y, data.x_radius
-        X, yy = fit_arrays(self, data, y, classifier=True, reset=reset)
-        self.classes_ = check_binary_target(yy, classes)
+        X, yy = validate_fit_data(self, data, y, classifier=True, reset=reset)
+        self.classes_ = _check_binary_target(yy, classes)
         if reset:
             self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
         self.guarantee_ = None
@@ -451,7 +472,7 @@ class IWPSGDRegressor(_ContractTags, RegressorMixin, _IWPSGDBase):
             self.guarantee_ = data.guarantee if math.isfinite(data.epsilon_x) else None
             self._y_noise_var = float(data.sigma2_y)
             return data.X, data.y, data.sigma2, data.x_radius, 1.0
-        X, yv = fit_arrays(self, data, y, classifier=False, reset=reset)
+        X, yv = validate_fit_data(self, data, y, classifier=False, reset=reset)
         if reset:
             self.bounds_ = None if bounds is None else check_bounds(bounds, X.shape[1])
             self.y_bounds_ = None if y_bounds is None else tuple(y_bounds)
