@@ -132,13 +132,6 @@ def make_schedule(
     return step
 
 
-def contraction(schedule: float | Callable[[int], float], alpha: float, start: int, T: int):
-    """alpha * sum of the steps of batches start .. start + T - 1 (the start's decay exponent)."""
-    if not callable(schedule):
-        return alpha * schedule * T
-    return alpha * float(sum(schedule(t) for t in range(start, start + T)))
-
-
 def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):
     """Warn (ConvergenceWarning) if the run diverged, or if the ridge term alone cannot
     guarantee convergence (alpha * sum of steps below ``MIN_CONTRACTION``)."""
