@@ -160,8 +160,13 @@ def test_tied_integers_are_released_exactly():
     assert law.error_mean_abs() < 0.01
     cont = PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=0.5, bounds=(0, 100))
     assert cont.error_mean_abs() > 0.3
-    r = pv.private_median(x, epsilon=0.5, bounds=(0, 100), resolution=1, rng=3)
-    assert float(r) == np.median(x)
+    # auto (permute-and-flip here) hits the tied median with probability > 0.99 per draw:
+    # at least 18 of 20 seeded releases (a false failure has probability < 1e-4)
+    rel = [
+        float(pv.private_median(x, epsilon=0.5, bounds=(0, 100), resolution=1, rng=s))
+        for s in range(20)
+    ]
+    assert sum(v == np.median(x) for v in rel) >= 18
     big = gen.integers(0, 9, 100_001).astype(float)
     fine = law_of(big, eps=0.5, bounds=(0, 100), resolution=None)
     assert math.exp(fine.logpdf(np.median(big))) > 0.99

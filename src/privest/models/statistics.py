@@ -184,20 +184,13 @@ def private_statistic(
     Every ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend
     is charged, or refused, before ``x`` is read (docs/budget.md).
     """
-    try:
-        n = len(x)  # public under swap neighbours; auto may read it, nothing else
-    except TypeError:
-        n = None
-    mech = statistic_mechanism(
-        statistic,
-        epsilon=epsilon,
-        bounds=bounds,
-        mechanism=mechanism,
-        quantile=quantile,
-        clip=clip,
-        resolution=resolution,
-        n=n,
-    )
+    kw = dict(epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, resolution=resolution)
+    mech = statistic_mechanism(statistic, mechanism=mechanism, **kw)
+    if mechanism == "auto" and auto_depends_on_n(statistic, bounds=bounds, resolution=resolution):
+        # the same guarantee whichever mechanism n picks: charge first, then read len(x)
+        charge(budget, mech.guarantee, label=mech.label, mechanism="auto")
+        mech = statistic_mechanism(statistic, mechanism=mechanism, n=len(x), **kw)
+        return mech.release(x, rng=rng)
     return mech.release(x, rng=rng, budget=budget)
 
 
