@@ -182,3 +182,21 @@ def test_stat_variance_large_n_is_fast_and_truncated(tmp_path, capsys):
     assert main([*args, "--bounds", "0:1", "--seed", "2", "--diagnostics"]) == 0
     out = capsys.readouterr().out
     assert "private variance" in out and "piecewise_laplace" in out
+
+
+def test_stat_resolution_releases_tied_integers_on_the_lattice(tmp_path, capsys):
+    """--resolution 1 on tied integers: auto picks permute-and-flip over the integers and
+    the release is an integer (the tied median itself with high probability)."""
+    path = tmp_path / "rooms.csv"
+    rooms = np.random.default_rng(1).integers(1, 6, 1001)
+    pd.DataFrame({"rooms": rooms}).to_csv(path, index=False)
+    args = ["stat", str(path), "--column", "rooms", "--stat", "median", "--epsilon", "1"]
+    args += ["--bounds", "0:20", "--resolution", "1", "--seed", "2", "--format", "csv"]
+    args += ["-o", str(tmp_path / "out.csv")]
+    assert main(args) == 0
+    row = pd.read_csv(tmp_path / "out.csv").iloc[0]
+    assert row["mechanism"] == "permute_and_flip"
+    assert row["value"] == np.median(rooms)
+    bad = args[:-4] + ["--mechanism", "laplace"]
+    assert main(bad) != 0
+    assert "resolution" in capsys.readouterr().err

@@ -14,5 +14,6 @@ STATISTIC_MECHANISMS: tuple[str, ...] = (
     "piecewise_laplace",
     "inverse_sensitivity",
     "smooth_sensitivity",
+    "permute_and_flip",
     "laplace",
 )

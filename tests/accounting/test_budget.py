@@ -106,6 +106,9 @@ def _spent_budget() -> Budget:
 CALLS = {
     "private_mean": lambda d, b: private_mean(d, epsilon=0.5, bounds=(0, 1), budget=b),
     "private_median": lambda d, b: private_median(d, epsilon=0.5, bounds=(0, 1), budget=b),
+    "private_median_lattice": lambda d, b: private_median(  # auto reads the public n
+        d, epsilon=0.5, bounds=(0, 1), resolution=0.01, budget=b
+    ),
     "private_count": lambda d, b: private_count(d, epsilon=0.5, budget=b, where=lambda v: v > 0.5),
     "laplace": lambda d, b: LaplaceMechanism("sum", epsilon=0.5, bounds=(0, 1)).release(
         d, budget=b

@@ -1,7 +1,8 @@
 """``privest stat DATA.csv --column C --stat S``: one private statistic of a CSV column.
 
-Pure epsilon-DP releases of the paper-002 mechanisms (piecewise Laplace by default for
-median and quantiles; Laplace for mean, sum, count and variance; all float-safe). Prints
+Pure epsilon-DP releases of the paper-002 mechanisms (piecewise Laplace, or
+permute-and-flip on a coarse --resolution lattice, by default for median and quantiles;
+Laplace for mean, sum, count and variance; all float-safe). Prints
 the private value and its guarantee; -o/--format write it as a one-row table (keys column,
 statistic, value, mechanism, guarantee, epsilon, n, randomness). Without --seed the noise
 comes from the secure generator (a real release); --seed is for experiments only.
@@ -33,6 +34,7 @@ EXAMPLES = (
     "privest stat data.csv --column income --stat quantile:0.9 --epsilon 1 --bounds 0:200 "
     "--mechanism inverse_sensitivity -o q90.json",
     "privest stat data.csv --column age --stat count --where 18:65 --epsilon 1 --format csv",
+    "privest stat data.csv --column age --stat median --epsilon 1 --bounds 0:120 --resolution 1",
 )
 
 
@@ -59,8 +61,15 @@ def add_parser(sub: Any) -> None:
         "--mechanism",
         default="auto",
         choices=list(STATISTIC_MECHANISMS),
-        help="default auto: piecewise Laplace for median/quantiles, Laplace otherwise (all "
-        "float-safe)",
+        help="default auto: for median/quantiles permute-and-flip when --resolution leaves "
+        "at most 2049 lattice points in the bounds and n >= 1000, else piecewise Laplace; "
+        "Laplace otherwise (all float-safe)",
+    )
+    p.add_argument(
+        "--resolution",
+        type=float,
+        help="median/quantiles: the public lattice step of the release (e.g. 1 for integer "
+        "data, whose ties are then released exactly); default about 2^-24 of the bounds' width",
     )
     p.add_argument("--clip", action="store_true", help="clip out-of-bounds values to the bounds")
     p.add_argument(
@@ -80,7 +89,7 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     column it was computed from. Everything public is checked and the budget charged
     before the file is read."""
     from privest.mechanisms.profiles import parse_statistic
-    from privest.models.statistics import statistic_mechanism
+    from privest.models.statistics import auto_depends_on_n, statistic_mechanism
     from privest.rng import make_rng
 
     name, _ = parse_statistic(args.stat)
@@ -96,14 +105,22 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     else:
         bounds = parse_pair(args.bounds, "--bounds")
     mech = statistic_mechanism(
-        args.stat, epsilon=args.epsilon, bounds=bounds, mechanism=args.mechanism, clip=args.clip
+        args.stat,
+        epsilon=args.epsilon,
+        bounds=bounds,
+        mechanism=args.mechanism,
+        clip=args.clip,
+        resolution=args.resolution,
     )
-    charge_ledger(
+    by_n = args.mechanism == "auto" and auto_depends_on_n(
+        args.stat, bounds=bounds, resolution=args.resolution
+    )
+    charge_ledger(  # the guarantee is eps whichever mechanism the public n then picks
         args,
         console,
         mech.guarantee,
         label=f"stat {mech.label} of {args.column!r} in {args.input}",
-        mechanism=mech.name,
+        mechanism="auto" if by_n else mech.name,
     )
     df = read_csv(args.input, args.sep)
     if args.column not in df.columns:
@@ -112,6 +129,15 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             f"(columns: {', '.join(map(str, df.columns))})"
         )
     col = df[args.column]
+    if by_n:  # auto's rule reads the public n
+        mech = statistic_mechanism(
+            args.stat,
+            epsilon=args.epsilon,
+            bounds=bounds,
+            clip=args.clip,
+            resolution=args.resolution,
+            n=len(col),
+        )
     if name == "count":
         values = col.to_numpy(dtype=float)
         col = (values >= lo) & (values <= hi)
@@ -140,8 +166,9 @@ def run(args: argparse.Namespace, console: Any) -> None:
             args.stat,
             epsilon=args.epsilon,
             bounds=result.bounds,
-            mechanism=args.mechanism,
+            mechanism=result.mechanism,
             clip=args.clip,
+            resolution=args.resolution,
         )
         law = mech.law(data)
         if hasattr(law, "error_mean_abs"):

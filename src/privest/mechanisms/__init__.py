@@ -28,6 +28,7 @@ from privest.mechanisms.inverse_sensitivity import (
     InverseSensitivityLaw,
 )
 from privest.mechanisms.laplace import LaplaceLaw, LaplaceMechanism
+from privest.mechanisms.lattice_pf import PermuteAndFlip, PermuteFlipLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, PiecewiseLaplaceLaw
 from privest.mechanisms.profiles import ReachProfile, check_reach_property, profile_for
 from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
@@ -51,6 +52,8 @@ __all__ = [
     "OutputLaw",
     "PTRMedian",
     "PTRMedianLaw",
+    "PermuteAndFlip",
+    "PermuteFlipLaw",
     "PiecewiseLaplace",
     "PiecewiseLaplaceLaw",
     "PrivateStatistic",

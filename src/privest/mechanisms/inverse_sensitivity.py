@@ -134,3 +134,4 @@ class InverseSensitivity(PiecewiseLaplace):
     name = "inverse_sensitivity"
     _law_class = InverseSensitivityLaw
     _lattice_shape = "uniform"
+    _lattice_shapes = ("uniform",)

@@ -15,8 +15,8 @@ This module builds their reaches there, in integers:
 * the even-n median is the average of two order statistics: it is held doubled, in units
   of ``step / 2`` (n is public, so the output lattice is too);
 * truncation (paper 002, Sec. 5.2, range-end tail): levels ``l < k`` are kept and level
-  ``k`` runs to the range end, ``k = ceil(2 ln(10^6 N) / eps)`` for N lattice points
-  (its weight is at most 10^-6 of the point f(x)); Cor. 3.1 still holds, and
+  ``k`` runs to the range end, ``k = ceil(2 ln(10^15 N) / eps)`` for N lattice points
+  (its weight is at most 10^-15 of the point f(x)); Cor. 3.1 still holds, and
   only the ``2k + 1`` order statistics around the rank are needed (taken from one sort
   of the snapped copy: numpy's vectorised sort is faster than ``np.partition``).
 """

@@ -379,13 +379,17 @@ class PiecewiseLaplace(StatisticMechanism):
 
     ``PiecewiseLaplace("median", epsilon=1.0, bounds=(0, 100)).release(x)``; ``rho > 0``
     gives the rho-smoothed PLM (Sec. 4.2). ``law(x)`` is the curator's
-    :class:`PiecewiseLaplaceLaw` (density, exact error laws).
+    :class:`PiecewiseLaplaceLaw` (density, exact error laws). ``shape`` is the law inside
+    each piece of the lattice release of medians and quantiles: ``"stair"`` (default: flat,
+    then one level lower; :mod:`privest.mechanisms.lattice_plm`) or ``"texp"`` (the paper's
+    truncated exponential).
     """
 
     name = "piecewise_laplace"
     _law_class: type = PiecewiseLaplaceLaw
     #: the in-piece law of the lattice release of medians and quantiles
-    _lattice_shape = "texp"
+    _lattice_shape = "stair"
+    _lattice_shapes: tuple[str, ...] = ("stair", "texp")
 
     def __init__(
         self,
@@ -397,8 +401,15 @@ class PiecewiseLaplace(StatisticMechanism):
         clip: bool = False,
         rho: float = 0.0,
         resolution: float | None = None,
+        shape: str | None = None,
     ) -> None:
         super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        if shape is not None:
+            if shape not in self._lattice_shapes:
+                raise ValidationError(
+                    f"shape: {shape!r} is not one of {', '.join(self._lattice_shapes)}"
+                )
+            self._lattice_shape = shape
         self.rho = float(rho)
         if not (self.rho >= 0 and math.isfinite(self.rho)):
             raise ValidationError(f"rho: {rho!r} must be a finite number >= 0")

@@ -8,11 +8,16 @@ guarantee, statistic and mechanism (``.summary()``). For the output law on a dat
 
 Mechanisms: ``"piecewise_laplace"`` (paper 002), ``"inverse_sensitivity"``,
 ``"smooth_sensitivity"`` (median / quantiles only), ``"laplace"`` (global sensitivity),
-and ``"auto"`` (default), which picks by the statistic alone, i.e. from public inputs,
-so the choice spends no privacy:
+``"permute_and_flip"`` (median / quantiles), and ``"auto"`` (default), which picks by the
+statistic, the bounds, the resolution and the public n, i.e. from public inputs, so the
+choice spends no privacy:
 
-* median, quantiles -> piecewise Laplace on a public lattice (float-safe): its pieces
-  follow the data's gaps and are usually far shorter than the global sensitivity;
+* median, quantiles -> permute-and-flip (McKenna and Sheldon 2020) over the lattice
+  points when a ``resolution`` is given, the bounds hold at most 2049 of them (e.g.
+  integer data) and the public n is at least 1000, else piecewise Laplace with the
+  staircase shape on the public lattice; both float-safe, both built on paper 002's
+  interpolated-rank score, whose pieces follow the data's gaps (docs/piecewise-laplace.md,
+  "Choosing the mechanism");
 * mean, sum, count -> Laplace with global sensitivity: their pieces are nearly as long
   as GS, where PLM approaches Lap(2 GS/eps), up to twice the eps-DP Laplace error
   (paper 002, Sec. 4.1; docs/piecewise-laplace.md);
@@ -30,6 +35,7 @@ it already.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -41,13 +47,16 @@ from privest.errors import ValidationError
 from privest.mechanisms.base import StatisticMechanism
 from privest.mechanisms.inverse_sensitivity import InverseSensitivity
 from privest.mechanisms.laplace import LaplaceMechanism
+from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES, PermuteAndFlip
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles import parse_statistic
 from privest.mechanisms.released import PrivateStatistic
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.validation import check_bounds
 
 __all__ = [
     "MECHANISMS",
+    "auto_depends_on_n",
     "auto_mechanism",
     "private_count",
     "private_mean",
@@ -63,8 +72,11 @@ _CLASSES: dict[str, type[StatisticMechanism]] = {
     "piecewise_laplace": PiecewiseLaplace,
     "inverse_sensitivity": InverseSensitivity,
     "smooth_sensitivity": SmoothSensitivity,
+    "permute_and_flip": PermuteAndFlip,
     "laplace": LaplaceMechanism,
 }
+#: mechanisms that release medians and quantiles on a public lattice (take ``resolution=``)
+_LATTICE = ("piecewise_laplace", "inverse_sensitivity", "permute_and_flip")
 #: ``mechanism=`` choices; defined without numpy in :mod:`privest._choices` for the CLI
 MECHANISMS = STATISTIC_MECHANISMS
 _AUTO = {
@@ -77,10 +89,43 @@ _AUTO = {
 }
 
 
-def auto_mechanism(statistic: str) -> str:
-    """The mechanism ``"auto"`` picks for a statistic (module docstring); public inputs only."""
+#: ``auto`` uses permute-and-flip from this public n on (exact E|err| against the staircase
+#: PLM on the same lattice, docs/piecewise-laplace.md, "Choosing the mechanism")
+PF_AUTO_MIN_N = 1000
+
+
+def auto_mechanism(
+    statistic: str,
+    *,
+    bounds: Any = None,
+    resolution: float | None = None,
+    n: int | None = None,
+) -> str:
+    """The mechanism ``"auto"`` picks (module docstring); public inputs only, no data.
+
+    Medians and quantiles: permute-and-flip when a ``resolution`` is given, the bounds hold
+    at most ``PF_MAX_CANDIDATES`` lattice points (a coarse public lattice, e.g. integer
+    data) and the public ``n`` is at least ``PF_AUTO_MIN_N``; else the piecewise Laplace
+    staircase on the lattice.
+    """
     name, _ = parse_statistic(statistic)
+    if _pf_lattice(name, bounds, resolution) and n is not None and n >= PF_AUTO_MIN_N:
+        return "permute_and_flip"
     return _AUTO[name]
+
+
+def _pf_lattice(name: str, bounds: Any, resolution: float | None) -> bool:
+    """A median/quantile on a given lattice small enough for permute-and-flip (public)."""
+    if name not in ("median", "quantile") or resolution is None or bounds is None:
+        return False
+    ((a, b),) = check_bounds(bounds, 1).tolist()
+    step = float(resolution)
+    return step > 0 and math.floor(b / step) - math.ceil(a / step) + 1 <= PF_MAX_CANDIDATES
+
+
+def auto_depends_on_n(statistic: str, *, bounds: Any, resolution: float | None) -> bool:
+    """Whether ``auto``'s choice for these public inputs depends on the public n."""
+    return _pf_lattice(parse_statistic(statistic)[0], bounds, resolution)
 
 
 def statistic_mechanism(
@@ -92,26 +137,28 @@ def statistic_mechanism(
     quantile: float | None = None,
     clip: bool = False,
     resolution: float | None = None,
+    n: int | None = None,
 ) -> StatisticMechanism:
     """The mechanism object for ``statistic`` (by name, ``"auto"`` resolved); no data read.
 
     Every entry point (``private_*``, ``private_statistic``, ``privest stat``) comes
-    through here, so they all build the same mechanism. ``resolution`` (PLM and INV
-    medians and quantiles) is the public lattice step of the release, e.g. 1 for integer
-    data (docs/piecewise-laplace.md, "Lattice release").
+    through here, so they all build the same mechanism. ``resolution`` (PLM, INV and
+    permute-and-flip medians and quantiles) is the public lattice step of the release, e.g.
+    1 for integer data (docs/piecewise-laplace.md, "Lattice release"); ``n``, the public
+    number of records, is read by ``auto`` only (``auto_mechanism``).
     """
     if mechanism not in MECHANISMS:
         raise ValidationError(
             f"mechanism: {mechanism!r} is unknown; accepted: {', '.join(MECHANISMS)}"
         )
     if mechanism == "auto":
-        mechanism = auto_mechanism(statistic)
+        mechanism = auto_mechanism(statistic, bounds=bounds, resolution=resolution, n=n)
     extra = {}
     if resolution is not None:
-        if mechanism not in ("piecewise_laplace", "inverse_sensitivity"):
+        if mechanism not in _LATTICE:
             raise ValidationError(
-                f"resolution: applies to the piecewise_laplace and inverse_sensitivity "
-                f"mechanisms; got mechanism={mechanism!r}"
+                f"resolution: applies to the {', '.join(_LATTICE)} mechanisms; got "
+                f"mechanism={mechanism!r}"
             )
         extra["resolution"] = resolution
     return _CLASSES[mechanism](
@@ -137,15 +184,13 @@ def private_statistic(
     Every ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend
     is charged, or refused, before ``x`` is read (docs/budget.md).
     """
-    mech = statistic_mechanism(
-        statistic,
-        epsilon=epsilon,
-        bounds=bounds,
-        mechanism=mechanism,
-        quantile=quantile,
-        clip=clip,
-        resolution=resolution,
-    )
+    kw = dict(epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, resolution=resolution)
+    mech = statistic_mechanism(statistic, mechanism=mechanism, **kw)
+    if mechanism == "auto" and auto_depends_on_n(statistic, bounds=bounds, resolution=resolution):
+        # the same guarantee whichever mechanism n picks: charge first, then read len(x)
+        charge(budget, mech.guarantee, label=mech.label, mechanism="auto")
+        mech = statistic_mechanism(statistic, mechanism=mechanism, n=len(x), **kw)
+        return mech.release(x, rng=rng)
     return mech.release(x, rng=rng, budget=budget)
 
 

@@ -1,0 +1,199 @@
+"""Permute-and-flip medians / quantiles over public lattice candidates (lattice_pf.py).
+
+Privacy is checked exactly: the law of every candidate (Gauss-Legendre, exact for the
+polynomial integrand; checked against enumerating every order) on a data set and each of
+its neighbours (ties, breakpoints, lattice edges, odd and even n, quantiles); the largest
+log ratio must stay within eps. Flip probabilities without the factor 1/2 (a
+sensitivity-2 utility) are the negative control: the same check flags them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privest as pv
+from privest.errors import ValidationError
+from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES, PermuteFlipLaw
+from privest.models.statistics import PF_AUTO_MIN_N, auto_mechanism, statistic_mechanism
+
+SCORES = ["stair", "rank"]
+
+
+def law_of(x, stat="median", eps=1.0, bounds=(0, 8), resolution=1.0, score="stair", q=None):
+    return PermuteFlipLaw.for_statistic(
+        np.asarray(x, dtype=float),
+        stat,
+        epsilon=eps,
+        bounds=bounds,
+        quantile=q,
+        resolution=resolution,
+        score=score,
+    )
+
+
+def worst_ratio(x, stat, eps, score, q=None, values=range(9), bounds=(0, 8), resolution=1.0):
+    """max over swap neighbours (one record -> any of ``values``) and candidates of
+    |log P(y|x) - log P(y|x')|."""
+    base = np.log(law_of(x, stat, eps, bounds, resolution, score, q).pmf())
+    worst = 0.0
+    for i, v in itertools.product(range(len(x)), values):
+        x2 = np.array(x, dtype=float)
+        x2[i] = v
+        other = np.log(law_of(x2, stat, eps, bounds, resolution, score, q).pmf())
+        assert np.all(np.isfinite(base)) and np.all(np.isfinite(other))  # public support
+        worst = max(worst, float(np.max(np.abs(base - other))))
+    return worst
+
+
+DATA = {
+    "ties": [3, 3, 3, 3, 3, 4, 3],
+    "spread": [0, 1, 2, 5, 8, 8, 6],
+    "edges": [0, 0, 8, 8, 0, 8, 8],
+    "even_ties": [2, 2, 2, 2, 5, 5],
+    "even_spread": [0, 1, 4, 6, 7, 8],
+}
+
+
+@pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize("name", sorted(DATA))
+@pytest.mark.parametrize("eps", [0.3, 2.0])
+def test_median_is_eps_dp_on_every_neighbour(name, score, eps):
+    assert worst_ratio(DATA[name], "median", eps, score) <= eps * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize("q", [0.1, 0.9])
+def test_quantiles_are_eps_dp_on_a_half_step_lattice(score, q):
+    x = [0.5, 1.0, 1.0, 1.0, 2.5, 3.0, 4.0, 4.0]
+    vals = np.arange(0, 4.01, 0.5)
+    w = worst_ratio(x, "quantile", 1.0, score, q, vals, bounds=(0, 4), resolution=0.5)
+    assert w <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_negative_control_flips_without_the_half_are_flagged(score):
+    """p_r = exp(-eps (s_r - 1)) (a sensitivity-2 utility) is not eps-DP: flagged. The
+    correct law reaches a real share of eps on the same data, so the check bites."""
+    eps = 1.0
+    assert worst_ratio(DATA["spread"], "median", 2 * eps, score) > 1.2 * eps
+    assert worst_ratio(DATA["spread"], "median", eps, score) > 0.5 * eps
+
+
+def test_law_matches_enumeration_of_every_order():
+    """The Gauss-Legendre law equals the PF law summed over all 5! candidate orders."""
+    law = law_of([0, 2, 2, 6, 8], eps=1.3, resolution=2.0, score="rank")
+    p = np.exp(law.log_p)
+    exact = np.zeros(p.size)
+    for order in itertools.permutations(range(p.size)):
+        reach = 1.0
+        for r in order:
+            exact[r] += reach * p[r]
+            reach *= 1 - p[r]
+    exact /= math.factorial(p.size)
+    assert np.allclose(law.pmf(), exact, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_exact_sampler_follows_the_law(score):
+    """10,000 seeded draws against the exact pmf (chi-square)."""
+    law = law_of([1, 2, 2, 2, 3, 6, 7], eps=1.0, score=score)
+    draws = law.sample(10_000, rng=5)
+    counts = np.array([(draws == v).sum() for v in range(9)])
+    assert counts.sum() == draws.size
+    assert stats.chisquare(counts, law.pmf() * draws.size).pvalue > 1e-3
+
+
+def test_error_laws_are_consistent_with_the_pmf():
+    law = law_of([0, 1, 1, 4, 6, 7, 8, 8], eps=0.8, bounds=(0, 12))
+    k, p = law.index, law.pmf()
+    err = np.abs(k * law.unit - law.value)
+    assert p.sum() == pytest.approx(1.0, abs=1e-13)
+    assert law.error_mean_abs() == pytest.approx(np.sum(p * err), rel=1e-12)
+    for a in (0.0, 0.5, 3.0):
+        assert law.error_cdf(a) == pytest.approx(np.sum(p[err <= a]), abs=1e-12)
+    assert np.allclose(law.cdf(k * law.unit), np.cumsum(p), atol=1e-12)
+    d = law.error_quantile(0.5)
+    assert np.sum(p[err <= d]) >= 0.5 and np.sum(p[err < d]) < 0.5
+
+
+def test_pf_is_at_or_below_the_exponential_mechanism_on_ties():
+    """On tied integers (resolution 1) PF's exact E|err| is at or below the staircase PLM's
+    on the same lattice."""
+    x = np.random.default_rng(0).integers(40, 60, 1001).astype(float)
+    kw = dict(epsilon=0.5, bounds=(0, 100), resolution=1)
+    pf = pv.PermuteAndFlip("quantile:0.1", **kw).law(x).error_mean_abs()
+    plm = pv.PiecewiseLaplace("quantile:0.1", **kw).law(x).error_mean_abs()
+    assert pf <= plm
+
+
+def test_support_attack_finds_no_impossible_output():
+    """Draws on data near 0 all lie on the neighbour's candidate lattice."""
+    x = np.random.default_rng(4).normal(0.0, 0.01, 101).clip(-1, 1)
+    x2 = x.copy()
+    x2[np.argmin(np.abs(x))] = 0.9
+    mech = pv.PermuteAndFlip("median", epsilon=1.0, bounds=(-1, 1))
+    y = mech.law(x).sample(2000, rng=6)
+    assert np.all(np.isfinite(mech.law(x2).logpdf(y)))
+
+
+def test_too_many_candidates_is_refused_before_any_data():
+    with pytest.raises(ValidationError, match="candidates"):
+        pv.PermuteAndFlip("median", epsilon=1.0, bounds=(0, 100), resolution=0.01)
+
+
+class Sentinel:
+    """Data of public length n that raise on any other access."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the data were read ({name})")
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        raise AssertionError("the data were read (iter)")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the data were read (array)")
+
+
+def test_auto_reads_no_data(monkeypatch):
+    """The choice is made from (statistic, bounds, resolution, public n) before the data are
+    touched: with data that raise on any access but len, the chosen mechanism's law is
+    reached."""
+    chosen = []
+
+    def law(self, x):
+        chosen.append(self.name)
+        raise LookupError("stop")
+
+    for cls in (pv.PermuteAndFlip, pv.PiecewiseLaplace):
+        monkeypatch.setattr(cls, "law", law)
+    cases = ((1, 5000, "permute_and_flip"), (1, 20, "piecewise_laplace"))
+    cases += ((None, 5000, "piecewise_laplace"),)
+    for resolution, n, expected in cases:
+        with pytest.raises(LookupError):
+            pv.private_median(Sentinel(n), epsilon=1.0, bounds=(0, 100), resolution=resolution)
+        assert chosen.pop() == expected
+
+
+def test_auto_rule_is_public():
+    big = PF_AUTO_MIN_N
+    assert auto_mechanism("median", bounds=(0, 100), resolution=1, n=big) == "permute_and_flip"
+    assert auto_mechanism("median", bounds=(0, 100), resolution=1, n=big - 1) != "permute_and_flip"
+    assert auto_mechanism("median", bounds=(0, 100), resolution=1) == "piecewise_laplace"
+    top = (PF_MAX_CANDIDATES - 1) * 0.5
+    kw = dict(resolution=0.5, n=big)
+    assert auto_mechanism("quantile:0.1", bounds=(0, top), **kw) == "permute_and_flip"
+    assert auto_mechanism("median", bounds=(0, top + 0.5), **kw) == "piecewise_laplace"
+    assert auto_mechanism("median", bounds=(0, 100), n=big) == "piecewise_laplace"
+    mech = statistic_mechanism("median", epsilon=1.0, bounds=(0, 10), resolution=1, n=big)
+    assert mech.name == "permute_and_flip"
