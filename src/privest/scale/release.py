@@ -83,7 +83,7 @@ def release_to_store(
         mechanism="zil",
         epsilon=budget_epsilon if budget_epsilon is not None else mech.target_epsilon,
     )
-    path = Path(store)
+    path = Path(store).resolve()  # workers may have another working folder
     randomness = "secure" if rng is None else rng_kind(partition_rng(int(rng), 0))
     block = _mechanism_block(mech, names, cols, None)
     with st.begin_write(path, append=append, timeout=lock_timeout) as meta:
@@ -117,7 +117,7 @@ def _as_dask_frame(data: Any) -> dd.DataFrame:
     if isinstance(data, (str, os.PathLike)):
         if not Path(data).exists():
             raise ValidationError(f"input: {str(data)!r} does not exist")
-        return dd.read_parquet(str(data))
+        return dd.read_parquet(str(Path(data).resolve()))  # workers may run elsewhere
     if isinstance(data, dd.DataFrame):
         return data
     raise ValidationError(
