@@ -257,7 +257,7 @@ def partition(k):
 meta = partition(0).iloc[:0]
 frame = dd.from_delayed([dask.delayed(partition)(k) for k in range(2)], meta=meta)
 mech = pv.ZILMechanism(0.5, 0.2, {"a": (-1.0, 1.0), "b": (0.0, 10.0)})
-with dask.config.set(scheduler="sync"):
+with dask.config.set(scheduler="threads", num_workers=2):  # partition 0 runs meanwhile
     mech.release(frame, ids="id", store=sys.argv[1], append=sys.argv[2] == "append")
 """
 
@@ -271,7 +271,7 @@ def test_killed_dask_release_leaves_a_store_the_next_write_cleans(mode, tmp_path
         save_release(mech.release(df.drop(columns="id"), ids=df["id"]), store)
     proc = subprocess.Popen([sys.executable, "-c", _KILLED, str(store), mode])
     try:
-        for _ in range(600):  # until partition 0's part is on disk (at most 60 s)
+        for _ in range(1800):  # until partition 0's part is on disk (at most 180 s)
             if list(store.glob("parts/.part-*.tmp")) or proc.poll() is not None:
                 break
             time.sleep(0.1)

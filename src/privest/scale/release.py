@@ -151,12 +151,14 @@ def _release_partition(part: pd.DataFrame, k: int, spec: SimpleNamespace) -> dic
     ids = part[spec.id_column] if spec.id_column is not None else None
     x = part[spec.names]
     mech = spec.mech
-    if not mech.clip:
+    try:
+        rel = mech.release(x, rng=partition_rng(spec.seed, k), ids=ids)
+    except BoundsError:  # which columns, so the client can name those of every partition
         sub = as_float_matrix(x, "X")[:, mech._resolve_columns(spec.names, len(spec.names))]
-        out = (sub < mech.bounds[:, 0]) | (sub > mech.bounds[:, 1])
-        if out.any():
-            return {"k": k, "rows": len(part), "out_of_bounds": out.any(axis=0)}
-    rel = mech.release(x, rng=partition_rng(spec.seed, k), ids=ids)
+        out = ((sub < mech.bounds[:, 0]) | (sub > mech.bounds[:, 1])).any(axis=0)
+        if not out.any():
+            raise
+        return {"k": k, "rows": len(part), "out_of_bounds": out}
     frame = st._part_frame(rel)
     if not (np.all(np.isfinite(rel.x1)) and np.all(np.isfinite(rel.x2))):
         raise ValidationError("release: holds non-finite values; nothing was written")
