@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         warm = pd.DataFrame(np.zeros((1000, args.d)), columns=[f"x{j}" for j in range(args.d)])
         mech.release(dd.from_pandas(warm, npartitions=args.workers), store=work / "warm-up")
         shutil.rmtree(work / "warm-up")  # the workers have imported privest: not timed below
+        idle = max(client.run(lambda: psutil.Process().memory_info().rss).values()) / 1e9
+        print(f"idle worker memory (privest imported): {idle:.2f} GB", flush=True)
         for n in sizes:
             folder = work / f"input-{n}"
             write_input(folder, n, args.d, args.partition_rows)
