@@ -1,5 +1,6 @@
 """``privest release DATA.parquet --engine dask [--scheduler ADDRESS | --workers N]``."""
 
+import subprocess
 import sys
 
 import numpy as np
@@ -57,3 +58,24 @@ def test_engine_options_are_checked(parquet, tmp_path, capsys, monkeypatch):
     assert main(["release", str(parquet), "--engine", "dask", *ARGS, "-o", store]) == 2
     assert "pip install 'privest[dask]'" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+_CORE = """
+import sys
+import numpy as np, pandas as pd
+from privest.cli import main
+pd.DataFrame({"id": range(200), "a": np.linspace(-1, 1, 200)}).to_csv("d.csv", index=False)
+assert main(["release", "d.csv", "--bounds=-1:1", "--lam", "0.5", "--zero-prob", "0.1",
+             "--id-column", "id", "-o", "s"]) == 0
+assert main(["privacy", "--store", "s"]) == 0
+print(sorted(m for m in ("dask", "distributed") if m in sys.modules))
+"""
+
+
+def test_the_in_memory_release_never_imports_dask(tmp_path):
+    """The core and the README's commands work without the extra (issue 20, item 5)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _CORE], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "s" / "manifest.json").exists()  # the control: the release ran
