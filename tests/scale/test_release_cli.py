@@ -1,5 +1,6 @@
 """``privest release DATA.parquet --engine dask [--scheduler ADDRESS | --workers N]``."""
 
+import shlex
 import subprocess
 import sys
 
@@ -79,3 +80,16 @@ def test_the_in_memory_release_never_imports_dask(tmp_path):
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "s" / "manifest.json").exists()  # the control: the release ran
+
+
+def test_the_help_example_runs(tmp_path, monkeypatch):
+    from privest.commands import release
+
+    (example,) = [e for e in release.EXAMPLES if "--engine dask" in e]
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"id": np.arange(500), "age": rng.uniform(18, 90, 500)}).to_parquet("big.parquet")
+    argv = shlex.split(example.split("#")[0])[1:]
+    argv[argv.index("--workers") : argv.index("--workers") + 2] = []  # local threads: quick
+    assert main(argv) == 0
+    assert pv.load_release("big-store").n == 500

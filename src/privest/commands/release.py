@@ -34,7 +34,7 @@ EXAMPLES = (
     "privest release data.csv --columns age --bounds 18:90 --lam 0.5 --zero-prob 0.1 --clip "
     "--id-column id -o store-age",
     'privest release big.parquet --engine dask --workers 2 --bounds "age=18:90" --lam 0.5 '
-    "--zero-prob 0.1 -o big-store",
+    "--zero-prob 0.1 --id-column id -o big-store   # out of core (privest[dask])",
 )
 
 
