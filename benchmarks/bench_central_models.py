@@ -67,10 +67,10 @@ def regressors(p):
 
     return {
         "privest default": lambda e, s: pv.PrivateLinearRegression(
-            e, DELTA, bounds=(-1, 1), y_bounds=(-1, 1), random_state=s
+            epsilon=e, delta=DELTA, bounds=(-1, 1), y_bounds=(-1, 1), random_state=s
         ),
         "privest ePTR": lambda e, s: pv.PrivateLinearRegression(
-            e, DELTA, bounds=(-1, 1), y_bounds=(-1, 1), method="eptr", random_state=s
+            epsilon=e, delta=DELTA, bounds=(-1, 1), y_bounds=(-1, 1), method="eptr", random_state=s
         ),
         "diffprivlib": lambda e, s: DPLR(
             epsilon=e, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=s
@@ -88,7 +88,7 @@ def classifiers(p):
 
     return {
         "privest default": lambda e, s: pv.PrivateLogisticRegression(
-            e, DELTA, bounds=(-1, 1), random_state=s
+            epsilon=e, delta=DELTA, bounds=(-1, 1), random_state=s
         ),
         "privest ePTR Bayes": lambda e, s: pv.EPTRBayesClassifier(
             epsilon=e,

@@ -1,8 +1,9 @@
 """IWP-SGD (paper 004) on n = 10^6, p = 10: speed against scikit-learn, accuracy against anchors.
 
-Speed: one pass of IWP-SGD (exponential loss, batch 128, the E1 settings) over a
-(5, 1e-5)-LDP release, as a ratio to one epoch of scikit-learn's ``SGDClassifier`` on the
-same data, timed in the same run. Goal: within 3x.
+Speed: one pass of IWP-SGD (exponential loss, batch 128, the E1 settings, and the
+estimator's defaults) over a (5, 1e-5)-LDP release, as a ratio to one epoch of
+scikit-learn's ``SGDClassifier`` on the same data, timed in the same run (interleaved,
+best of ``repeat``, so that load on a shared machine hits both alike). Goal: within 1.5x.
 
 Accuracy on a clean test set: scikit-learn ``SGDClassifier`` on the clean data (non-private),
 IWP-SGD and naive SGD on the LDP release, and DP-SGD from Opacus at the same epsilon.
@@ -34,6 +35,17 @@ def _time(fn, repeat: int = 3) -> float:
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _interleaved(fns: dict, repeat: int) -> dict[str, float]:
+    """Best time of each function, the runs interleaved (same load for all)."""
+    best = dict.fromkeys(fns, np.inf)
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
     return best
 
 
@@ -80,9 +92,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--p", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="n = 10^5, one timing repeat")
+    parser.add_argument("--repeat", type=int, default=5, help="timing repeats (best of)")
     args = parser.parse_args(argv)
     n = 100_000 if args.quick else args.n
-    p, repeat = args.p, 1 if args.quick else 3
+    p, repeat = args.p, 1 if args.quick else args.repeat
     X, y = make_iwp_classification(p, n + n // 4, random_state=0)
     Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
     rel = release_examples(
@@ -97,8 +110,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             warnings.simplefilter("ignore")  # ConvergenceWarning after one epoch is expected
             sk.fit(rel.X, rel.y)
 
-    t_sk = _time(sk_fit, repeat)
-    t_iwp = _time(lambda: iwp.fit(rel), repeat)
+    default = IWPSGDClassifier(loss="exponential", batch_size=BATCH, progress=False)
+
+    def default_fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a ConvergenceWarning is not timed differently
+            default.fit(rel)
+
+    times = _interleaved({"sk": sk_fit, "iwp": lambda: iwp.fit(rel), "default": default_fit},
+                         repeat)  # fmt: skip
+    t_sk, t_iwp, t_def = times["sk"], times["iwp"], times["default"]
     iwp_log = IWPSGDClassifier(loss="logistic", order="auto", **kw)
     iwp_log.fit(rel)  # warm the order table once
     t_log = _time(lambda: iwp_log.fit(rel), 1)
@@ -107,7 +128,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print(f"speed (one pass / one epoch, best of {repeat}):")
     print(f"  scikit-learn SGDClassifier, 1 epoch (B = 1): {t_sk:.3f} s")
     print(f"  privest IWP-SGD exponential, 1 pass:         {t_iwp:.3f} s  "
-          f"ratio {t_iwp / t_sk:.2f}x (goal <= 3x)")  # fmt: skip
+          f"ratio {t_iwp / t_sk:.2f}x (goal <= 1.5x)")  # fmt: skip
+    print(f"  the same with the estimator's defaults:      {t_def:.3f} s  "
+          f"ratio {t_def / t_sk:.2f}x (decaying step, tail average, projection)")  # fmt: skip
     print(f"  privest IWP-SGD logistic (K auto), 1 pass:   {t_log:.3f} s  "
           f"ratio {t_log / t_sk:.2f}x")  # fmt: skip
 
@@ -134,7 +157,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"   [{note}; {res[1]:.1f} s; different trust model: not comparable to LDP]"
         )
         acc["opacus"] = res[0]
-    return {"sklearn_s": t_sk, "iwp_s": t_iwp, "ratio": t_iwp / t_sk, **acc}
+    return {"sklearn_s": t_sk, "iwp_s": t_iwp, "ratio": t_iwp / t_sk,
+            "ratio_defaults": t_def / t_sk, **acc}  # fmt: skip
 
 
 if __name__ == "__main__":

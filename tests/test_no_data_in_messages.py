@@ -74,6 +74,18 @@ def _messages() -> list[tuple[str, Exception]]:
         "nw out of bounds": lambda: pv.EPTRKernelRegressor(
             query_points=[[0.5, 0.5]], epsilon=1, delta=1e-5, c0=0.1, bounds=(0, 1)
         ).fit(outside, y01),
+        # scikit-learn's own messages print a 1-D array or a string that fails to convert
+        "linear 1-D X": lambda: pv.PrivateLinearRegression(bounds=(0, 1), y_bounds=(0, 1)).fit(
+            outside[:, 0], y01
+        ),
+        "logistic text X": lambda: pv.PrivateLogisticRegression(bounds=(0, 1)).fit(
+            np.array([[f"id{SENTINEL}", "1"]] * 50, dtype=object), y01
+        ),
+        "logistic predict 1-D X": lambda: (
+            pv.PrivateLogisticRegression(bounds=(0, 1), clip=True, random_state=0)
+            .fit(base, y01)
+            .predict(outside[0])
+        ),
     }
     out = []
     for name, call in cases.items():

@@ -50,3 +50,9 @@ class NothingReleasedWarning(UserWarning):
     nothing; its message states the release condition in terms of public settings and what
     to change (never a data value).
     """
+
+
+class PrivacyHabitWarning(UserWarning):
+    """A scikit-learn habit that spends or leaks privacy around a private estimator: a
+    data-dependent scaler before it in a Pipeline, or a model search / cross-validation
+    that refits it on the same records (:mod:`privest.sklearn_contract`)."""

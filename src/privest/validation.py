@@ -86,18 +86,6 @@ def as_float_vector(x: Any, name: str = "x") -> np.ndarray:
     return arr[:, 0]
 
 
-def check_fitted_features(estimator: Any, X: Any, attribute: str = "coef_") -> np.ndarray:
-    """``X`` for a fitted estimator's prediction: fitted (``attribute`` set), a finite float
-    matrix, with the columns it was fitted on."""
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(estimator, attribute)
-    X = as_float_matrix(X, "X")
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValidationError(f"X: has {X.shape[1]} columns; fitted on {estimator.n_features_in_}")
-    return X
-
-
 def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.ndarray:
     """Return public per-attribute bounds as a ``(d, 2)`` float array with lo < hi.
 

@@ -39,8 +39,10 @@ def _bayes_data(rng, n=5000, mu=(0.75, 0.15, 0.10), p=10):
 
 
 def _nw_data(rng, n=2000):
+    """x as one column (n, 1): scikit-learn estimators take 2-D X."""
     x = rng.random(n)
-    return x, np.sin(2 * np.pi * x) + 0.5 * np.cos(4 * np.pi * x) + 0.2 * rng.standard_normal(n)
+    y = np.sin(2 * np.pi * x) + 0.5 * np.cos(4 * np.pi * x) + 0.2 * rng.standard_normal(n)
+    return x[:, None], y
 
 
 def test_worked_alphas_and_noise_scales():
@@ -129,7 +131,7 @@ def test_atypical_data_releases_with_probability_q0(kind):
             epsilon=eps, delta=delta, x_radius=4.0, theta_radius=1.0, c0=0.1, clip=True
         )
     else:
-        X = rng.uniform(0.8, 1.0, 300)
+        X = rng.uniform(0.8, 1.0, (300, 1))
         y = rng.uniform(-1, 1, 300)
         model = EPTRKernelRegressor(
             query_points=[[0.2]], epsilon=eps, delta=delta, bandwidth=0.05, c0=0.3, clip=True
@@ -201,7 +203,7 @@ def test_predict_and_attributes_when_nothing_is_released():
         bottom=0.0,
         clip=True,
     )
-    nw.set_params(random_state=5).fit(np.full(40, 0.5), np.ones(40))
+    nw.set_params(random_state=5).fit(np.full((40, 1), 0.5), np.ones(40))
     assert not nw.released_.any() and np.all(nw.estimates_ == 0.0)
     assert nw.predict([[0.9], [0.1]]).shape == (2,)
     with pytest.raises(ValidationError, match="query points"):
@@ -263,7 +265,7 @@ def test_project_false_raises_for_out_of_range_records():
         ).fit(X, [0, 1])
     with pytest.raises(BoundsError):
         EPTRKernelRegressor(query_points=[[0.5]], epsilon=1.0, delta=0.01, c0=0.1, clip=False).fit(
-            [1.5, 0.2], [0, 0]
+            [[1.5], [0.2]], [0, 0]
         )
 
 
@@ -305,13 +307,13 @@ def test_validation_errors(model, exc):
 def test_nan_and_shape_errors():
     with pytest.raises(ValidationError, match="NaN"):
         EPTRLinearRegression(clip=True).fit([[np.nan, 1.0]], [1.0])
-    with pytest.raises(ValidationError, match="values for"):
+    with pytest.raises(ValidationError, match="inconsistent numbers of samples"):
         EPTRLinearRegression(clip=True).fit([[0.0, 1.0]], [1.0, 2.0])
     with pytest.warns(NothingReleasedWarning):  # 2 rows: the bottom, up front
         m = EPTRLinearRegression(random_state=1, clip=True).fit(
             [[0.1, 0.2], [0.2, 0.1]], [0.0, 0.1]
         )
-    with pytest.raises(ValidationError, match="columns"):
+    with pytest.raises(ValidationError, match="features"):
         m.predict([[1.0, 2.0, 3.0]])
 
 
@@ -458,7 +460,7 @@ def test_data_errors_name_the_public_constraint_not_the_private_values():
         bay.fit(np.zeros((3, 1)), ["a", "b", "secret-label-17"])
     assert "secret-label-17" not in str(err.value) and "['a', 'b']" in str(err.value)
     nw = EPTRKernelRegressor(query_points=[[0.5]], epsilon=1.0, delta=0.01, c0=0.1, clip=False)
-    x = np.array([0.1, 0.2, 1.5, 1.7, 1.9, 0.3])
+    x = np.array([[0.1], [0.2], [1.5], [1.7], [1.9], [0.3]])
     with pytest.raises(BoundsError) as err:
         nw.fit(x, np.zeros(6))
     msg = str(err.value)

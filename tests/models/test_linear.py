@@ -31,7 +31,12 @@ def test_adassp_approaches_ols_with_an_intercept():
     errs = []
     for seed in range(20):
         m = PrivateLinearRegression(
-            2.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="adassp", random_state=seed
+            epsilon=2.0,
+            delta=1e-6,
+            bounds=(-1, 1),
+            y_bounds=(-2, 2),
+            method="adassp",
+            random_state=seed,
         ).fit(X, y)
         errs.append(np.linalg.norm(np.append(m.coef_ - theta, m.intercept_ - 0.3)))
     errs = np.array(errs)
@@ -97,7 +102,9 @@ def test_auto_rule_reads_no_data():
     X, y, _ = _data(rng, n=3000)
     sentinel_X = np.full_like(X, 0.999)
     sentinel_y = np.full_like(y, -1.999)
-    m = PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), random_state=0)
+    m = PrivateLinearRegression(
+        epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-2, 2), random_state=0
+    )
     chosen = clone(m).fit(X, y).method_
     assert clone(m).fit(sentinel_X, sentinel_y).method_ == chosen
     assert m.chosen_method(3000, 4) == chosen
@@ -114,7 +121,7 @@ def test_eptr_method_and_public_design():
     rng = np.random.default_rng(4)
     X, y, theta = _data(rng, n=40000, p=2)
     m = PrivateLinearRegression(
-        4.0, 1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="eptr", random_state=1
+        epsilon=4.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="eptr", random_state=1
     ).fit(X, y)
     assert m.method_ == "eptr"
     if m.released_:
@@ -128,11 +135,17 @@ def test_errors():
     X = np.zeros((5, 2))
     y = np.zeros(5)
     with pytest.raises(BoundsError):
-        PrivateLinearRegression(1.0, 1e-6).fit(X, y)
+        PrivateLinearRegression(epsilon=1.0, delta=1e-6).fit(X, y)
     with pytest.raises(BoundsError):
-        PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1)).fit(X + 2, y)
+        PrivateLinearRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-1, 1)).fit(
+            X + 2, y
+        )
     with pytest.raises(ValidationError):
-        PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1), method="x").fit(X, y)
-    m = PrivateLinearRegression(1.0, 1e-6, bounds=(-1, 1), y_bounds=(-1, 1), clip=True)
+        PrivateLinearRegression(
+            epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-1, 1), method="x"
+        ).fit(X, y)
+    m = PrivateLinearRegression(
+        epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-1, 1), clip=True
+    )
     assert m.fit(X + 2, y).predict(X).shape == (5,)
     assert m.guarantee.eps == 1.0

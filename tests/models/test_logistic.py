@@ -24,7 +24,9 @@ def test_accuracy_close_to_the_bayes_rule_at_moderate_epsilon():
     Xt, yt = _data(rng, n=20000)
     bayes = np.mean((0.5 + Xt @ np.array([2.0, -1.5, 1.0]) > 0) == yt)
     accs = [
-        PrivateLogisticRegression(2.0, 1e-6, bounds=(-1, 1), random_state=s).fit(X, y).score(Xt, yt)
+        PrivateLogisticRegression(epsilon=2.0, delta=1e-6, bounds=(-1, 1), random_state=s)
+        .fit(X, y)
+        .score(Xt, yt)
         for s in range(20)
     ]
     se = np.std(accs) / np.sqrt(len(accs))
@@ -61,16 +63,16 @@ def test_labels_attributes_and_errors():
     rng = np.random.default_rng(3)
     X, y = _data(rng, n=500)
     lab = np.where(y == 1, "yes", "no")
-    m = PrivateLogisticRegression(1.0, bounds=(-1, 1), classes=["no", "yes"], random_state=0).fit(
-        X, lab
-    )
+    m = PrivateLogisticRegression(
+        epsilon=1.0, bounds=(-1, 1), classes=["no", "yes"], random_state=0
+    ).fit(X, lab)
     assert set(m.predict(X)) <= {"no", "yes"} and m.coef_.shape == (1, 3)
     assert m.predict_proba(X).shape == (500, 2) and m.guarantee.eps == 1.0
     with pytest.raises(ValidationError):
-        PrivateLogisticRegression(1.0, bounds=(-1, 1)).fit(X, lab)
+        PrivateLogisticRegression(epsilon=1.0, bounds=(-1, 1)).fit(X, lab)
     with pytest.raises(BoundsError):
-        PrivateLogisticRegression(1.0).fit(X, y)
+        PrivateLogisticRegression(epsilon=1.0).fit(X, y)
     with pytest.raises(BoundsError):
-        PrivateLogisticRegression(1.0, bounds=(-0.5, 0.5)).fit(X, y)
+        PrivateLogisticRegression(epsilon=1.0, bounds=(-0.5, 0.5)).fit(X, y)
     with pytest.raises(ValidationError):
-        PrivateLogisticRegression(1.0, bounds=(-1, 1), method="objective").fit(X, y)
+        PrivateLogisticRegression(epsilon=1.0, bounds=(-1, 1), method="objective").fit(X, y)

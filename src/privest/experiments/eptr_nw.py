@@ -53,7 +53,7 @@ def fit_all(x, y, eps, c0, rng) -> tuple[dict[str, float], bool]:
         bottom="uniform",
         random_state=rng,
         clip=True,
-    ).fit(x, y)
+    ).fit(x[:, None], y)
     np_est = float(
         nw_statistics(np.array([[X0]]), x[:, None], np.clip(y, -RF, RF), h, RF, c0)["estimate"][0]
     )

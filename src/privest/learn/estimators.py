@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import EstimationError, ValidationError
 from privest.learn.design import AnalysisData, analysis_data, oracle_data
@@ -35,10 +36,12 @@ from privest.learn.losses import (
     SquaredLoss,
     get_loss,
 )
+from privest.learn.losses.index import IndexLoss
 from privest.learn.objective import METHODS, CorrectedObjective
 from privest.learn.results import FitResults, FitSummary
 from privest.learn.solvers import Solution, polish, solve, solve_path
 from privest.rng import resolve_rng
+from privest.sklearn_contract import validate_predict_data
 from privest.validation import check_bounds
 
 __all__ = [
@@ -207,6 +210,11 @@ class DRMEstimator(BaseEstimator):
         self.coef_ = sol.theta
         self.param_names_ = names
         self.feature_names_ = list(ad.feature_names)
+        self.n_features_in_ = ad.d
+        if self.method != "oracle" or isinstance(data, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(ad.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.at_bound_ = sol.at_bound
         self.converged_ = sol.converged
         self.objective_ = sol.objective
@@ -240,7 +248,11 @@ class DRMEstimator(BaseEstimator):
             notes=self._notes(ad, sol),
         )
         self.stderr_ = self.results_.bse.to_numpy()
+        self._set_classes(ad)
         return self
+
+    def _set_classes(self, ad: AnalysisData) -> None:
+        """Classifiers set ``classes_`` from the fitted response (post-processing)."""
 
     def _check_boundary(
         self, sol: Solution, names: list[str], box: np.ndarray, ad: AnalysisData
@@ -279,20 +291,25 @@ class DRMEstimator(BaseEstimator):
         ]
 
     # --------------------------------------------------------------- results
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            raise ValidationError(f"{type(self).__name__} is not fitted yet; call fit first")
-
     def summary(self) -> FitSummary:
         """Coefficient table with 95% intervals; other levels: ``results_.summary(alpha)``."""
-        self._check_fitted()
+        check_is_fitted(self, "coef_")
         return self.results_.summary()
+
+    def _features(self, X: Any) -> np.ndarray:
+        """New, unnoised features (n, n_features_in_): ``NotFittedError`` before ``fit``; a
+        DataFrame must carry the release's feature columns in their order (scikit-learn's
+        check); an array is taken in that order."""
+        if isinstance(X, pd.DataFrame):
+            return validate_predict_data(self, X, "coef_")
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return validate_predict_data(self, X, "coef_")
 
     def predict(self, X: Any) -> np.ndarray:
         """The loss's prediction at new (unnoised) features, where it is defined."""
-        self._check_fitted()
-        x = np.asarray(X, dtype=float)
-        return self.loss_.predict(x if x.ndim == 2 else x[:, None], self.coef_)
+        x = self._features(X)
+        return self.loss_.predict(x, self.coef_)
 
 
 class _IndexEstimator(DRMEstimator):
@@ -319,20 +336,42 @@ class _IndexEstimator(DRMEstimator):
         self.features = features
         self.random_state = random_state
 
+    def _index(self, X: Any) -> np.ndarray:
+        """The linear index u = b0 + x'beta at new (unnoised) features."""
+        x = self._features(X)
+        return IndexLoss.predict(self.loss_, x, self.coef_)
 
-class DRLogisticRegression(_IndexEstimator):
-    """Logistic regression (y in {0, 1}) on noised features; paper Section 7.2."""
+
+class DRLogisticRegression(ClassifierMixin, _IndexEstimator):
+    """Logistic regression (y in {0, 1}) on noised features; paper Section 7.2.
+
+    ``predict`` returns labels in ``classes_`` = [0, 1]; ``predict_proba`` the (n, 2)
+    probabilities; ``score`` the accuracy (scikit-learn's classifier contract).
+    """
 
     def _make_loss(self) -> Loss:
         return LogisticLoss(fit_intercept=self.fit_intercept)
 
+    def _set_classes(self, ad: AnalysisData) -> None:
+        self.classes_ = np.array([0, 1])
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """(n, 2) class probabilities."""
-        p1 = self.predict(X)
+        """(n, 2) class probabilities, columns in the order of ``classes_``."""
+        x = self._features(X)
+        p1 = self.loss_.predict(x, self.coef_)
         return np.column_stack([1 - p1, p1])
 
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels in ``classes_`` (1 where P(y = 1 | x) > 1/2)."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
 
-class DRLinearRegression(_IndexEstimator):
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The log-odds b0 + x'beta of ``classes_[1]``."""
+        return self._index(X)
+
+
+class DRLinearRegression(RegressorMixin, _IndexEstimator):
     """Least squares on noised features (closed forms: docs/dr-estimation.md, "Computation
     and inference")."""
 
@@ -340,7 +379,7 @@ class DRLinearRegression(_IndexEstimator):
         return SquaredLoss(fit_intercept=self.fit_intercept)
 
 
-class DRQuantileRegressor(_IndexEstimator):
+class DRQuantileRegressor(RegressorMixin, _IndexEstimator):
     """Quantile (median by default) regression on noised features; paper Section 7.3. DR only."""
 
     def __init__(
@@ -372,8 +411,13 @@ class DRQuantileRegressor(_IndexEstimator):
         return QuantileRegressionLoss(quantile=self.quantile, fit_intercept=self.fit_intercept)
 
 
-class DRHingeClassifier(_IndexEstimator):
-    """Linear SVM (hinge loss, optional ridge ``alpha``) on noised features. DR only."""
+class DRHingeClassifier(ClassifierMixin, _IndexEstimator):
+    """Linear SVM (hinge loss, optional ridge ``alpha``) on noised features. DR only.
+
+    The labels are -1 and +1, or 0 and 1 (0 is fitted as -1); ``classes_`` are those of
+    the response the fit used (a released column: reading it is post-processing), and
+    ``predict`` returns them.
+    """
 
     def __init__(
         self,
@@ -403,6 +447,15 @@ class DRHingeClassifier(_IndexEstimator):
     def _make_loss(self) -> Loss:
         return HingeLoss(alpha=self.alpha, fit_intercept=self.fit_intercept)
 
+    def _set_classes(self, ad: AnalysisData) -> None:
+        zero_one = ad.y1 is not None and bool(np.all(np.isin(ad.y1, (0.0, 1.0))))
+        self.classes_ = np.array([0, 1]) if zero_one else np.array([-1, 1])
+
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels in {-1, +1}."""
-        return np.where(super().predict(X) >= 0, 1, -1)
+        """Labels in ``classes_`` (the second where the index u >= 0)."""
+        nonnegative = self.decision_function(X) >= 0
+        return self.classes_[nonnegative.astype(int)]
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The margin b0 + x'beta (``classes_[1]`` where it is >= 0)."""
+        return self._index(X)

@@ -60,6 +60,10 @@ def _kernel_hessian(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
     return 0.5 * (v + v.T)
 
 
+# rows per block of scores in score_covariance (an (n, p) array of them is never formed)
+SCORE_BLOCK = 65_536
+
+
 def hessian_estimate(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
     """V_hat: analytic corrected Hessian, corrected kernel estimate (check, hinge), or
     central differences of the mean score (other nonsmooth losses)."""
@@ -77,13 +81,37 @@ def hessian_estimate(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
     return 0.5 * (v + v.T)
 
 
+def score_covariance(
+    obj: CorrectedObjective, theta: np.ndarray, block: int = SCORE_BLOCK
+) -> np.ndarray:
+    """A_hat = (1/n) sum_i (psi_i - psi_bar)(psi_i - psi_bar)' (Thm 5.3's middle matrix).
+
+    On large data the scores are formed block by block of rows (cache-sized, never the whole
+    (n, p) array), shifted by the first block's mean so that the one-pass formula does not
+    cancel; the result equals the two-pass one up to rounding.
+    """
+    if obj.n <= block:
+        psi = obj.scores(theta)
+        psi = psi - psi.mean(axis=0)
+        return psi.T @ psi / obj.n
+    shift = None
+    total, cross = np.zeros(obj.p), np.zeros((obj.p, obj.p))
+    for start in range(0, obj.n, block):
+        psi = obj.restricted(np.arange(start, min(start + block, obj.n))).scores(theta)
+        if shift is None:
+            shift = psi.mean(axis=0)
+        psi -= shift
+        total += psi.sum(axis=0)
+        cross += psi.T @ psi
+    mean = total / obj.n
+    return cross / obj.n - np.outer(mean, mean)
+
+
 def sandwich_cov(
     obj: CorrectedObjective, theta: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cov, V_hat, A_hat): cov = V^-1 A V^-1 / n."""
-    psi = obj.scores(theta)
-    psi = psi - psi.mean(axis=0)
-    a = psi.T @ psi / obj.n
+    a = score_covariance(obj, theta)
     v = hessian_estimate(obj, theta)
     eig = np.linalg.eigvalsh(v)
     if eig.min() <= 1e-12 * max(1.0, abs(eig).max()):

@@ -24,7 +24,7 @@ from privest.learn.iwp_losses import (
     iwp_regression_gradient,
     plain_gradient,
 )
-from privest.learn.weierstrass import inverse_weight
+from privest.learn.weierstrass import ExponentialLoss, get_margin_loss, inverse_weight
 from privest.validation import check_positive
 
 __all__ = ["METHODS", "AVERAGING", "SGDPath", "sgd_replicated"]
@@ -36,8 +36,9 @@ AVERAGING = (None, "polyak", "tail")
 class SGDPath:
     """Output of :func:`sgd_replicated`: last iterate, averaged iterate and the trajectory."""
 
-    def __init__(self, last, average, history, batches, orders, n_averaged=0):
+    def __init__(self, last, average, history, batches, orders, n_averaged=0, step_sum=0.0):
         self.last: np.ndarray = last  # (R, p)
+        self.step_sum = step_sum  # sum of the steps taken (alpha * it: the start's decay)
         self.n_averaged = n_averaged  # iterates in ``average`` (0 = last iterate)
         self.average: np.ndarray = average  # (R, p), averaged per ``averaging``
         self.history: np.ndarray = history  # (T, R, p)
@@ -63,6 +64,77 @@ def _gradient_fn(
             th, Xb, yb, sigma2, epsilon_y, loss, order, w, noised
         )
     return lambda th, Xb, yb: plain_gradient(th, Xb, yb, loss)
+
+
+def _fused_exponential(
+    method: str, sigma2: float, epsilon_y: float, noised: np.ndarray | None, alpha: float
+) -> Callable[..., np.ndarray | None]:
+    """Gradient + ridge of the exponential loss for one replication, in one fused pass.
+
+    The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
+    Sec. 5.2) with one exponential per example (e^{m} = 1 / e^{-m}), the two batch sums in
+    one BLAS product, and no overflow scan: when an exponent overflows, a sum the step needs
+    anyway is not finite, it returns None and the caller falls back to the clipping path
+    (which warns). Arguments: theta (p,), X (B, p), y (B,) and -y (B,).
+    """
+    w = inverse_weight(epsilon_y) if method == "iwp" else 1.0
+    # a = c (w1 e^{m} - w e^{-m}) and b = c (w e^{-m} + w1 e^{m}), c = e^{-s/2} (Sec. 5.2);
+    # the plain gradient (naive, oracle) is a = -e^{-m}, b = 0
+    a_w = np.array([-w, 1.0 - w])
+    b_w = np.array([w, 1.0 - w]) if method == "iwp" else np.zeros(2)
+    s2 = sigma2 if method == "iwp" else 0.0
+    bufs: dict[int, np.ndarray] = {}
+
+    def grad(theta, X, y, neg_y):
+        nb = y.size
+        buf = bufs.get(nb)
+        if buf is None:
+            buf = bufs[nb] = np.empty((3, nb))
+            buf[2] = 1.0
+        thn = theta if noised is None else theta * noised
+        E, Einv = buf[0], buf[1]
+        np.dot(X, theta, out=E)
+        E *= neg_y
+        np.exp(E, out=E)  # e^{-m}, m = y theta'x
+        np.divide(1.0, E, out=Einv)
+        sums = buf[:2] @ buf[2]  # (sum e^{-m}, sum e^{m})
+        if not math.isfinite(float(sums[0] + sums[1])):  # an exponent overflowed
+            return None
+        c = math.exp(-0.5 * s2 * float(thn @ thn)) / nb
+        v = a_w @ buf[:2]
+        v *= y
+        g = v @ X
+        g *= c
+        g += (alpha - s2 * c * float(b_w @ sums)) * thn
+        return g
+
+    return grad
+
+
+def _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, radius):
+    if method not in METHODS:
+        raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
+    if averaging not in AVERAGING:
+        raise ValidationError(f"averaging: {averaging!r} is unknown; accepted: {AVERAGING}")
+    if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
+        raise ValidationError(f"batch_size: {batch_size!r} must be an integer in [1, n={n}]")
+    if not isinstance(n_passes, (int, np.integer)) or n_passes < 1:
+        raise ValidationError(f"n_passes: {n_passes!r} must be a positive integer")
+    if not callable(learning_rate):
+        check_positive(learning_rate, "learning_rate")
+    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
+        raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
+    if radius is not None:
+        check_positive(radius, "theta_radius")
+
+
+def _step_array(learning_rate, start_step: int, total: int) -> np.ndarray:
+    """The step of each batch of this call (a named schedule is evaluated in one call)."""
+    if not callable(learning_rate):
+        return np.full(total, float(learning_rate))
+    if getattr(learning_rate, "vectorized", False):
+        return np.asarray(learning_rate(np.arange(start_step, start_step + total)), float)
+    return np.array([float(learning_rate(start_step + t)) for t in range(total)])
 
 
 def sgd_replicated(
@@ -104,21 +176,11 @@ def sgd_replicated(
     if X.ndim == 2:
         X, y = X[None], y[None]
     R, n, p = X.shape
-    if method not in METHODS:
-        raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
-    if averaging not in AVERAGING:
-        raise ValidationError(f"averaging: {averaging!r} is unknown; accepted: {AVERAGING}")
-    if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= n:
-        raise ValidationError(f"batch_size: {batch_size!r} must be an integer in [1, n={n}]")
-    if not isinstance(n_passes, (int, np.integer)) or n_passes < 1:
-        raise ValidationError(f"n_passes: {n_passes!r} must be a positive integer")
-    if not callable(learning_rate):
-        check_positive(learning_rate, "learning_rate")
-    if not (isinstance(alpha, (int, float, np.integer, np.floating)) and alpha >= 0):
-        raise ValidationError(f"alpha: {alpha!r} must be a real number >= 0 (ridge)")
-    if theta_radius is not None:
-        check_positive(theta_radius, "theta_radius")
+    _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, theta_radius)
     grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
+    fused = None
+    if R == 1 and task == "classification" and isinstance(get_margin_loss(loss), ExponentialLoss):
+        fused = _fused_exponential(method, sigma2, epsilon_y, noised, float(alpha))
     full = n // batch_size
     rest = 0 if drop_last else n - full * batch_size
     per_pass = full + (rest > 0)
@@ -126,16 +188,23 @@ def sgd_replicated(
     if record_every is None:
         record_every = max(1, total // 200)
     theta = np.zeros((R, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (R, p)))
-    avg = np.zeros_like(theta)
+    avg_sum = np.zeros_like(theta)  # sum of the averaged iterates
     n_avg = 0
     tail_start = total // 2 if averaging == "tail" else 0
     if average0 is not None and average0[1] > 0:
-        avg, n_avg, tail_start = np.array(average0[0], dtype=float), int(average0[1]), 0
-    lr_const = None if callable(learning_rate) else float(learning_rate)
-    hist = [theta.copy()]
-    marks = [0]
+        n_avg, tail_start = int(average0[1]), 0
+        avg_sum = np.array(average0[0], dtype=float) * n_avg
+    steps = _step_array(learning_rate, start_step, total)
     Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
     yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
+    last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
+    if fused is not None:
+        X1, y1, neg_y1 = X[0], y[0], -y[0]
+        step_list = steps.tolist()
+    ridge = None if not alpha else alpha * (1.0 if noised is None else noised)
+    theta1 = theta[0]  # a view: every update of theta below is in place
+    hist = [theta.copy()]
+    marks = [0]
     bar = None
     if progress and total * R * batch_size >= 2_000_000:
         from privest.progress import progress_bar
@@ -144,29 +213,45 @@ def sgd_replicated(
         bar.start()
         task_id = bar.add_task(description, total=total)
     try:
-        for t in range(total):
-            b = t % per_pass
-            if b < full:
-                g = grad(theta, Xb_all[:, b], yb_all[:, b])
-            else:  # the last, smaller batch
-                g = grad(theta, X[:, full * batch_size :], y[:, full * batch_size :])
-            if alpha:  # ridge on the noised coordinates (not on a public intercept)
-                g = g + alpha * (theta if noised is None else theta * noised)
-            step = lr_const if lr_const is not None else float(learning_rate(start_step + t))
-            theta = theta - step * g
-            if theta_radius is not None:
-                norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
-                theta = theta * np.minimum(1.0, theta_radius / np.maximum(norms, 1e-300))[:, None]
-            if averaging is not None and t >= tail_start:
-                n_avg += 1
-                avg += (theta - avg) / n_avg
-            if (t + 1) % record_every == 0 or t + 1 == total:
-                hist.append(theta.copy())
-                marks.append(t + 1)
-            if bar is not None and (t + 1) % 500 == 0:
-                bar.update(task_id, completed=t + 1)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            for t in range(total):
+                b = t % per_pass
+                g = None
+                if fused is not None:  # one replication: 2-D views, 1-D theta (in place)
+                    rows = slice(b * batch_size, min((b + 1) * batch_size, n))
+                    g = fused(theta1, X1[rows], y1[rows], neg_y1[rows])
+                    if g is not None:
+                        g *= step_list[t]
+                        theta1 -= g
+                if g is None:  # generic path (or an overflow: the clipping path warns)
+                    Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
+                    g = grad(theta, Xb, yb)
+                    if ridge is not None:  # ridge on the noised coordinates only
+                        g = g + ridge * theta
+                    g *= steps[t]
+                    theta -= g
+                if theta_radius is not None:
+                    if R == 1:
+                        nrm = math.sqrt(float(theta1 @ theta1))
+                        if nrm > theta_radius:
+                            theta *= theta_radius / nrm
+                    else:
+                        norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
+                        if norms.max() > theta_radius:
+                            theta *= np.minimum(1.0, theta_radius / norms)[:, None]
+                if averaging is not None and t >= tail_start:
+                    n_avg += 1
+                    avg_sum += theta
+                if (t + 1) % record_every == 0 or t + 1 == total:
+                    hist.append(theta.copy())
+                    marks.append(t + 1)
+                if bar is not None and (t + 1) % 500 == 0:
+                    bar.update(task_id, completed=t + 1)
     finally:
         if bar is not None:
             bar.stop()
+    avg = avg_sum / max(n_avg, 1)
     average = avg if averaging is not None else theta
-    return SGDPath(theta, average, np.stack(hist), np.asarray(marks), order, n_avg)
+    return SGDPath(
+        theta, average, np.stack(hist), np.asarray(marks), order, n_avg, float(steps.sum())
+    )

@@ -148,6 +148,11 @@ class FitResults:
             ),
             *self.notes,
         ]
+        if self.on_bound.any():
+            header.append(
+                "note: parameters pinned on theta_bounds have no std err, z, p-value or "
+                "interval (Thm 5.3 needs an interior minimiser); files hold them empty (null)"
+            )
         return FitSummary(self.to_frame(alpha), header)
 
     def save(self, path: str | Path, alpha: float = 0.05) -> Path:

@@ -48,6 +48,42 @@ def default_radius(loss: object, x_radius: float, alpha: float) -> float:
     return _SLOPE.get(loss_name(loss), 1.0) * x_radius / alpha
 
 
+RADIUS_Z = 4.0  # standard errors added to the estimate of ||grad F(0)|| (see release_radius)
+
+
+def release_radius(
+    loss: object,
+    X: np.ndarray,
+    y: np.ndarray,
+    sigma2: float,
+    epsilon_y: float,
+    x_radius: float,
+    alpha: float,
+    y_bound: float = 1.0,
+    y_noise_var: float = 0.0,
+) -> float:
+    """A bound on ||theta*|| read from the release itself (post-processing: free).
+
+    ||theta*|| <= ||grad F(0)|| / alpha (see :func:`default_radius`), and grad F(0) =
+    phi'(0) E[y x] for a margin loss (-E[y x] for least squares). The release gives an
+    unbiased estimate: E[y~ x~] = (2 S - 1) E[y x] (labels kept with probability S,
+    features with independent zero-mean noise), and the trace of the covariance of one
+    term y~ x~ / (2 S - 1) is at most (R^2 + p sigma^2) (b^2 + sigma_y^2) / (2 S - 1)^2
+    (|y| <= b = ``y_bound``, sigma_y^2 = ``y_noise_var`` the target's noise).
+    The bound adds ``RADIUS_Z`` standard errors to ||estimate|| (Chebyshev: the clean
+    optimum lies outside with probability < 1 / RADIUS_Z^2 = 6%, Gaussian limit far less)
+    and never exceeds :func:`default_radius`. A tighter ball keeps the iterate away from
+    the region where the IWP variance, ~ exp(sigma^2 ||theta||^2) for the exponential
+    loss, explodes (paper 004, Thm 5.3 and Sec. 5.2).
+    """
+    n, p = X.shape
+    keep = 2.0 / (1.0 + math.exp(-epsilon_y)) - 1.0 if math.isfinite(epsilon_y) else 1.0
+    g = (y @ X) / (n * keep)
+    se = math.sqrt((x_radius**2 + p * sigma2) * (y_bound**2 + y_noise_var) / n) / keep
+    bound = _SLOPE.get(loss_name(loss), 1.0) * (float(np.linalg.norm(g)) + RADIUS_Z * se) / alpha
+    return min(bound, default_radius(loss, x_radius, alpha) * y_bound)
+
+
 def default_eta0(
     loss: object, x_radius: float, sigma2: float, p_noised: int, batch_size: int, alpha: float
 ) -> float:
@@ -82,17 +118,18 @@ def make_schedule(
     if learning_rate == "invscaling":
         if not 0 < power_t <= 1:
             raise ValidationError(f"power_t: {power_t!r} must be in (0, 1]")
-        return lambda t: eta0 / (t + 1.0) ** power_t
-    if not alpha > 0:
-        raise ValidationError("learning_rate='optimal' needs alpha > 0")
-    return lambda t: eta0 / (1.0 + eta0 * alpha * t)
 
+        def step(t):
+            return eta0 / (t + 1.0) ** power_t
+    else:
+        if not alpha > 0:
+            raise ValidationError("learning_rate='optimal' needs alpha > 0")
 
-def contraction(schedule: float | Callable[[int], float], alpha: float, start: int, T: int):
-    """alpha * sum of the steps of batches start .. start + T - 1 (the start's decay exponent)."""
-    if not callable(schedule):
-        return alpha * schedule * T
-    return alpha * float(sum(schedule(t) for t in range(start, start + T)))
+        def step(t):
+            return eta0 / (1.0 + eta0 * alpha * t)
+
+    step.vectorized = True  # type: ignore[attr-defined]  # accepts an array of t
+    return step
 
 
 def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):

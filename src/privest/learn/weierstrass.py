@@ -262,28 +262,25 @@ def _logistic_derivative(z: np.ndarray, n: int) -> np.ndarray:
     return polys[n - 1](special.expit(z))
 
 
-_LOSSES: dict[str, MarginLoss] = {
-    "exponential": ExponentialLoss(),
-    "squared": SquaredLoss(),
-    "logistic": LogisticLoss(),
-}
-
-
 def get_margin_loss(loss: str | MarginLoss) -> MarginLoss:
-    """'exponential', 'squared', 'logistic' or a :class:`MarginLoss` (hinge is refused)."""
+    """A :class:`MarginLoss`, or a name of the shared loss registry (family ``"iwp"``:
+    'exponential', 'logistic', 'squared' alias 'linear'; 'hinge' is refused, not smooth).
+
+    The built-in losses are shared instances (dispatch is on their types, see the module
+    docstring).
+    """
     if isinstance(loss, MarginLoss):
         return loss
-    if loss == "hinge":
-        raise NotImplementedError(
-            "loss: the hinge loss is not smooth, so its inverse Weierstrass transform does not "
-            "exist (paper 004 covers C^inf losses); use 'logistic' as a smooth surrogate"
-        )
-    try:
-        return _LOSSES[loss]
-    except (KeyError, TypeError):
-        raise ValidationError(
-            f"loss: {loss!r} is unknown; accepted: {sorted(_LOSSES)} or a MarginLoss"
-        ) from None
+    from privest.learn.losses.registry import canonical_name, resolve_loss
+
+    key = canonical_name(loss) if isinstance(loss, str) else repr(loss)
+    cached = _BUILT.get(key)
+    if cached is None:
+        cached = _BUILT[key] = resolve_loss(loss, "iwp")
+    return cached
+
+
+_BUILT: dict[str, MarginLoss] = {}
 
 
 def truncated_inverse(

@@ -63,12 +63,13 @@ from privest.mechanisms.eptr import (
 from privest.mechanisms.lattice import LatticeLaplace
 from privest.projection import project_rows
 from privest.rng import resolve_rng
-from privest.validation import (
-    as_float_matrix,
-    as_float_vector,
-    check_fitted_features,
-    check_positive,
+from privest.sklearn_contract import (
+    PrivateEstimatorMixin,
+    validate_fit_data,
+    validate_predict_data,
+    warn_privacy_habits,
 )
+from privest.validation import check_positive
 
 __all__ = [
     "EPTRLinearRegression",
@@ -229,7 +230,7 @@ def auto_c0(
     return float(c0[best])
 
 
-class EPTRLinearRegression(RegressorMixin, BaseEstimator):
+class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     """(epsilon, delta)-DP least squares by efficient PTR (Algorithm 4 of paper 001).
 
     No intercept (as in the paper): append a public constant column to fit one, or use
@@ -335,10 +336,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
                 f"local_sensitivity_factor: {self.local_sensitivity_factor} < 1 would break "
                 "the guarantee"
             )
-        X = as_float_matrix(X, "X")
-        y = as_float_vector(y, "y")
-        if y.shape[0] != X.shape[0]:
-            raise ValidationError(f"y: has {y.shape[0]} values for {X.shape[0]} rows of X")
+        X, y = validate_fit_data(self, X, y)
         if not self.clip:
             ry = self._y_radius
             if project_rows(X, self.x_radius)[1].any() or np.any(np.abs(y) > ry):
@@ -382,12 +380,12 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
         """Run Algorithm 4 once (after the private choice of c0 if ``c0="auto"``);
         ``released_`` says whether anything was released."""
         charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
+        warn_privacy_habits(self, self.epsilon, self.delta)
         X, y = self._check(X, y)
         n, p = X.shape
         bottom = self._bottom(p)
         rng = resolve_rng(self.random_state)
         eps = self._eptr_epsilon()
-        self.n_features_in_ = p
         self.guarantee_ = self.guarantee
         self.threshold_ = ptr_threshold(eps, self.delta)
         self.lambda_min_lower_ = None
@@ -457,7 +455,7 @@ class EPTRLinearRegression(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ (the bottom coefficients when nothing was released; see ``released_``)."""
-        X = check_fitted_features(self, X, "coef_")
+        X = validate_predict_data(self, X, "coef_")
         return X @ self.coef_
 
     def explain(self, X: Any, y: Any) -> dict[str, Any]:

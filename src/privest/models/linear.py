@@ -42,14 +42,13 @@ from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.lattice import lattice_gaussian_zcdp
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
 from privest.rng import resolve_rng
-from privest.validation import (
-    as_float_matrix,
-    as_float_vector,
-    check_bounds,
-    check_epsilon,
-    check_fitted_features,
-    check_probability,
+from privest.sklearn_contract import (
+    PrivateEstimatorMixin,
+    validate_fit_data,
+    validate_predict_data,
+    warn_privacy_habits,
 )
+from privest.validation import check_bounds, check_epsilon, check_probability
 
 __all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
 
@@ -177,7 +176,7 @@ def adassp(
     }
 
 
-class PrivateLinearRegression(RegressorMixin, BaseEstimator):
+class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     """(epsilon, delta)-DP linear regression (scikit-learn style); AdaSSP by default.
 
     Parameters
@@ -203,9 +202,9 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
         delta: float = 1e-6,
-        *,
         bounds: Any = None,
         y_bounds: Any = None,
         method: str = "auto",
@@ -240,10 +239,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
                 "bounds and y_bounds: public bounds of the features and of the response are "
                 "required (they are never read off the data)"
             )
-        X = as_float_matrix(X, "X")
-        y = as_float_vector(y, "y")
-        if y.shape[0] != X.shape[0]:
-            raise ValidationError(f"y: has {y.shape[0]} values for {X.shape[0]} rows of X")
+        X, y = validate_fit_data(self, X, y)
         b = check_bounds(self.bounds, X.shape[1])
         yb = check_bounds(self.y_bounds, 1, "y_bounds")[0]
         outside = np.any((X < b[:, 0]) | (X > b[:, 1])) or np.any((y < yb[0]) | (y > yb[1]))
@@ -270,6 +266,7 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
             label=type(self).__name__,
             mechanism="private linear regression",
         )
+        warn_privacy_habits(self, self.epsilon, self.delta)
         X, y, b, yb = self._check(X, y)
         n, p = X.shape
         design = public_design(b, yb, self.fit_intercept)
@@ -302,11 +299,10 @@ class PrivateLinearRegression(RegressorMixin, BaseEstimator):
         self.coef_ = theta[:p].copy()
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
-        self.n_features_in_ = p
         self.guarantee_ = self.guarantee
         return self
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""
-        X = check_fitted_features(self, X, "coef_")
+        X = validate_predict_data(self, X, "coef_")
         return X @ self.coef_ + self.intercept_

@@ -27,11 +27,12 @@ eta are public. Too large a step only hurts accuracy, never privacy.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
@@ -40,13 +41,13 @@ from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.lattice import lattice_gaussian_zcdp
 from privest.models.linear import public_design
 from privest.rng import resolve_rng
-from privest.validation import (
-    as_float_matrix,
-    check_bounds,
-    check_epsilon,
-    check_fitted_features,
-    check_probability,
+from privest.sklearn_contract import (
+    PrivateEstimatorMixin,
+    validate_fit_data,
+    validate_predict_data,
+    warn_privacy_habits,
 )
+from privest.validation import check_bounds, check_epsilon, check_probability
 
 __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
 
@@ -80,7 +81,7 @@ def noisy_gd_logistic(
     return avg / (n_steps - start)
 
 
-class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
+class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
     """(epsilon, delta)-DP binary logistic regression (scikit-learn style), by noisy GD.
 
     Parameters
@@ -101,14 +102,30 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
 
     Fitted attributes (public): ``coef_`` (1, p), ``intercept_`` (1,), ``classes_``,
-    ``guarantee_``.
+    ``n_iter_`` (= ``max_iter``), ``guarantee_``, ``n_features_in_``, ``feature_names_in_``.
+
+    scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
+    than the public ``classes`` (``check_estimators_dtypes``,
+    ``check_classifier_data_not_an_array``, ``check_classifiers_classes``,
+    ``check_fit2d_1feature``): the label set is public and never read off the data (reading
+    it would reveal whether some record has a given label), so such labels are refused.
     """
+
+    _sklearn_expected_failures: ClassVar[dict[str, str]] = dict.fromkeys(
+        (
+            "check_estimators_dtypes",
+            "check_classifier_data_not_an_array",
+            "check_classifiers_classes",
+            "check_fit2d_1feature",
+        ),
+        "fits labels outside the public classes; the label set is never read off the data",
+    )
 
     def __init__(
         self,
+        *,
         epsilon: float = 1.0,
         delta: float = 1e-6,
-        *,
         bounds: Any = None,
         classes: Any = None,
         fit_intercept: bool = True,
@@ -142,9 +159,11 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         classes = np.array([0, 1]) if self.classes is None else np.asarray(self.classes)
         if classes.shape != (2,) or classes[0] == classes[1]:
             raise ValidationError(f"classes: {self.classes!r} must be a pair of distinct labels")
-        y = np.asarray(y).ravel()
-        if y.shape[0] != n:
-            raise ValidationError(f"y: has {y.shape[0]} labels for {n} rows of X")
+        if type_of_target(y, input_name="y") == "multiclass" and np.unique(y).size > 2:
+            raise ValidationError(
+                "y: Only binary classification is supported; the labels must be the two "
+                f"public classes {classes.tolist()}"
+            )
         pos = y == classes[1]
         if not np.all(pos | (y == classes[0])):
             raise ValidationError(
@@ -160,6 +179,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
             label=type(self).__name__,
             mechanism="private logistic regression",
         )
+        warn_privacy_habits(self, self.epsilon, self.delta)
         eps = check_epsilon(self.epsilon)
         delta = check_probability(self.delta, "delta")
         if self.method != "noisy_gd":
@@ -170,7 +190,7 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValidationError("l2 must be >= 0 and step_scale > 0")
         if self.bounds is None:
             raise BoundsError("bounds: the public box of the features is required")
-        X = as_float_matrix(X, "X")
+        X, y = validate_fit_data(self, X, y, classifier=True)
         n, p = X.shape
         y01, classes = self._labels(y, n)
         b = check_bounds(self.bounds, p)
@@ -201,13 +221,18 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
         self.coef_ = coef[None, :]
         self.intercept_ = np.array([icpt])
         self.classes_ = classes
-        self.n_features_in_ = p
+        self.n_iter_ = self.max_iter
         self.guarantee_ = self.guarantee
         return self
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
     def decision_function(self, X: Any) -> np.ndarray:
         """x coef + intercept."""
-        X = check_fitted_features(self, X, "coef_")
+        X = validate_predict_data(self, X, "coef_")
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -217,4 +242,5 @@ class PrivateLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The more probable class."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]

@@ -107,8 +107,52 @@ def _snap(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return values
 
 
+class ReleasedColumns:
+    """What a release's public metadata says about its columns; shared by the in-memory
+    :class:`ZILRelease` and its Dask twin (``privest.scale.DaskRelease``), which both have
+    ``x1`` of shape (n, d), ``columns``, ``column_names``, ``bounds``, ``lam`` and
+    ``zero_prob``."""
+
+    x1: Any
+    lam: float
+    zero_prob: float
+    bounds: np.ndarray
+    columns: np.ndarray
+    column_names: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        """Number of released records."""
+        return int(self.x1.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of columns (noised or not)."""
+        return int(self.x1.shape[1])
+
+    @property
+    def noised_names(self) -> tuple[str, ...]:
+        """Names of the noised columns."""
+        return tuple(self.column_names[j] for j in self.columns)
+
+    @property
+    def noise_scale(self) -> np.ndarray:
+        """(d,) SL scale of each column's noise: ``lam (hi_j - lo_j)`` if noised, else 0.
+
+        ``X2 - x ~ SL(diag(noise_scale)^2)`` given the raw record x (Section 3.1).
+        """
+        out = np.zeros(self.d)
+        out[self.columns] = self.lam * (self.bounds[:, 1] - self.bounds[:, 0])
+        return out
+
+    @property
+    def guarantee(self) -> ZILGuarantee:
+        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both units."""
+        return ZILGuarantee(self.lam, self.zero_prob, self.columns.size)
+
+
 @dataclass(frozen=True, eq=False)
-class ZILRelease:
+class ZILRelease(ReleasedColumns):
     """A released data set: what the analyst holds (Algorithm 1's output plus its parameters).
 
     ``x1`` and ``x2`` have every input column; only ``columns`` (indices) were noised, each
@@ -131,36 +175,6 @@ class ZILRelease:
         for arr in (self.x1, self.x2, self.bounds, self.columns, self.ids, self.resolution):
             if arr is not None:
                 arr.setflags(write=False)
-
-    @property
-    def n(self) -> int:
-        """Number of released records."""
-        return self.x1.shape[0]
-
-    @property
-    def d(self) -> int:
-        """Number of columns (noised or not)."""
-        return self.x1.shape[1]
-
-    @property
-    def noised_names(self) -> tuple[str, ...]:
-        """Names of the noised columns."""
-        return tuple(self.column_names[j] for j in self.columns)
-
-    @property
-    def noise_scale(self) -> np.ndarray:
-        """(d,) SL scale of each column's noise: ``lam (hi_j - lo_j)`` if noised, else 0.
-
-        ``X2 - x ~ SL(diag(noise_scale)^2)`` given the raw record x (Section 3.1).
-        """
-        out = np.zeros(self.d)
-        out[self.columns] = self.lam * (self.bounds[:, 1] - self.bounds[:, 0])
-        return out
-
-    @property
-    def guarantee(self) -> ZILGuarantee:
-        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both units."""
-        return ZILGuarantee(self.lam, self.zero_prob, self.columns.size)
 
     def frame(self, which: Literal["x1", "x2"] = "x1") -> pd.DataFrame:
         """The released copy ``x1`` or ``x2`` as a DataFrame (ids as the index if present)."""

@@ -8,15 +8,14 @@ from typing import Any
 import dask.array as da
 import numpy as np
 
-from privest.accounting.zil_guarantee import ZILGuarantee
-from privest.release.zil import ZILRelease
+from privest.release.zil import ReleasedColumns, ZILRelease
 from privest.rng import RNGKind
 
 __all__ = ["DaskRelease"]
 
 
 @dataclass(frozen=True, eq=False)
-class DaskRelease:
+class DaskRelease(ReleasedColumns):
     """What the analyst holds (Algorithm 1's output), with the records left on the cluster.
 
     Same fields and meaning as :class:`~privest.release.zil.ZILRelease`, except that ``x1``,
@@ -41,33 +40,6 @@ class DaskRelease:
             raise ValueError("DaskRelease: x1 and x2 must be 2-D Dask arrays of one shape")
         if len(self.x1.chunks[1]) != 1 or self.x1.chunks != self.x2.chunks:
             raise ValueError("DaskRelease: x1 and x2 must be chunked by rows only, alike")
-
-    @property
-    def n(self) -> int:
-        """Number of released records (public once released)."""
-        return int(self.x1.shape[0])
-
-    @property
-    def d(self) -> int:
-        """Number of columns (noised or not)."""
-        return int(self.x1.shape[1])
-
-    @property
-    def noised_names(self) -> tuple[str, ...]:
-        """Names of the noised columns."""
-        return tuple(self.column_names[j] for j in self.columns)
-
-    @property
-    def noise_scale(self) -> np.ndarray:
-        """(d,) SL scale of each column's noise, as :attr:`ZILRelease.noise_scale`."""
-        out = np.zeros(self.d)
-        out[self.columns] = self.lam * (self.bounds[:, 1] - self.bounds[:, 0])
-        return out
-
-    @property
-    def guarantee(self) -> ZILGuarantee:
-        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both units."""
-        return ZILGuarantee(self.lam, self.zero_prob, self.columns.size)
 
     @classmethod
     def from_release(cls, rel: ZILRelease, chunk_rows: int | None = None) -> DaskRelease:

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from privest.learn.gram import weighted_gram
+
 __all__ = ["CACHE_LIMIT", "Design"]
 
 #: Products d_ij d_ik cached per single design at most (4M: 32 MB); larger ones use BLAS.
@@ -131,15 +133,8 @@ class Design:
         return self._prods
 
     def _gram_one(self, w: np.ndarray) -> np.ndarray:
-        """D' diag(w) D of a single large design: a symmetric rank-k product (half the work)
-        of D diag(sqrt|w|) when w has one sign, else a general matrix product."""
-        d = self.rows if self.rows is not None else self.xt[0].T
-        positive = bool(np.all(w >= 0))
-        if positive or np.all(w <= 0):
-            s = d * np.sqrt(np.abs(w))[:, None]
-            g = s.T @ s
-            return g if positive else -g
-        return d.T @ (d * w[:, None])
+        """D' diag(w) D of a single large design (:func:`~privest.learn.gram.weighted_gram`)."""
+        return weighted_gram(self.rows if self.rows is not None else self.xt[0].T, w)
 
     @property
     def n_rows(self) -> int:

@@ -27,10 +27,8 @@ interface), :mod:`~privest.learn.losses.index` (single-index regression losses),
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from privest.errors import ValidationError
 from privest.learn.losses.base import Loss, LossNotSmoothError
 from privest.learn.losses.index import (
     HingeLoss,
@@ -39,6 +37,7 @@ from privest.learn.losses.index import (
     QuantileRegressionLoss,
     SquaredLoss,
 )
+from privest.learn.losses.registry import loss_names, resolve_loss
 from privest.learn.losses.relu_net import ReLUNetLoss
 from privest.learn.losses.scalar import (
     ScalarQuantileLoss,
@@ -72,28 +71,15 @@ __all__ = [
 # --------------------------------------------------------------------------------------
 # registry
 
-_REGISTRY: dict[str, Callable[..., Loss]] = {
-    "logistic": LogisticLoss,
-    "linear": SquaredLoss,
-    "quantile": QuantileRegressionLoss,
-    "hinge": HingeLoss,
-    "relu": relu_squared,
-    "indicator": indicator_squared,
-    "abs_sin": abs_sin_squared,
-    "scalar_quantile": ScalarQuantileLoss,
-    "relu_net": ReLUNetLoss,
-}
-LOSS_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+LOSS_NAMES: tuple[str, ...] = loss_names("dr", aliases=False)  # the catalogue's spellings
 
 
 def get_loss(name: str, **kwargs: Any) -> Loss:
-    """A catalogue loss by name, e.g. ``get_loss("quantile", quantile=0.25)``."""
-    if name not in _REGISTRY:
-        raise ValidationError(
-            f"loss: {name!r} is not a known loss; choose one of {', '.join(LOSS_NAMES)} "
-            "or wrap your own function with CallableLoss"
-        )
-    try:
-        return _REGISTRY[name](**kwargs)
-    except TypeError as exc:
-        raise ValidationError(f"loss {name!r}: bad keyword arguments {kwargs}: {exc}") from None
+    """A catalogue loss by name, e.g. ``get_loss("quantile", quantile=0.25)``.
+
+    Names come from the shared registry (:func:`~privest.learn.losses.registry.resolve_loss`,
+    family ``"dr"``): ``"squared"`` is ``"linear"``, and a name only IWP-SGD supports
+    (``"exponential"``) is refused with a message saying so. Your own function: wrap it
+    with :class:`CallableLoss`.
+    """
+    return resolve_loss(name, "dr", **kwargs)

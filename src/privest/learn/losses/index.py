@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from privest.errors import ValidationError
+from privest.learn.gram import weighted_gram
 from privest.learn.losses.base import Loss, _check_tau, _rho, _sigmoid, _softplus
 
 __all__ = ["HingeLoss", "IndexLoss", "LogisticLoss", "QuantileRegressionLoss", "SquaredLoss"]
@@ -137,7 +138,7 @@ class IndexLoss(Loss):
 
     def _gram(self, x: np.ndarray, v: np.ndarray) -> np.ndarray:
         """D' diag(v) D without building D."""
-        xtvx = x.T @ (x * v[:, None])
+        xtvx = weighted_gram(x, v)
         if not self.fit_intercept:
             return xtvx
         xv = x.T @ v
@@ -179,9 +180,13 @@ class IndexLoss(Loss):
 
     def laplacian_grad(self, x, y, theta, noise_var):
         x, y, th, b, _, u, s = self._lap_prep(x, y, theta, noise_var)
-        return 2.0 * self.d2phi(y, u)[:, None] * b[None, :] + (
-            s * self.d3phi(y, u)[:, None] * self.design(x)
-        )
+        out = np.multiply.outer(2.0 * self.d2phi(y, u), b)
+        c = s * self.d3phi(y, u)  # times the design row D(x) = [1, x] or x, without building D
+        k = int(self.fit_intercept)
+        out[:, k:] += x * c[:, None]
+        if k:
+            out[:, 0] += c
+        return out
 
     def laplacian_hess_sum(self, x, y, theta, noise_var, weights=None):
         x, y, th, b, ind, u, s = self._lap_prep(x, y, theta, noise_var)

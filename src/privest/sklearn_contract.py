@@ -1,0 +1,249 @@
+"""The scikit-learn estimator contract for privest's estimators, and where it breaks privacy.
+
+Input validation goes through scikit-learn's own utilities (``validate_data``,
+``check_is_fitted``, ``check_classification_targets``), so the estimators raise what
+scikit-learn raises (``NotFittedError``, ``X has 3 features, but ... is expecting 4``,
+feature names seen at fit in another order) and set ``n_features_in_`` and
+``feature_names_in_``. Two privest rules are kept on top: a message never carries a data
+value (docs/vocabulary.md; scikit-learn's "could not convert string to float: 'abc'" would),
+and non-numeric DataFrame columns are named.
+
+Two scikit-learn habits spend privacy without saying so (docs/central-models.md, "With
+scikit-learn"); :func:`warn_privacy_habits`, called by every private ``fit``, warns about
+them with a :class:`~privest.errors.PrivacyHabitWarning`:
+
+* a data-dependent transformer (``StandardScaler``, ``MinMaxScaler``, ...) before a private
+  estimator in a ``Pipeline``: its fitted means, ranges or quantiles are read off the
+  private data and are not private; they also make the public bounds meaningless. Scale with
+  public bounds instead (a ``FunctionTransformer`` with constants);
+* ``GridSearchCV``, ``RandomizedSearchCV`` or cross-validation over a private estimator:
+  every fit is a new release from the same records, so k fits spend k times the guarantee
+  (basic composition, Dwork and Roth 2014, Thm 3.16). The warning names the total.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from privest.errors import PrivacyHabitWarning, ValidationError
+
+__all__ = [
+    "DATA_DEPENDENT_TRANSFORMERS",
+    "PrivateEstimatorMixin",
+    "validate_fit_data",
+    "validate_predict_data",
+    "warn_privacy_habits",
+]
+
+#: scikit-learn transformers whose fit reads statistics off the data (not private).
+DATA_DEPENDENT_TRANSFORMERS = (
+    "StandardScaler",
+    "MinMaxScaler",
+    "MaxAbsScaler",
+    "RobustScaler",
+    "QuantileTransformer",
+    "PowerTransformer",
+    "KBinsDiscretizer",
+    "SplineTransformer",
+    "SimpleImputer",
+    "KNNImputer",
+    "IterativeImputer",
+    "PCA",
+    "TruncatedSVD",
+)
+#: how many calling frames :func:`warn_privacy_habits` looks through
+_MAX_FRAMES = 60
+
+
+class PrivateEstimatorMixin:
+    """Tags of a private estimator: its fit is random, so scikit-learn's checks may expect
+    the same output from two fits only when ``random_state`` is fixed."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.non_deterministic = getattr(self, "random_state", None) is None
+        return tags
+
+
+def _numeric_frame(X: Any) -> None:
+    if isinstance(X, pd.DataFrame):
+        bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+        if bad:
+            raise ValidationError(
+                f"X: columns {bad} are not numeric; privest accepts numeric columns only "
+                "(encode categories as numbers first)"
+            )
+
+
+def _without_values(exc: Exception) -> Exception:
+    """Errors that quote data (numpy's conversion errors, scikit-learn's 1-D message, which
+    prints the array) are replaced by the same message without the values."""
+    text = str(exc)
+    if "could not convert" in text:
+        return ValidationError(
+            "X/y: cannot be read as numbers; pass numeric arrays or DataFrames (encode "
+            "categories as numbers first)"
+        )
+    if "array=" in text:
+        got = "a scalar" if "scalar" in text else "a 1-D array"
+        return ValidationError(
+            f"X: expected a 2-D array (records x attributes), got {got}. Reshape your data "
+            "either using X.reshape(-1, 1) if your data has a single feature or "
+            "X.reshape(1, -1) if it contains a single sample."
+        )
+    if isinstance(exc, ValueError) and not isinstance(exc, ValidationError):
+        return ValidationError(text)  # scikit-learn's message, privest's exception type
+    return exc
+
+
+def validate_fit_data(
+    estimator: Any, X: Any, y: Any, *, classifier: bool = False, reset: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` as float matrix and vector (labels kept as given for a classifier),
+    through ``validate_data``: sets ``n_features_in_`` and ``feature_names_in_`` (with
+    ``reset=False``, as ``partial_fit`` after the first call, checks them instead)."""
+    _numeric_frame(X)
+    try:
+        X, y = validate_data(
+            estimator, X, y, dtype=np.float64, y_numeric=not classifier, reset=reset
+        )
+    except (ValueError, TypeError) as exc:
+        raise _without_values(exc) from None
+    if classifier:
+        check_classification_targets(y)
+    return X, y
+
+
+def validate_predict_data(estimator: Any, X: Any, attribute: str | None = None) -> np.ndarray:
+    """``X`` for a fitted estimator: ``NotFittedError`` before ``fit``; the number, names
+    and order of the columns seen at fit (scikit-learn's checks and messages)."""
+    check_is_fitted(estimator, attribute)
+    _numeric_frame(X)
+    try:
+        return validate_data(estimator, X, dtype=np.float64, reset=False)
+    except (ValueError, TypeError) as exc:
+        raise _without_values(exc) from None
+
+
+def _callers() -> Iterator[tuple[Any, Any]]:
+    """(the frame's ``self`` or None, the frame) for the calling frames, innermost first."""
+    frame: Any = sys._getframe(2)
+    for _ in range(_MAX_FRAMES):
+        if frame is None:
+            return
+        yield frame.f_locals.get("self"), frame
+        frame = frame.f_back
+
+
+def _data_dependent(step: Any) -> list[str]:
+    """Names of the data-dependent transformers in a step (nested pipelines included)."""
+    if step is None or isinstance(step, str):
+        return []
+    found = [type(step).__name__] if type(step).__name__ in DATA_DEPENDENT_TRANSFORMERS else []
+    for attr in ("steps", "transformer_list", "transformers"):
+        for item in getattr(step, attr, None) or []:
+            found += _data_dependent(item[1])
+    return found
+
+
+def _pipeline_scalers(estimator: Any, owner: Any) -> list[str]:
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(owner, Pipeline):
+        return []
+    steps = [s for _, s in owner.steps]
+    idx = next((i for i, s in enumerate(steps) if s is estimator), None)
+    if idx is None:
+        return []
+    return [name for s in steps[:idx] for name in _data_dependent(s)]
+
+
+def _search_fits(owner: Any) -> tuple[int, bool] | None:
+    """How many fits a search makes (candidates x folds, + 1 refit), and whether its
+    candidates vary the privacy parameters (then each fit spends its own)."""
+    from sklearn.model_selection import GridSearchCV, ParameterGrid, RandomizedSearchCV
+
+    n_splits = getattr(owner, "n_splits_", None)
+    if isinstance(owner, GridSearchCV):
+        grid = owner.param_grid
+        n_candidates = len(ParameterGrid(grid))
+        keys = {k for g in (grid if isinstance(grid, list) else [grid]) for k in g}
+    elif isinstance(owner, RandomizedSearchCV):
+        n_candidates = int(owner.n_iter)
+        dists = owner.param_distributions
+        keys = {k for g in (dists if isinstance(dists, list) else [dists]) for k in g}
+    else:
+        return None
+    if n_splits is None:
+        return None
+    varies = any(k.split("__")[-1] in ("epsilon", "delta", "budget") for k in keys)
+    return n_candidates * int(n_splits) + int(bool(owner.refit)), varies
+
+
+def warn_privacy_habits(estimator: Any, epsilon: float, delta: float) -> None:
+    """Warn when this ``fit`` runs after a data-dependent transformer in a Pipeline, or
+    inside a model search or cross-validation (module docstring)."""
+    from sklearn.model_selection._search import BaseSearchCV
+
+    scalers: list[str] = []
+    search: Any = None
+    cross_validation = False
+    for owner, frame in _callers():
+        if isinstance(owner, PrivateEstimatorMixin) and owner is not estimator:
+            return  # a fit inside another private estimator's fit: that one warns
+        scalers += _pipeline_scalers(estimator, owner)
+        if isinstance(owner, BaseSearchCV):
+            search = owner
+            break
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            cross_validation = True
+    name = type(estimator).__name__
+    if scalers:
+        warnings.warn(
+            f"{name} is fitted after {', '.join(sorted(set(scalers)))} in a Pipeline: such a "
+            "transformer learns means, ranges or quantiles from the private data, which are "
+            "not private and make the public bounds meaningless. Scale with public bounds "
+            "instead (e.g. a FunctionTransformer with constants).",
+            PrivacyHabitWarning,
+            stacklevel=3,
+        )
+    if search is None and not cross_validation:
+        return
+    counted = _search_fits(search) if search is not None else None
+    what = type(search).__name__ if search is not None else "cross-validation"
+    if counted is None:
+        total = (
+            f"k fits on the same records spend (k x {epsilon:g}, k x {delta:g}) (basic composition)"
+        )
+    elif counted[1]:
+        total = (
+            f"its {counted[0]} fits on the same records spend the sum of their candidates' "
+            "(epsilon, delta) (basic composition)"
+        )
+    else:
+        fits = counted[0]
+        total = (
+            f"its {fits} fits on the same records spend (epsilon={fits * epsilon:g}, "
+            f"delta={min(fits * delta, 1.0):g}) in total (basic composition)"
+        )
+    budget = getattr(estimator, "budget", None)
+    warnings.warn(
+        f"{what} refits the private {name} once per candidate and fold: each fit spends "
+        f"(epsilon={epsilon:g}, delta={delta:g}), and {total}. "
+        + (
+            "Its budget is charged at every fit and refuses the fit that would exceed it."
+            if budget is not None
+            else "Pass budget=privest.Budget(...) to cap the total, or choose settings from "
+            "public information."
+        ),
+        PrivacyHabitWarning,
+        stacklevel=3,
+    )
