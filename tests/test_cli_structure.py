@@ -147,6 +147,7 @@ def test_help_examples_run(tmp_path, monkeypatch, capsys):
         example
         for module in COMMANDS[:6]  # reproduce and demo run for minutes; see test_cli.py
         for example in module.EXAMPLES
+        if "--engine dask" not in example  # needs the extra: tests/scale/test_release_cli.py
     ]
     examples += [e for e in cli.EXAMPLES if "demo" not in e and "--id-column" not in e]
     for example in examples:

@@ -22,7 +22,7 @@ import numpy as np
 RNGKind = Literal["secure", "seeded", "user"]
 _SPAWN_KEY = 0x70726976  # "priv"
 
-__all__ = ["RNGKind", "make_rng", "resolve_rng", "rng_kind"]
+__all__ = ["RNGKind", "make_rng", "partition_rng", "resolve_rng", "rng_kind"]
 
 
 class _SecureGenerator(np.random.Generator):
@@ -58,6 +58,21 @@ def make_rng(seed: int | None = None) -> np.random.Generator:
     # the same integer seeding both the data and the noise must not correlate them.
     bits = np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(_SPAWN_KEY,)))
     return _SeededGenerator(bits)
+
+
+def partition_rng(seed: int | None, index: int) -> np.random.Generator:
+    """The generator of partition ``index`` of a partitioned (e.g. Dask) release.
+
+    ``seed=None``: a fresh secure generator (its own 128-bit key from the operating system
+    of the machine that draws). An integer seed: PCG64 seeded by the ``index``-th child of
+    the seed's SeedSequence, so each partition has its own stream and the release depends on
+    the seed and the partition index only, never on which worker draws it or when.
+    """
+    if seed is None:
+        return make_rng()
+    make_rng(seed)  # the same checks of the seed
+    seq = np.random.SeedSequence(int(seed), spawn_key=(_SPAWN_KEY, int(index)))
+    return _SeededGenerator(np.random.PCG64(seq))
 
 
 def rng_kind(rng: np.random.Generator) -> RNGKind:

@@ -3,6 +3,8 @@
 The noised columns get zero-inflated Laplace noise; the other columns are stored exactly.
 ``--append`` adds records to an existing store with the store's mechanism; an id that was
 already released is refused (releasing it again would compose privacy loss).
+``--engine dask`` releases a Parquet file or folder out of core, one store part per
+partition, on a Dask cluster (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from privest.commands._common import (
     parse_bounds,
     read_csv,
 )
+from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.commands._zil import add_mechanism_arguments, mechanism_from_args
 from privest.errors import ValidationError
 
@@ -30,6 +33,8 @@ EXAMPLES = (
     "privest release more.csv --append --id-column id -o store   # refuses released ids",
     "privest release data.csv --columns age --bounds 18:90 --lam 0.5 --zero-prob 0.1 --clip "
     "--id-column id -o store-age",
+    'privest release big.parquet --engine dask --workers 2 --bounds "age=18:90" --lam 0.5 '
+    "--zero-prob 0.1 --id-column id -o big-store   # out of core (privest[dask])",
 )
 
 
@@ -42,7 +47,9 @@ def add_parser(sub: Any) -> None:
         description=__doc__,
         examples=EXAMPLES,
     )
-    p.add_argument("input", help="CSV file of raw records")
+    p.add_argument(
+        "input", help="CSV file of raw records (with --engine dask: a Parquet file or folder)"
+    )
     add_mechanism_arguments(p)
     p.add_argument(
         "--columns",
@@ -67,17 +74,26 @@ def add_parser(sub: Any) -> None:
         help="the epsilon at which --budget is charged (the release is (eps, delta(eps))-DP "
         "for every eps; default: --epsilon when it calibrates lam)",
     )
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, console: Any) -> None:
     """Release ``args.input`` into the store ``args.output``."""
+    with dask_engine(args):
+        _run(args, console)
+
+
+def _run(args: argparse.Namespace, console: Any) -> None:
     from privest.release.store import read_manifest
-    from privest.release.zil import ZILMechanism
+    from privest.release.zil import ZILMechanism, ZILRelease
     from privest.rng import make_rng
 
     text = [args.id_column] if args.id_column else []
-    names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
+    if args.engine == "dask":
+        names = _parquet_columns(args.input)
+    else:
+        names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
     if args.id_column:
         if args.id_column not in names:
             raise ValidationError(f"--id-column: {args.id_column!r} is not a column of the input")
@@ -127,13 +143,29 @@ def run(args: argparse.Namespace, console: Any) -> None:
         mechanism="zil",
         epsilon=args.budget_epsilon if args.budget_epsilon is not None else mech.target_epsilon,
     )
-    df = read_csv(args.input, args.sep, text_columns=text)
-    ids = df.pop(args.id_column).to_numpy() if args.id_column else None
-    rel = mech.release(df, rng=make_rng(args.seed), ids=ids)
-    rel.save(args.output, append=args.append)
-    console.print(rel.summary())
+    if args.engine == "dask":
+        rel = mech.release(
+            args.input, rng=args.seed, ids=args.id_column, store=args.output, append=args.append
+        )
+    else:
+        df = read_csv(args.input, args.sep, text_columns=text)
+        ids = df.pop(args.id_column).to_numpy() if args.id_column else None
+        rel = mech.release(df, rng=make_rng(args.seed), ids=ids)
+        rel.save(args.output, append=args.append)
+    console.print(ZILRelease.summary(rel))  # the same report for a DaskRelease
     console.print(f"written to {args.output}" + (" (appended)" if args.append else ""))
     console.print(rel.guarantee.summary())
+
+
+def _parquet_columns(path: str) -> list[str]:
+    """The column names of a Parquet file or folder (read from its metadata only)."""
+    from pathlib import Path
+
+    import dask.dataframe as dd
+
+    if not Path(path).exists():
+        raise ValidationError(f"input: {path!r} does not exist")
+    return [str(c) for c in dd.read_parquet(path).columns]
 
 
 def _resolution(spec: str | None) -> Any:

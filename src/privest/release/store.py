@@ -355,6 +355,26 @@ def save_release(
 
 
 def _create(rel, frame, mech, path: Path, timeout: float) -> None:
+    with begin_write(path, append=False, timeout=timeout):
+        _write_new_store(rel, frame, mech, path)
+
+
+@contextmanager
+def begin_write(path: Path, *, append: bool, timeout: float = LOCK_TIMEOUT) -> Iterator[Any]:
+    """Hold the store's lock for one write; yield its manifest (append) or ``None`` (new).
+
+    A new store's folder is made here (and must hold nothing but a crashed creation's
+    leftovers); what dead writers left is removed first. If the body raises, whatever a
+    new store got is removed again (the parts of an append are unlisted, so harmless).
+    """
+    if append:
+        if not (path / MANIFEST).is_file():
+            read_manifest(path)  # raises the "no release store" error
+        with _locked(path, timeout):
+            meta = read_manifest(path)
+            _clean(path, {p["file"] for p in meta["parts"]})
+            yield meta
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         path.mkdir()
@@ -374,68 +394,85 @@ def _create(rel, frame, mech, path: Path, timeout: float) -> None:
                 f"store: {str(path)!r} is a folder with other files; choose a new path"
             )
         _clean(path, set())
+        (path / "parts").mkdir(exist_ok=True)
         try:
-            _write_new_store(rel, frame, mech, path)
+            yield None
         except BaseException:
             _clean(path, set())  # nothing half-written stays behind
             raise
 
 
-def _write_new_store(rel, frame, mech, path: Path) -> None:
-    """The first part and the manifest of a new store (under its lock)."""
+def commit_parts(
+    path: Path, meta: dict[str, Any] | None, mech: dict[str, Any], entries: list[dict[str, Any]]
+) -> None:
+    """Replace the manifest by ``meta`` (``None``: a new store of ``mech``) plus the part
+    ``entries`` (already written and fsynced under their final names), under the lock."""
     from privest.accounting.zil_guarantee import ZILGuarantee
 
-    (path / "parts").mkdir(exist_ok=True)
-    sha = _write_part(frame, path / "parts", 0)
-    meta = {
-        "format": FORMAT,
-        "version": VERSION,
-        "mechanism": mech,
-        "mechanism_sha256": _digest(mech),
-        "guarantee": ZILGuarantee(mech["lam"], mech["zero_prob"], len(mech["columns"])).to_dict(),
-        "parts": [_part_entry(rel, sha, 0)],
-        "n_rows": int(rel.n),
-    }
+    if meta is None:
+        meta = {
+            "format": FORMAT,
+            "version": VERSION,
+            "mechanism": mech,
+            "mechanism_sha256": _digest(mech),
+            "guarantee": ZILGuarantee(
+                mech["lam"], mech["zero_prob"], len(mech["columns"])
+            ).to_dict(),
+            "parts": [],
+            "n_rows": 0,
+        }
+    meta["parts"].extend(entries)
+    meta["n_rows"] += sum(int(e["rows"]) for e in entries)
     write_json_atomic(path / MANIFEST, meta)
 
 
+def _write_new_store(rel, frame, mech, path: Path) -> None:
+    """The first part and the manifest of a new store (under its lock)."""
+    sha = _write_part(frame, path / "parts", 0)
+    commit_parts(path, None, mech, [_part_entry(rel, sha, 0)])
+
+
 def _append(rel, frame, mech, path: Path, timeout: float) -> None:
-    if not (path / MANIFEST).is_file():
-        read_manifest(path)  # raises the "no release store" error
-    with _locked(path, timeout):
-        meta = read_manifest(path)
-        old = meta["mechanism"]
-        for key in ("lam", "zero_prob", "bounds", "columns", "column_names", "resolution"):
-            if old[key] != mech[key]:
-                raise StoreError(
-                    f"store: cannot append: {key} is {mech[key]!r} but the store has "
-                    f"{old[key]!r}; every record of a store must come from the same mechanism"
-                )
-        if old["id_type"] != mech["id_type"]:
-            raise StoreError(
-                f"store: cannot append: the batch's ids are {mech['id_type'] or 'absent'} but "
-                f"the store's are {old['id_type'] or 'absent'}; one id type per store"
-            )
-        kinds = {p["randomness"] for p in meta["parts"]}
-        if kinds == {"secure"} and rel.randomness != "secure":
-            raise StoreError(
-                f"store: cannot append a {rel.randomness} release to a store of secure "
-                "releases; release with secure randomness (rng=None, or omit --seed)"
-            )
+    with begin_write(path, append=True, timeout=timeout) as meta:
+        check_append(meta, mech, rel.randomness)
         if rel.ids is not None:
             seen = np.intersect1d(_existing_ids(path, meta), rel.ids)
             if seen.size:
-                raise DuplicateRecordError(
-                    f"ids: some records of this batch were already released (e.g. id "
-                    f"{str(seen[0])!r}, published in the store); releasing a record again "
-                    "composes its privacy loss, so the batch is refused"
-                )
-        _clean(path, {p["file"] for p in meta["parts"]})
+                raise duplicate_error(seen[0])
         index = len(meta["parts"])
         sha = _write_part(frame, path / "parts", index)
-        meta["parts"].append(_part_entry(rel, sha, index))
-        meta["n_rows"] += int(rel.n)
-        write_json_atomic(path / MANIFEST, meta)
+        commit_parts(path, meta, mech, [_part_entry(rel, sha, index)])
+
+
+def check_append(meta: dict[str, Any], mech: dict[str, Any], randomness: str) -> None:
+    """Refuse a batch whose mechanism, id type or randomness does not fit the store."""
+    old = meta["mechanism"]
+    for key in ("lam", "zero_prob", "bounds", "columns", "column_names", "resolution"):
+        if old[key] != mech[key]:
+            raise StoreError(
+                f"store: cannot append: {key} is {mech[key]!r} but the store has "
+                f"{old[key]!r}; every record of a store must come from the same mechanism"
+            )
+    if old["id_type"] != mech["id_type"]:
+        raise StoreError(
+            f"store: cannot append: the batch's ids are {mech['id_type'] or 'absent'} but "
+            f"the store's are {old['id_type'] or 'absent'}; one id type per store"
+        )
+    kinds = {p["randomness"] for p in meta["parts"]}
+    if kinds == {"secure"} and randomness != "secure":
+        raise StoreError(
+            f"store: cannot append a {randomness} release to a store of secure "
+            "releases; release with secure randomness (rng=None, or omit --seed)"
+        )
+
+
+def duplicate_error(published: Any) -> DuplicateRecordError:
+    """The refusal of a batch holding ``published``, an id the store has released."""
+    return DuplicateRecordError(
+        f"ids: some records of this batch were already released (e.g. id "
+        f"{str(published)!r}, published in the store); releasing a record again "
+        "composes its privacy loss, so the batch is refused"
+    )
 
 
 def _store_randomness(kinds: set[str]) -> str:

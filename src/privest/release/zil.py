@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,9 @@ from privest.validation import (
     check_positive,
     check_probability,
 )
+
+if TYPE_CHECKING:
+    from privest.scale import DaskRelease
 
 __all__ = ["ZILMechanism", "ZILRelease", "output_grid", "zil_copies"]
 
@@ -370,7 +373,9 @@ class ZILMechanism(Mechanism):
         budget: Any = None,
         budget_epsilon: float | None = None,
         label: str = "ZIL release",
-    ) -> ZILRelease:
+        store: str | Path | None = None,
+        append: bool = False,
+    ) -> ZILRelease | DaskRelease:
         """Release ``X`` (array or DataFrame) once: Algorithm 1, steps 1 and 2.
 
         ``rng=None`` draws from a secure generator (:func:`privest.make_rng`); pass a
@@ -381,8 +386,32 @@ class ZILMechanism(Mechanism):
         ``budget`` (a :class:`~privest.Budget`) is charged before ``X`` is read, at the
         point ``(budget_epsilon, delta(budget_epsilon))`` of the individual-unit curve
         (default: the epsilon the mechanism was calibrated for).
+
+        Out of core (docs/scale-out.md): with ``store=`` a Dask DataFrame or a Parquet path
+        ``X`` is released partition by partition on the current Dask scheduler straight into
+        the store (``append=True`` adds to it); ``ids`` is then the name of the id column,
+        ``rng`` a seed or ``None``, and the result a :class:`~privest.scale.DaskRelease`.
         """
         from privest.accounting.budget import charge
+
+        if store is not None:
+            from privest.scale.release import release_to_store
+
+            return release_to_store(
+                self,
+                X,
+                store,
+                rng=rng,
+                id_column=ids,
+                append=append,
+                budget=budget,
+                budget_epsilon=budget_epsilon,
+                label=label,
+            )
+        if isinstance(X, (str, Path)) or type(X).__module__.startswith("dask"):
+            raise ValidationError(
+                "X: a Dask DataFrame or a Parquet path is released into a store: pass store="
+            )
 
         charge(
             budget,
