@@ -66,10 +66,10 @@ def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {k: a[k] + b[k] for k in a}
 
 
-def _tree_sum(parts: list[Any]) -> Any:
-    """Pairwise sums as delayed tasks: the reduction runs on the cluster."""
+def _tree_sum(parts: list[Any], combine: Any = None) -> Any:
+    """Pairwise sums (or ``combine``) as delayed tasks: the reduction runs on the cluster."""
     while len(parts) > 1:
-        add = dask.delayed(_add, pure=True)
+        add = dask.delayed(combine or _add, pure=True)
         pairs = [parts[i : i + 2] for i in range(0, len(parts), 2)]
         parts = [add(*pair) if len(pair) == 2 else pair[0] for pair in pairs]
     return parts[0]
