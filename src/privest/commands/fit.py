@@ -27,7 +27,7 @@ EXAMPLES = (
     "--conf-level 0.9 --format json",
     "privest fit store --model logistic --target label --features x1,x2 --theta-bounds=-20:20 "
     "-o fit.json",
-    "privest fit big-store --engine dask --workers 2 --model logistic --target label",
+    "privest fit store --engine dask --model logistic --target label --features x1,x2",
 )
 
 

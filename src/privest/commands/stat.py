@@ -36,8 +36,6 @@ EXAMPLES = (
     "privest stat data.csv --column income --stat quantile:0.9 --epsilon 1 --bounds 0:200 "
     "--mechanism inverse_sensitivity -o q90.json",
     "privest stat data.csv --column age --stat count --where 18:65 --epsilon 1 --format csv",
-    "privest stat big.parquet --engine dask --workers 2 --column age --stat median --epsilon 1 "
-    "--bounds 0:120",
 )
 
 
