@@ -56,6 +56,19 @@ def test_fit_equals_in_memory_fit(client, release, est, target):
     assert str(dsk.summary()).count("\n") == str(mem.summary()).count("\n")
 
 
+def test_large_data_path_polishes_a_chunk_fit(client, release, monkeypatch):
+    """Above SUBSAMPLE_ABOVE records the starts run on one chunk; Newton on all records
+    then reaches the in-memory minimiser (same tolerance)."""
+    import privest.scale.fit as dask_fit
+
+    monkeypatch.setattr(dask_fit, "SUBSAMPLE_ABOVE", 1000)
+    mem = pv.DRLogisticRegression().fit(release, "y")
+    dsk = pv.DRLogisticRegression().fit(DaskRelease.from_release(release, chunk_rows=1300), "y")
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=1e-8, atol=0)
+    assert dsk.passes_ < 10  # the starts cost no pass over all records
+
+
 def test_equality_check_can_fail(client, release):
     """Control: moving one released value by 0.5 moves the fit far beyond 1e-8."""
     x1 = np.array(release.x1)

@@ -8,7 +8,10 @@ tree reduction, so only numbers, p-vectors and p x p matrices reach the client, 
 record. The solver is the in-memory one: :func:`~privest.learn.batched.paths.corrected_newton`
 (naive -> SDR -> DR from both starts) over :func:`~privest.learn.batched.newton.newton_box`,
 with a problem object whose every evaluation is one pass over the chunks (value, gradient
-and Hessian together, so an accepted Newton step costs one pass). See docs/scale-out.md.
+and Hessian together, so an accepted Newton step costs one pass). Above
+:data:`~privest.learn.estimators.SUBSAMPLE_ABOVE` records, as in memory, the multi-start
+strategy runs on a part of the data (the largest chunk, on its worker) and Newton on all
+records polishes its estimate. See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import dask
 import numpy as np
 
 from privest.errors import ValidationError
+from privest.learn.batched.newton import newton_box
 from privest.learn.design import AnalysisData, analysis_data
+from privest.learn.estimators import SUBSAMPLE_ABOVE
 from privest.learn.inference import IndefiniteHessianError, sandwich
 from privest.learn.losses import Loss
 from privest.learn.objective import CorrectedObjective
@@ -175,6 +180,29 @@ def _check_supported(est: Any, loss: Loss) -> None:
         )
 
 
+def _chunk_fit(x1: np.ndarray, x2: np.ndarray, spec: dict[str, Any], est: Any, box) -> tuple:
+    """The in-memory fit's multi-start strategy on one chunk's records (on its worker)."""
+    obj = _chunk_objective(x1, x2, spec, est.method)
+    sol = est._solve(obj, spec["loss"], obj.data, box)
+    return sol.theta, sol.starts
+
+
+def _polish_from_chunk(
+    est: Any, release: DaskRelease, target: DaskObjective, box: np.ndarray
+) -> Solution:
+    """Large data, as in memory: the multi-start strategy runs where the largest chunk is
+    (only its estimate, a p-vector, comes back), then Newton on all records from it."""
+    sizes = release.x1.chunks[0]
+    k = int(np.argmax(sizes))
+    b1, b2 = target.blocks[k]
+    spec = dask.delayed(target.spec, traverse=False)
+    theta, starts = dask.compute(dask.delayed(_chunk_fit)(b1, b2, spec, est, box))[0]
+    fit = newton_box(_BatchOfOne(target), theta[None], box[:, 0], box[:, 1])
+    sol = _finish(_newton_solution(fit), box)
+    sol.starts = starts
+    return sol
+
+
 def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
     """Fit the estimator ``est`` (a :class:`~privest.learn.estimators.DRMEstimator`) on a
     Dask-backed release: the in-memory strategy (naive -> SDR -> DR from the naive and SDR
@@ -196,12 +224,15 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
         objs[est.method] = DaskObjective(loss, release, est.method, y, est.features)
     target = objs[est.method]
     box = est._box(target.p)
-    theta0 = np.clip(loss.initial_theta(head.d), box[:, 0], box[:, 1])[None]
-    fits, _ = corrected_newton(
-        lambda m: _BatchOfOne(objs[m]), [est.method], theta0, box[:, 0], box[:, 1], sdr_start
-    )
-    sol: Solution = _finish(_newton_solution(fits[est.method]), box)
-    sol.starts = 2 if est.method == "dr" and sdr_start else 1
+    if release.n > SUBSAMPLE_ABOVE:
+        sol = _polish_from_chunk(est, release, target, box)
+    else:
+        theta0 = np.clip(loss.initial_theta(head.d), box[:, 0], box[:, 1])[None]
+        fits, _ = corrected_newton(
+            lambda m: _BatchOfOne(objs[m]), [est.method], theta0, box[:, 0], box[:, 1], sdr_start
+        )
+        sol = _finish(_newton_solution(fits[est.method]), box)
+        sol.starts = 2 if est.method == "dr" and sdr_start else 1
     sol.solver = "Newton on partition sums (Dask)"
     if not sol.converged:
         warnings.warn(
