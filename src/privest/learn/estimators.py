@@ -234,7 +234,13 @@ class DRMEstimator(BaseEstimator):
         return self
 
     def _set_solution(
-        self, loss: Loss, sol: Solution, ad: AnalysisData, n: int, box: np.ndarray, guarantee
+        self,
+        loss: Loss,
+        sol: Solution,
+        ad: AnalysisData,
+        n: int,
+        box: np.ndarray,
+        guarantee: Any,
     ) -> None:
         """Record the fit (``ad`` gives the names; ``n`` the number of records)."""
         names = loss.param_names(list(ad.feature_names))

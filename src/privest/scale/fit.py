@@ -17,6 +17,7 @@ records polishes its estimate. See docs/scale-out.md.
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -116,6 +117,7 @@ class DaskObjective:
         self.header: AnalysisData = _chunk_objective(empty, empty, self.spec, method).data
         self.p = loss.n_params(self.header.d)
         self.passes = 0
+        self.seconds = 0.0  # wall time of the passes
         self._cached: tuple[np.ndarray, tuple] | None = None
 
     def _reduce(self, theta: np.ndarray, what: str) -> dict[str, Any]:
@@ -124,8 +126,11 @@ class DaskObjective:
             dask.delayed(_chunk_sums, pure=True)(b1, b2, spec, self.method, theta, what)
             for b1, b2 in self.blocks
         ]
+        start = time.perf_counter()
+        out = dask.compute(_tree_sum(tasks))[0]
         self.passes += 1
-        return dask.compute(_tree_sum(tasks))[0]
+        self.seconds += time.perf_counter() - start
+        return out
 
     def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Mean value, gradient (p,) and symmetric Hessian (p, p) at ``theta``."""
@@ -241,7 +246,6 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
             stacklevel=3,
         )
     est._set_solution(loss, sol, head, release.n, box, release.guarantee)
-    est.passes_ = sum(o.passes for o in objs.values())
     cov = None
     est.inference_ = est.inference
     if est.inference == "sandwich":
@@ -254,5 +258,8 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
                 f"{exc}; the bootstrap is not available out of core: fit in memory"
             ) from None
         est.hessian_, est.score_cov_ = v, a
+    # diagnostics: passes over all records (the standard errors' included) and their time
+    est.passes_ = sum(o.passes for o in objs.values())
+    est.pass_seconds_ = sum(o.seconds for o in objs.values())
     est._set_results(cov, head, sol)
     return est
