@@ -6,9 +6,10 @@ then fits ``DRLogisticRegression`` on ``load_release(store, engine="dask")`` on 
 of ``--workers`` worker processes (one thread each). Reports the time to read and check the
 parts into the workers' memory, the fit time, the time of the starts (the in-memory
 multi-start strategy on the largest chunk, on its worker), the number of passes over all
-records (one per accepted Newton step, one for the scores) and the time per pass. Baseline, same run: the in-memory fit of
-the same store (``--baseline-rows``: only its first parts, the time scaled by n), and the
-largest coefficient and SE difference between the two fits where both ran on all records.
+records (one per accepted Newton step, one for the scores) and the time per pass.
+Baseline, same run: the in-memory fit of the same store (``--baseline-rows``: only its
+first parts, the time scaled by n), and the largest coefficient and SE difference between
+the two fits where both ran on all records.
 
     python benchmarks/bench_dask_fit.py [--sizes 1e6 1e7] [--workers 2] [--part-rows 2.5e5]
         [--baseline-rows 1e7] [--memory-limit 4GB] [--workdir DIR]
@@ -122,7 +123,7 @@ def main() -> None:
             n_workers=args.workers,
             threads_per_worker=1,
             memory_limit=args.memory_limit,
-            dashboard_address=None,
+            dashboard_address=":0",
         ) as cluster,
         Client(cluster) as client,
     ):

@@ -18,7 +18,7 @@ def client():
     # in-process workers start in 0.1 s (worker processes: seconds); the CLI test uses those
     with (
         LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
         ) as cluster,
         Client(cluster) as c,
     ):
