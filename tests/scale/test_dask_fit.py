@@ -1,6 +1,7 @@
 """Fits of a Dask-backed release on a LocalCluster equal the in-memory fits of that release."""
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -85,3 +86,35 @@ def test_refusals(release):
         pv.DRLogisticRegression().fit(drel, np.zeros(release.n))
     with pytest.raises(ValidationError, match="bootstrap"):
         pv.DRLogisticRegression(inference="bootstrap").fit(drel, "y")
+
+
+def test_iwp_sgd_streams_partitions_like_partial_fit_in_memory(client):
+    import dask.array as da
+
+    from privest.scale.fit import partial_fit_stream
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (4000, 3))
+    ex = pv.release_examples(
+        x,
+        (x.sum(axis=1) > 0).astype(int),
+        epsilon_x=2.0,
+        epsilon_y=2.0,
+        delta=1e-5,
+        bounds=(-1, 1),
+        rng=1,
+    )
+    est = pv.IWPSGDClassifier(loss="logistic", random_state=0)
+    mem, back = clone(est), clone(est)
+    with warnings.catch_warnings():  # few records: IWP-SGD may warn about convergence
+        warnings.simplefilter("ignore")
+        for s in range(0, 4000, 1000):
+            mem.partial_fit(dataclasses.replace(ex, X=ex.X[s : s + 1000], y=ex.y[s : s + 1000]))
+        for s in range(3000, -1, -1000):  # control: another order gives another fit
+            back.partial_fit(dataclasses.replace(ex, X=ex.X[s : s + 1000], y=ex.y[s : s + 1000]))
+        got = partial_fit_stream(
+            est, ex, da.from_array(ex.X, chunks=(1000, 3)), da.from_array(ex.y, chunks=1000)
+        )
+    np.testing.assert_array_equal(got.coef_, mem.coef_)
+    assert not np.array_equal(back.coef_, mem.coef_)
+    assert not hasattr(est, "coef_")  # the estimator passed is left unfitted

@@ -36,7 +36,7 @@ from privest.learn.solvers import ConvergenceWarning, Solution, _finish, _newton
 from privest.release.zil import ZILRelease
 from privest.scale.dask_release import DaskRelease, _metadata
 
-__all__ = ["DaskObjective", "fit_dask"]
+__all__ = ["DaskObjective", "fit_dask", "partial_fit_stream"]
 
 
 def _chunk_objective(
@@ -263,3 +263,30 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
     est.pass_seconds_ = sum(o.seconds for o in objs.values())
     est._set_results(cov, head, sol)
     return est
+
+
+def _partial_fit_part(est: Any, x: np.ndarray, y: np.ndarray, template: Any, kwargs: dict) -> Any:
+    """One ``partial_fit`` of ``est`` on a partition's examples (on the partition's worker)."""
+    est.partial_fit(dataclasses.replace(template, X=x, y=y), **kwargs)
+    return est
+
+
+def partial_fit_stream(est: Any, examples: Any, X: Any, y: Any, **kwargs: Any) -> Any:
+    """Stream the partitions of a Dask-held example release through ``est.partial_fit``
+    (IWP-SGD, paper 004, Alg. 1): ``X`` (n, p) and ``y`` (n,) are Dask arrays chunked
+    alike by rows; ``examples`` a :class:`~privest.release.examples.PrivateExamples` of the
+    same release giving its public parameters (its own X and y are not read). The estimator
+    travels from partition to partition as a chain of tasks, each run where its partition
+    is; the records never leave the workers. Returns the fitted estimator (a copy: the
+    one passed is not changed); the same as calling ``partial_fit`` on the partitions in
+    order in memory."""
+    import copy
+
+    xs, ys = X.to_delayed().ravel(), y.to_delayed().ravel()
+    if len(xs) != len(ys) or X.chunks[0] != y.chunks[0]:
+        raise ValidationError("X, y: must be Dask arrays chunked alike by rows")
+    template = dataclasses.replace(examples, X=np.zeros((0, X.shape[1])), y=np.zeros(0))
+    state: Any = copy.deepcopy(est)
+    for xb, yb in zip(xs, ys, strict=True):
+        state = dask.delayed(_partial_fit_part, pure=False)(state, xb, yb, template, kwargs)
+    return dask.compute(state)[0]
