@@ -3,7 +3,8 @@
 The corrected loss (--method dr, sdr, sl) removes the bias of the ZIL noise; the table
 gives each parameter's estimate, standard error, z, p-value and confidence interval.
 -o/--format write it as CSV or JSON (keys parameter, coef, std_err, z, p_value, ci_lower,
-ci_upper).
+ci_upper). ``--engine dask`` fits out of core on a Dask cluster, the store's parts read by
+the workers (smooth losses: logistic, linear; docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 from typing import Any
 
 from privest.commands._common import add_command, add_table_output, emit_table, parse_bounds
+from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.errors import ValidationError
 
 __all__ = ["MODELS", "add_parser", "run"]
@@ -25,6 +27,7 @@ EXAMPLES = (
     "--conf-level 0.9 --format json",
     "privest fit store --model logistic --target label --features x1,x2 --theta-bounds=-20:20 "
     "-o fit.json",
+    "privest fit store --engine dask --model logistic --target label --features x1,x2",
 )
 
 
@@ -63,6 +66,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=None, help="seed for bootstrap / extra draws")
     add_table_output(p, "the coefficient table")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -130,8 +134,9 @@ def run(args: argparse.Namespace, console: Any) -> None:
     """Fit on the store and print (and write) the coefficient table."""
     from privest.release.store import load_release
 
-    release = load_release(args.store)
-    est = _estimator(args).fit(release, args.target)
+    with dask_engine(args):
+        release = load_release(args.store, engine=args.engine)
+        est = _estimator(args).fit(release, args.target)
     summary = est.results_.summary(alpha=1.0 - args.conf_level)
     emit_table(
         args,

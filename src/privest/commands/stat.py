@@ -6,6 +6,8 @@ Laplace for mean, sum, count and variance; all float-safe). Prints
 the private value and its guarantee; -o/--format write it as a one-row table (keys column,
 statistic, value, mechanism, guarantee, epsilon, n, randomness). Without --seed the noise
 comes from the secure generator (a real release); --seed is for experiments only.
+``--engine dask`` reads a Parquet file or folder out of core on a Dask cluster: the same
+mechanism and, for the same --seed, the same release (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from privest.commands._common import (
     parse_pair,
     read_csv,
 )
+from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.errors import ValidationError
 
 __all__ = ["add_parser", "run"]
@@ -47,7 +50,7 @@ def add_parser(sub: Any) -> None:
         description=__doc__,
         examples=EXAMPLES,
     )
-    p.add_argument("input", help="CSV file")
+    p.add_argument("input", help="CSV file (with --engine dask: a Parquet file or folder)")
     p.add_argument("--column", required=True, help="column name")
     p.add_argument(
         "--stat",
@@ -81,6 +84,7 @@ def add_parser(sub: Any) -> None:
     add_seed_argument(p)
     add_budget_argument(p)
     add_table_output(p, "the statistic")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -122,6 +126,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
         label=f"stat {mech.label} of {args.column!r} in {args.input}",
         mechanism="auto" if by_n else mech.name,
     )
+    if args.engine == "dask":
+        return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
     df = read_csv(args.input, args.sep)
     if args.column not in df.columns:
         raise ValidationError(
@@ -144,8 +150,42 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     return mech.release(col.astype(float) if name == "count" else col, make_rng(args.seed)), col
 
 
+def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> Any:
+    """The release of a Parquet column on the Dask cluster (privest.scale.stats)."""
+    import dask.dataframe as dd
+
+    from privest.rng import make_rng
+    from privest.scale.stats import private_statistic_dask
+
+    if args.diagnostics:
+        raise ValidationError("--diagnostics reads the data into memory; not with --engine dask")
+    try:
+        col = dd.read_parquet(args.input, columns=[args.column])[args.column]
+    except (KeyError, ValueError) as exc:
+        raise ValidationError(
+            f"--column: cannot read {args.column!r} from {args.input} ({exc})"
+        ) from None
+    if where is not None:
+        lo, hi = where
+        col = col.map_partitions(lambda s: ((s >= lo) & (s <= hi)).astype(float))
+    return private_statistic_dask(
+        col,
+        mech._spec,
+        epsilon=args.epsilon,
+        bounds=mech.bounds if mech.statistic != "count" else None,
+        mechanism=args.mechanism,
+        rng=make_rng(args.seed),
+        clip=args.clip,
+    )
+
+
 def run(args: argparse.Namespace, console: Any) -> None:
     """Release the statistic; print (and write) it with its guarantee."""
+    with dask_engine(args):
+        _run(args, console)
+
+
+def _run(args: argparse.Namespace, console: Any) -> None:
     from privest.models.statistics import statistic_mechanism
     from privest.rng import randomness_note
 

@@ -17,6 +17,7 @@ over a compact box and reports sandwich (or bootstrap) standard errors and Wald 
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -60,6 +61,12 @@ DEFAULT_THETA_BOUND = 10.0
 #: Above this many records, multi-start runs on an evenly spaced subsample first.
 SUBSAMPLE_ABOVE = 200_000
 SUBSAMPLE_SIZE = 50_000
+
+
+def _is_dask_release(data: Any) -> bool:
+    """Whether ``data`` is a :class:`~privest.scale.DaskRelease` (without importing Dask)."""
+    mod = sys.modules.get("privest.scale.dask_release")
+    return mod is not None and isinstance(data, mod.DaskRelease)
 
 
 class BoundaryWarning(UserWarning):
@@ -186,13 +193,21 @@ class DRMEstimator(BaseEstimator):
 
     # --------------------------------------------------------------------- fit
     def fit(self, data: Any, y: Any = None) -> DRMEstimator:
-        """Fit on a release (or raw data when ``method="oracle"``); ``y`` a column or array."""
+        """Fit on a release (or raw data when ``method="oracle"``); ``y`` a column or array.
+
+        A :class:`~privest.scale.DaskRelease` is fitted out of core on its cluster
+        (:func:`privest.scale.fit.fit_dask`, docs/scale-out.md).
+        """
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r} is not one of {METHODS}")
         if self.inference not in ("sandwich", "bootstrap", "none"):
             raise ValidationError(
                 f"inference: {self.inference!r}; use 'sandwich', 'bootstrap' or 'none'"
             )
+        if _is_dask_release(data):
+            from privest.scale.fit import fit_dask
+
+            return fit_dask(self, data, y)
         loss = self._make_loss()
         ad = self._data(data, y)
         rng = (
@@ -203,23 +218,9 @@ class DRMEstimator(BaseEstimator):
         obj = CorrectedObjective(loss, ad, self.method, self.n_draws, rng)
         box = self._box(obj.p)
         sol = self._solve(obj, loss, ad, box)
-        names = loss.param_names(list(ad.feature_names))
-        self._check_boundary(sol, names, box, ad)
-        self.loss_ = loss
-        self.solution_: Solution = sol
-        self.coef_ = sol.theta
-        self.param_names_ = names
-        self.feature_names_ = list(ad.feature_names)
-        self.n_features_in_ = ad.d
-        if self.method != "oracle" or isinstance(data, pd.DataFrame):
-            self.feature_names_in_ = np.asarray(ad.feature_names, dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.at_bound_ = sol.at_bound
-        self.converged_ = sol.converged
-        self.objective_ = sol.objective
-        self.n_ = ad.n
-        self.guarantee_ = None if self.method == "oracle" else data.guarantee
+        guarantee = None if self.method == "oracle" else data.guarantee
+        named = self.method != "oracle" or isinstance(data, pd.DataFrame)
+        self._set_solution(loss, sol, ad, ad.n, box, guarantee, named)
         cov = None
         self.inference_ = self.inference
         if self.inference == "sandwich":
@@ -233,30 +234,63 @@ class DRMEstimator(BaseEstimator):
             cov, self.bootstrap_draws_ = bootstrap_cov(
                 obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng
             )
+        self._set_results(cov, ad, sol)
+        return self
+
+    def _set_solution(
+        self,
+        loss: Loss,
+        sol: Solution,
+        ad: AnalysisData,
+        n: int,
+        box: np.ndarray,
+        guarantee: Any,
+        named: bool = True,
+    ) -> None:
+        """Record the fit (``ad`` gives the names; ``n`` the number of records;
+        ``named``: the columns have names, ``feature_names_in_``, as a release's do)."""
+        names = loss.param_names(list(ad.feature_names))
+        self._check_boundary(sol, names, box, n)
+        self.loss_ = loss
+        self.solution_: Solution = sol
+        self.coef_ = sol.theta
+        self.param_names_ = names
+        self.feature_names_ = list(ad.feature_names)
+        self.n_features_in_ = ad.d
+        if named:
+            self.feature_names_in_ = np.asarray(ad.feature_names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.at_bound_ = sol.at_bound
+        self.converged_ = sol.converged
+        self.objective_ = sol.objective
+        self.n_ = n
+        self.guarantee_ = guarantee
+
+    def _set_results(self, cov: np.ndarray | None, ad: AnalysisData, sol: Solution) -> None:
+        """The results table of a recorded fit (after :meth:`_set_solution`)."""
+        names = self.param_names_
         self.cov_ = cov
         self.results_ = FitResults(
             params=pd.Series(sol.theta, index=pd.Index(names, name="parameter"), name="coef"),
             cov=cov,
             on_bound=pd.Series(sol.at_bound, index=pd.Index(names, name="parameter")),
-            nobs=ad.n,
+            nobs=self.n_,
             method=self.method,
             inference=self.inference_,
             converged=sol.converged,
-            model=f"{type(self).__name__} (loss {loss.name})",
+            model=f"{type(self).__name__} (loss {self.loss_.name})",
             target=ad.target_name,
             guarantee=self.guarantee_,
             notes=self._notes(ad, sol),
         )
         self.stderr_ = self.results_.bse.to_numpy()
         self._set_classes(ad)
-        return self
 
     def _set_classes(self, ad: AnalysisData) -> None:
         """Classifiers set ``classes_`` from the fitted response (post-processing)."""
 
-    def _check_boundary(
-        self, sol: Solution, names: list[str], box: np.ndarray, ad: AnalysisData
-    ) -> None:
+    def _check_boundary(self, sol: Solution, names: list[str], box: np.ndarray, n: int) -> None:
         """Raise when most parameters sit on the box; warn when some do."""
         k, p = int(sol.at_bound.sum()), sol.at_bound.size
         if k == 0:
@@ -267,7 +301,7 @@ class DRMEstimator(BaseEstimator):
                 f"{k} of {p} parameters ended on the parameter box theta_bounds "
                 f"({box[sol.at_bound][0].tolist()} ...): the corrected objective has no "
                 f"interior minimum, so there is no estimate to report. Usual causes: the noise "
-                f"is too large for n={ad.n} (collect more records, or release with a larger "
+                f"is too large for n={n} (collect more records, or release with a larger "
                 "epsilon), the features are on scales far from 1 (rescale them before the "
                 "release, e.g. to [-1, 1]), or the true parameters lie outside the box (widen "
                 "theta_bounds)"
@@ -277,7 +311,7 @@ class DRMEstimator(BaseEstimator):
             "z or p-value (shown as 'on bound'); widen theta_bounds, rescale the features or "
             "use more records",
             BoundaryWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
 
     def _notes(self, ad: AnalysisData, sol: Solution) -> list[str]:

@@ -22,7 +22,7 @@ import numpy as np
 from privest.learn.losses import HingeLoss, QuantileRegressionLoss
 from privest.learn.objective import CorrectedObjective
 
-__all__ = ["IndefiniteHessianError", "bootstrap_cov", "sandwich_cov"]
+__all__ = ["IndefiniteHessianError", "bootstrap_cov", "sandwich", "sandwich_cov"]
 
 
 class IndefiniteHessianError(RuntimeError):
@@ -113,14 +113,20 @@ def sandwich_cov(
     """(cov, V_hat, A_hat): cov = V^-1 A V^-1 / n."""
     a = score_covariance(obj, theta)
     v = hessian_estimate(obj, theta)
+    return sandwich(v, a, obj.n), v, a
+
+
+def sandwich(v: np.ndarray, a: np.ndarray, n: int) -> np.ndarray:
+    """V^-1 A V^-1 / n, symmetrised (:class:`IndefiniteHessianError` if V is not positive
+    definite). Also the out-of-core fit's, from per-partition sums of the scores."""
     eig = np.linalg.eigvalsh(v)
     if eig.min() <= 1e-12 * max(1.0, abs(eig).max()):
         raise IndefiniteHessianError(
             f"estimated Hessian V is not positive definite (smallest eigenvalue {eig.min():.3g})"
         )
     v_inv = np.linalg.inv(v)
-    cov = v_inv @ a @ v_inv / obj.n
-    return 0.5 * (cov + cov.T), v, a
+    cov = v_inv @ a @ v_inv / n
+    return 0.5 * (cov + cov.T)
 
 
 def bootstrap_cov(

@@ -145,7 +145,12 @@ class StatisticMechanism(Mechanism):
 
         charge(budget, self.guarantee, label=label or self.label, mechanism=self.name)
         gen = resolve_rng(rng)
-        law = self.law(x)
+        return self.release_from_law(self.law(x), int(np.size(x)), gen)
+
+    def release_from_law(self, law: OutputLaw, n: int, gen: np.random.Generator) -> Any:
+        """One draw of ``law`` (this mechanism's law on data of ``n`` records) as the
+        release; what :meth:`release` does once it has the law (out-of-core statistics,
+        privest.scale, build the same law from partition sums)."""
         value = float(law.sample(None, gen))
         clamp = getattr(law, "clamp", None)
         if clamp is not None:  # post-processing into the statistic's public range
@@ -155,7 +160,7 @@ class StatisticMechanism(Mechanism):
             statistic=self.label,
             mechanism=self.name,
             guarantee=self.guarantee,
-            n=int(np.size(x)),
+            n=n,
             bounds=self.bounds,
             randomness=rng_kind(gen),
         )

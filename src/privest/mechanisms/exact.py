@@ -40,7 +40,7 @@ from privest.mechanisms.profiles import (
 from privest.mechanisms.variance_reaches import variance_global_sensitivity, variance_sup
 from privest.validation import as_float_vector, check_bounds
 
-__all__ = ["ExactStatistic", "exact_statistic"]
+__all__ = ["ExactStatistic", "exact_statistic", "exact_totals", "statistic_from_totals"]
 
 _LIMB = 31
 _MASK = (1 << _LIMB) - 1
@@ -123,10 +123,7 @@ def exact_statistic(
     name, q_spec = parse_statistic(statistic)
     q = q_spec if quantile is None else quantile
     if name == "count":
-        ind = as_float_vector(np.asarray(x, dtype=float), "indicators")
-        if not np.all((ind == 0) | (ind == 1)):
-            raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")
-        return ExactStatistic(Fraction(int(ind.sum())), 1.0, (0.0, float(ind.size)), 0)
+        return statistic_from_totals(statistic, exact_totals(x, statistic))
     if bounds is None:
         raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
     fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
@@ -137,26 +134,73 @@ def exact_statistic(
         total_int = _exact_grid_sum(arr, p, a, b)
         if total_int is not None:
             return _mean_or_sum(name, Fraction(total_int) / _TWO**p, arr.size, a, b, p, 0)
+    if name in ("mean", "sum", "variance"):
+        return statistic_from_totals(
+            statistic, exact_totals(x, statistic, bounds, clip=clip), bounds
+        )
     arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
     n = arr.size
-    if name in ("median", "quantile"):
-        if name == "quantile" and q is None:
-            raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-        ranks = [quantile_rank(q, n)] if name == "quantile" else sorted({(n + 1) // 2, n // 2 + 1})
-        part = np.partition(arr, [r - 1 for r in ranks])
-        value = sum(Fraction(float(part[r - 1])) for r in ranks) / len(ranks)
-        return ExactStatistic(value, b - a, (a, b), clipped)
+    if name == "quantile" and q is None:
+        raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
+    ranks = [quantile_rank(q, n)] if name == "quantile" else sorted({(n + 1) // 2, n // 2 + 1})
+    part = np.partition(arr, [r - 1 for r in ranks])
+    value = sum(Fraction(float(part[r - 1])) for r in ranks) / len(ranks)
+    return ExactStatistic(value, b - a, (a, b), clipped)
+
+
+def _variance_grid(a: float, b: float) -> tuple[float, int]:
+    """The variance's public centre and grid exponent q (module docstring)."""
+    mid = (a + b) / 2.0
+    return mid, _dyadic_exponent(b - mid, mid - a, 31)
+
+
+def exact_totals(
+    x: Any, statistic: str, bounds: Any = None, *, clip: bool = False
+) -> dict[str, int]:
+    """The exact integer totals of the count, sum, mean or variance on (a part of) the data:
+    ``n``, ``clipped`` and ``t1`` (and ``t2``, variance), on the module docstring's grids.
+    Totals of disjoint parts add up to the totals of their union (out-of-core statistics
+    sum them over partitions, exactly; :func:`statistic_from_totals` finishes)."""
+    name, _ = parse_statistic(statistic)
+    if name == "count":
+        ind = as_float_vector(np.asarray(x, dtype=float), "indicators")
+        if not np.all((ind == 0) | (ind == 1)):
+            raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")
+        return {"n": int(ind.size), "clipped": 0, "t1": int(ind.sum())}
+    if name not in ("mean", "sum", "variance"):
+        raise ValidationError(f"statistic: {statistic!r} is not a sum of records")
+    arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
     if name in ("mean", "sum"):
         p = _dyadic_exponent(a, b, _GRID_BITS)
-        total = Fraction(_exact_grid_sum(arr, p, a, b)) / _TWO**p
-        return _mean_or_sum(name, total, n, a, b, p, clipped)
+        return {"n": int(arr.size), "clipped": clipped, "t1": _exact_grid_sum(arr, p, a, b)}
+    mid, qexp = _variance_grid(a, b)
+    k = np.rint(np.ldexp(arr - mid, qexp)).astype(np.int64)
+    return {
+        "n": int(arr.size),
+        "clipped": clipped,
+        "t1": _exact_total(k),
+        "t2": _exact_total(k * k),
+    }
+
+
+def statistic_from_totals(
+    statistic: str, totals: dict[str, int], bounds: Any = None
+) -> ExactStatistic:
+    """The exact statistic (and its sensitivity) from :func:`exact_totals` of all the data."""
+    name, _ = parse_statistic(statistic)
+    n, clipped = totals["n"], totals["clipped"]
+    if name == "count":
+        return ExactStatistic(Fraction(totals["t1"]), 1.0, (0.0, float(n)), 0)
+    ((a, b),) = check_bounds(bounds, 1).tolist()
+    if name in ("mean", "sum"):
+        if n == 0:
+            raise ValidationError("x: no records")
+        p = _dyadic_exponent(a, b, _GRID_BITS)
+        return _mean_or_sum(name, Fraction(totals["t1"]) / _TWO**p, n, a, b, p, clipped)
     if n < 2:
         raise ValidationError("x: the variance needs at least 2 records (n is public)")
-    mid = (a + b) / 2.0
-    qexp = _dyadic_exponent(b - mid, mid - a, 31)
-    k = np.rint(np.ldexp(arr - mid, qexp)).astype(np.int64)
-    s1 = _exact_total(k)
-    s2 = _exact_total(k * k)
+    mid, qexp = _variance_grid(a, b)
+    s1, s2 = totals["t1"], totals["t2"]
     var = Fraction(n * s2 - s1 * s1, n * n) / _TWO ** (2 * qexp)
     width = _snapped_width(a - mid, b - mid, qexp)
     gs = variance_global_sensitivity(n, 0.0, width)

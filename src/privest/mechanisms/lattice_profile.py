@@ -33,7 +33,13 @@ from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.profiles import parse_statistic, quantile_rank
 from privest.validation import as_float_vector, check_bounds
 
-__all__ = ["LatticeGrid", "LatticeProfile", "lattice_order_profile"]
+__all__ = [
+    "LatticeGrid",
+    "LatticeProfile",
+    "lattice_order_profile",
+    "order_window",
+    "profile_from_order_statistics",
+]
 
 #: default lattice: 2^GRID_BITS to 2^(GRID_BITS + 1) steps across the bounds
 GRID_BITS = 24
@@ -138,16 +144,30 @@ def lattice_order_profile(
 
     ``levels`` = k: ``U_l`` for ``l < k`` are order statistics, ``U_k`` the range end.
     """
+    ((a, b),) = check_bounds(bounds, 1).tolist()
+    grid = LatticeGrid.for_bounds(float(a), float(b), resolution)
+    arr, clipped = _check_data(x, a, b, clip)
+    n = arr.size
+    _, first, last = order_window(statistic, quantile, n, levels)
+    snapped = grid.snap(arr)
+    snapped.sort()  # numpy's vectorised sort beats np.partition's introselect at n = 10^6
+    window = snapped[first - 1 : last].astype(np.int64)
+    return profile_from_order_statistics(
+        window, statistic, grid, n=n, levels=levels, quantile=quantile, n_clipped=clipped
+    )
+
+
+def order_window(
+    statistic: str, quantile: float | None, n: int, levels: int
+) -> tuple[list[int], int, int]:
+    """``(ranks, first, last)``: the rank(s) of the median or quantile of n records and the
+    1-based ranks ``first .. last`` of the order statistics its k-level profile reads."""
     name, q_spec = parse_statistic(statistic)
     if name not in ("median", "quantile"):
         raise ValidationError(
             f"statistic: {statistic!r}; the lattice profile is for medians and quantiles"
         )
     q = q_spec if quantile is None else quantile
-    ((a, b),) = check_bounds(bounds, 1).tolist()
-    grid = LatticeGrid.for_bounds(float(a), float(b), resolution)
-    arr, clipped = _check_data(x, a, b, clip)
-    n = arr.size
     if name == "quantile":
         if q is None:
             raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
@@ -155,12 +175,29 @@ def lattice_order_profile(
     else:
         ranks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     k = int(levels)
-    first = max(1, ranks[0] - k)
-    last = min(n, ranks[-1] + k)
-    snapped = grid.snap(arr)
-    snapped.sort()  # numpy's vectorised sort beats np.partition's introselect at n = 10^6
-    window = snapped[first - 1 : last]
-    window = window.astype(np.int64)
+    return ranks, max(1, ranks[0] - k), min(n, ranks[-1] + k)
+
+
+def profile_from_order_statistics(
+    window: np.ndarray,
+    statistic: str,
+    grid: LatticeGrid,
+    *,
+    n: int,
+    levels: int,
+    quantile: float | None = None,
+    n_clipped: int = 0,
+) -> LatticeProfile:
+    """The profile from the snapped order statistics alone: ``window`` holds the lattice
+    indices of x_(first) .. x_(last) (:func:`order_window`) of the n snapped records. The
+    out-of-core quantiles (privest.scale) select them by distributed selection."""
+    name, q_spec = parse_statistic(statistic)
+    q = q_spec if quantile is None else quantile
+    ranks, first, last = order_window(statistic, quantile, n, levels)
+    window = np.asarray(window, dtype=np.int64)
+    if window.shape != (last - first + 1,):
+        raise ValidationError(f"window: needs the {last - first + 1} order statistics")
+    k = int(levels)
 
     def order(r: np.ndarray) -> np.ndarray:
         """x_(r) of the snapped data with x_(0) = ka, x_(n+1) = kb (r clipped)."""
@@ -181,4 +218,4 @@ def lattice_order_profile(
     up = np.append(up, hi).astype(np.int64)
     dn = np.append(dn, lo).astype(np.int64)
     label = "median" if name == "median" else f"quantile {q:g}"
-    return LatticeProfile(int(up[0]), up, dn, int(lo), int(hi), unit, label, n, clipped)
+    return LatticeProfile(int(up[0]), up, dn, int(lo), int(hi), unit, label, n, n_clipped)

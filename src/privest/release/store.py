@@ -482,42 +482,69 @@ def _store_randomness(kinds: set[str]) -> str:
     return "user" if "user" in kinds else "seeded"
 
 
-def load_release(path: str | Path) -> Any:
-    """Read every part listed in the manifest into one :class:`~privest.release.zil.ZILRelease`.
+def part_arrays(
+    frame: pd.DataFrame, mech: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(x1, x2, ids)`` of parts read by :func:`_read_part` (StoreError if non-finite)."""
+    names = mech["column_names"]
+    noised = mech["columns"]
+    x1 = frame[names].to_numpy(dtype=float)
+    x2 = x1.copy()
+    cols = np.asarray([names.index(c) for c in noised], dtype=np.intp)
+    x2[:, cols] = frame[[_x2_name(c) for c in noised]].to_numpy(dtype=float)
+    if not (np.all(np.isfinite(x1)) and np.all(np.isfinite(x2))):
+        raise StoreError("store: a part holds non-finite values")
+    ids = None
+    if mech["id_type"] == "int":
+        ids = frame[ID_COLUMN].to_numpy(dtype=np.int64)
+    elif mech["id_type"] == "str":
+        ids = frame[ID_COLUMN].to_numpy().astype(str)
+    return x1, x2, ids
 
-    Every part is checked against its sha256 and the manifest's layout first.
+
+def read_part_arrays(
+    path: str | Path, part: dict[str, Any], mech: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """One listed part as ``(x1, x2, ids)``, checked against its sha256 and the manifest's
+    layout (what each Dask worker runs on the part it reads)."""
+    return part_arrays(_read_part(Path(path), part, _layout(mech)), mech)
+
+
+def release_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+    """The public fields of the release a validated manifest describes (all but the records)."""
+    mech = meta["mechanism"]
+    names = mech["column_names"]
+    return {
+        "lam": float(mech["lam"]),
+        "zero_prob": float(mech["zero_prob"]),
+        "bounds": np.asarray(mech["bounds"], dtype=float),
+        "columns": np.asarray([names.index(c) for c in mech["columns"]], dtype=np.intp),
+        "column_names": tuple(names),
+        "randomness": _store_randomness({p["randomness"] for p in meta["parts"]}),
+        "resolution": None if mech["resolution"] is None else np.asarray(mech["resolution"]),
+    }
+
+
+def load_release(path: str | Path, *, engine: str = "memory") -> Any:
+    """Read the release stored at ``path``.
+
+    ``engine="memory"`` (default) reads every part listed in the manifest into one
+    :class:`~privest.release.zil.ZILRelease`; ``engine="dask"`` returns a
+    :class:`~privest.scale.DaskRelease` with one chunk per part, read on the workers
+    (needs the extra ``privest[dask]``; docs/scale-out.md). Either way every part is
+    checked against its sha256 and the manifest's layout before its records are used.
     """
+    if engine == "dask":
+        from privest.scale.store import load_dask_release
+
+        return load_dask_release(path)
+    if engine != "memory":
+        raise ValidationError(f"engine: {engine!r}; use 'memory' or 'dask'")
     from privest.release.zil import ZILRelease
 
     path = Path(path)
     meta = read_manifest(path)
-    mech = meta["mechanism"]
-    names = mech["column_names"]
-    noised = mech["columns"]
-    want = _layout(mech)
+    want = _layout(meta["mechanism"])
     frames = [_read_part(path, part, want) for part in meta["parts"]]
-    df = pd.concat(frames, ignore_index=True)
-    x1 = df[names].to_numpy(dtype=float)
-    x2 = x1.copy()
-    cols = np.asarray([names.index(c) for c in noised], dtype=np.intp)
-    x2[:, cols] = df[[_x2_name(c) for c in noised]].to_numpy(dtype=float)
-    if not (np.all(np.isfinite(x1)) and np.all(np.isfinite(x2))):
-        raise StoreError("store: a part holds non-finite values")
-    kinds = {p["randomness"] for p in meta["parts"]}
-    ids = None
-    if mech["id_type"] == "int":
-        ids = df[ID_COLUMN].to_numpy(dtype=np.int64)
-    elif mech["id_type"] == "str":
-        ids = df[ID_COLUMN].to_numpy().astype(str)
-    return ZILRelease(
-        x1=x1,
-        x2=x2,
-        lam=float(mech["lam"]),
-        zero_prob=float(mech["zero_prob"]),
-        bounds=np.asarray(mech["bounds"], dtype=float),
-        columns=cols,
-        column_names=tuple(names),
-        randomness=_store_randomness(kinds),
-        ids=ids,
-        resolution=None if mech["resolution"] is None else np.asarray(mech["resolution"]),
-    )
+    x1, x2, ids = part_arrays(pd.concat(frames, ignore_index=True), meta["mechanism"])
+    return ZILRelease(x1=x1, x2=x2, ids=ids, **release_metadata(meta))

@@ -1,0 +1,120 @@
+"""Fits of a Dask-backed release on a LocalCluster equal the in-memory fits of that release."""
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from distributed import Client, LocalCluster
+from sklearn.base import clone
+
+import privest as pv
+from privest.errors import ValidationError
+from privest.scale import DaskRelease
+
+
+@pytest.fixture(scope="module")
+def client():
+    # in-process workers start in 0.1 s (worker processes: seconds); the CLI test uses those
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def release():
+    rng = np.random.default_rng(11)
+    n = 6000
+    x = rng.uniform(-1, 1, size=(n, 3))
+    eta = 0.3 + x @ [1.0, -1.0, 0.5]
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-eta))).astype(float)
+    df = pd.DataFrame(np.column_stack([x, y, eta + rng.normal(size=n)]), columns=list("abcyz"))
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.3, bounds={c: (-1, 1) for c in "abc"})
+    return mech.release(df, rng=1)
+
+
+@pytest.mark.parametrize(
+    ("est", "target"),
+    [
+        (pv.DRLogisticRegression(), "y"),
+        (pv.DRLogisticRegression(method="sdr"), "y"),
+        (pv.DRLinearRegression(features=list("abc")), "z"),
+    ],
+)
+def test_fit_equals_in_memory_fit(client, release, est, target):
+    mem = clone(est).fit(release, target)
+    drel = DaskRelease.from_release(release, chunk_rows=1300)  # 5 chunks, the last short
+    dsk = clone(est).fit(drel, target)
+    # same objective and solver on the same records: only summation order differs
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=1e-8, atol=0)
+    assert dsk.converged_ and dsk.n_ == mem.n_ and dsk.param_names_ == mem.param_names_
+    assert str(dsk.summary()).count("\n") == str(mem.summary()).count("\n")
+
+
+def test_large_data_path_polishes_a_chunk_fit(client, release, monkeypatch):
+    """Above SUBSAMPLE_ABOVE records the starts run on one chunk; Newton on all records
+    then reaches the in-memory minimiser (same tolerance)."""
+    import privest.scale.fit as dask_fit
+
+    monkeypatch.setattr(dask_fit, "SUBSAMPLE_ABOVE", 1000)
+    mem = pv.DRLogisticRegression().fit(release, "y")
+    dsk = pv.DRLogisticRegression().fit(DaskRelease.from_release(release, chunk_rows=1300), "y")
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=1e-8, atol=0)
+    assert dsk.passes_ < 10  # the starts cost no pass over all records
+
+
+def test_equality_check_can_fail(client, release):
+    """Control: moving one released value by 0.5 moves the fit far beyond 1e-8."""
+    x1 = np.array(release.x1)
+    x1[0, 0] += 0.5
+    moved = dataclasses.replace(release, x1=x1)
+    mem = pv.DRLogisticRegression().fit(release, "y")
+    dsk = pv.DRLogisticRegression().fit(DaskRelease.from_release(moved), "y")
+    assert np.abs(dsk.coef_ - mem.coef_).max() > 1e-6
+
+
+def test_refusals(release):
+    drel = DaskRelease.from_release(release)
+    with pytest.raises(ValidationError, match="column name"):
+        pv.DRLogisticRegression().fit(drel, np.zeros(release.n))
+    with pytest.raises(ValidationError, match="bootstrap"):
+        pv.DRLogisticRegression(inference="bootstrap").fit(drel, "y")
+
+
+def test_iwp_sgd_streams_partitions_like_partial_fit_in_memory(client):
+    import dask.array as da
+
+    from privest.scale.fit import partial_fit_stream
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (4000, 3))
+    ex = pv.release_examples(
+        x,
+        (x.sum(axis=1) > 0).astype(int),
+        epsilon_x=2.0,
+        epsilon_y=2.0,
+        delta=1e-5,
+        bounds=(-1, 1),
+        rng=1,
+    )
+    est = pv.IWPSGDClassifier(loss="logistic", random_state=0)
+    mem, back = clone(est), clone(est)
+    with warnings.catch_warnings():  # few records: IWP-SGD may warn about convergence
+        warnings.simplefilter("ignore")
+        for s in range(0, 4000, 1000):
+            mem.partial_fit(dataclasses.replace(ex, X=ex.X[s : s + 1000], y=ex.y[s : s + 1000]))
+        for s in range(3000, -1, -1000):  # control: another order gives another fit
+            back.partial_fit(dataclasses.replace(ex, X=ex.X[s : s + 1000], y=ex.y[s : s + 1000]))
+        got = partial_fit_stream(
+            est, ex, da.from_array(ex.X, chunks=(1000, 3)), da.from_array(ex.y, chunks=1000)
+        )
+    np.testing.assert_array_equal(got.coef_, mem.coef_)
+    assert not np.array_equal(back.coef_, mem.coef_)
+    assert not hasattr(est, "coef_")  # the estimator passed is left unfitted

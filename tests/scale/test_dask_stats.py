@@ -1,0 +1,118 @@
+"""Private statistics of Dask-held data: the in-memory mechanism's law and release exactly."""
+
+import dask
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+
+import privest as pv
+from privest.mechanisms.lattice_plm import truncation_levels
+from privest.mechanisms.lattice_profile import lattice_order_profile, order_window
+from privest.models.statistics import statistic_mechanism
+from privest.scale import stats
+from privest.scale.stats import dask_partitions, lattice_law_dask, private_statistic_dask
+
+
+@pytest.fixture(autouse=True)
+def sync_scheduler():
+    with dask.config.set(scheduler="sync"):
+        yield
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    # rounded values: many ties, as in survey data
+    return np.round(rng.normal(50, 10, 12001).clip(0, 100), 1)
+
+
+@pytest.mark.parametrize("statistic", ["mean", "sum", "variance"])
+def test_sums_equal_in_memory_for_the_same_seed(data, statistic):
+    dx = da.from_array(data, chunks=2500)
+    for seed in (1, 2):
+        mem = pv.private_statistic(data, statistic, epsilon=1.0, bounds=(0, 100), rng=seed)
+        dsk = private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=seed)
+        assert float(dsk) == float(mem) and dsk.n == mem.n == data.size
+    # control: the release does depend on the seed (the equality above could fail)
+    one = private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=1)
+    assert float(one) != float(
+        private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=2)
+    )
+
+
+def test_count_equals_in_memory(data):
+    ind = data > 60
+    dind = da.from_array(ind.astype(float), chunks=5000)
+    mem = pv.private_count(ind, epsilon=0.5, rng=3)
+    assert float(private_statistic_dask(dind, "count", epsilon=0.5, rng=3)) == float(mem)
+
+
+@pytest.mark.parametrize(
+    ("statistic", "quantile", "n"),
+    [
+        ("median", None, 12001),
+        ("median", None, 12000),
+        ("quantile", 0.9, 12001),
+        ("quantile", 0.02, 7),
+    ],
+)
+def test_quantile_law_is_the_in_memory_law(data, monkeypatch, statistic, quantile, n):
+    """Exact check: the selected order statistics are np.sort's; the profile, hence the law,
+    is the in-memory one; the same seed gives the same release."""
+    monkeypatch.setattr(stats, "BUCKETS", 16)  # force several histogram passes
+    monkeypatch.setattr(stats, "SELECT_LIMIT", 40)
+    x = data[:n]
+    mech = statistic_mechanism(statistic, epsilon=1.0, bounds=(0, 100), quantile=quantile)
+    parts = dask_partitions(da.from_array(x, chunks=max(1, n // 5)))
+    levels = truncation_levels(1.0, mech.grid.kb - mech.grid.ka + 1)
+    _, first, last = order_window(mech._spec, None, n, levels)
+    got, n_got, _, passes = stats.select_order_statistics(
+        parts, mech.grid, (0.0, 100.0), lambda m: order_window(mech._spec, None, m, levels)[1:]
+    )
+    want = np.sort(mech.grid.snap(x)).astype(np.int64)[first - 1 : last]
+    np.testing.assert_array_equal(got, want)
+    assert n_got == n and (passes > 2 or n < 100)
+    law, _ = lattice_law_dask(mech, parts)
+    prof = lattice_order_profile(x, mech._spec, (0, 100), levels=levels)
+    np.testing.assert_array_equal(law.profile.upper, prof.upper)
+    np.testing.assert_array_equal(law.profile.lower, prof.lower)
+    np.testing.assert_allclose(law.prob, mech.law(x).prob, rtol=0, atol=0)
+    for seed in (4, 5):
+        mem = mech.release(x, rng=seed)
+        dsk = private_statistic_dask(
+            da.from_array(x, chunks=max(1, n // 5)),
+            statistic,
+            epsilon=1.0,
+            bounds=(0, 100),
+            quantile=quantile,
+            rng=seed,
+        )
+        assert float(dsk) == float(mem)
+
+
+def test_selection_check_can_fail(data):
+    """Control: one record moved across the median changes the selected order statistics."""
+    mech = statistic_mechanism("median", epsilon=1.0, bounds=(0, 100))
+    moved = data.copy()
+    moved[np.argmin(moved)] = 100.0
+    law, _ = lattice_law_dask(mech, dask_partitions(da.from_array(moved, chunks=3000)))
+    assert not np.array_equal(law.profile.upper, mech.law(data).profile.upper)
+
+
+def test_parquet_and_frame_inputs_clip_and_bounds(tmp_path, data):
+    path = tmp_path / "data.parquet"
+    frame = pd.DataFrame({"v": np.append(data, 130.0), "w": 0.0})
+    frame.to_parquet(path)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    mem = pv.private_median(frame["v"].to_numpy(), epsilon=1.0, bounds=(0, 100), clip=True, rng=9)
+    for x in (str(path), ddf):
+        got = private_statistic_dask(
+            x, "median", epsilon=1.0, bounds=(0, 100), clip=True, rng=9, column="v"
+        )
+        assert float(got) == float(mem)
+    with pytest.raises(pv.BoundsError):
+        private_statistic_dask(ddf["v"], "median", epsilon=1.0, bounds=(0, 100))
+    with pytest.raises(pv.ValidationError, match="column="):
+        private_statistic_dask(ddf, "mean", epsilon=1.0, bounds=(0, 100))
