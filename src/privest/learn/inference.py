@@ -97,7 +97,7 @@ def score_covariance(
     shift = None
     total, cross = np.zeros(obj.p), np.zeros((obj.p, obj.p))
     for start in range(0, obj.n, block):
-        psi = obj.restricted(np.arange(start, min(start + block, obj.n))).scores(theta)
+        psi = obj.restricted(slice(start, start + block)).scores(theta)
         if shift is None:
             shift = psi.mean(axis=0)
         psi -= shift

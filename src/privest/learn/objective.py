@@ -189,8 +189,9 @@ class CorrectedObjective:
         """Whether the loss gives an analytic Hessian in theta."""
         return bool(self.loss.smooth_in_theta)
 
-    def restricted(self, rows: np.ndarray) -> CorrectedObjective:
-        """The objective on a subset of records (bootstrap), sharing the extra copies."""
+    def restricted(self, rows: np.ndarray | slice) -> CorrectedObjective:
+        """The objective on a subset of records (bootstrap), sharing the extra copies; a
+        slice of rows gives views, not copies."""
         new = object.__new__(CorrectedObjective)
         new.loss, new.method, new.p = self.loss, self.method, self.p
         new.data = self.data.subset(rows)
@@ -198,5 +199,5 @@ class CorrectedObjective:
             Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
             for t in self.terms
         ]
-        new.n = rows.size
+        new.n = len(range(self.n)[rows]) if isinstance(rows, slice) else rows.size
         return new
