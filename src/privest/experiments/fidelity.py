@@ -55,7 +55,7 @@ def _markdown(df: pd.DataFrame, floats: dict[str, str]) -> str:
             if c in floats and isinstance(v, float):
                 out.append("" if math.isnan(v) else format(v, floats[c]))
             else:
-                out.append("" if (isinstance(v, float) and math.isnan(v)) else str(v))
+                out.append("" if pd.isna(v) else str(v))
         lines.append("| " + " | ".join(out).replace("\n", " ") + " |")
     return "\n".join(lines)
 
@@ -67,6 +67,8 @@ def summarise(folder: str | Path) -> str:
         table = pd.read_csv(path)
         if not {"ours", "paper", "mc_se"} <= set(table.columns):
             continue
+        if "n" in table.columns:  # sample sizes print as integers (CSV reads them as floats)
+            table["n"] = table["n"].astype("Int64")
         cells, groups = fidelity_table(table)
         fmt = {"ours": ".4f", "paper": ".3f", "mc_se": ".4f", "gap_se": "+.1f"}
         parts += [
