@@ -377,3 +377,31 @@ def test_regressor_default_ridge_does_not_shrink_the_fit_away():
         strong = IWPSGDRegressor(alpha=1.0, progress=False).fit(rr)
     # measured R^2 about 0.65 and 0.38 (4 releases); the gap is > 5 SE of either
     assert default.score(X, t) > strong.score(X, t) + 0.15
+
+
+def test_regressor_counts_the_released_curvature_in_its_convergence_check():
+    """The squared loss's own curvature, estimated from the release (post-processing), is
+    counted: the docs' default fit on 300,000 examples does not warn; on 20,000 (where the
+    coefficients are still far from the ridge optimum) it does."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from privest.learn.sgd_schedule import release_curvature
+
+    def release(n):
+        rng = np.random.default_rng(1)
+        x = rng.uniform(-1, 1, (n, 3))
+        t = np.clip(x @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.normal(size=n), -1, 1)
+        return release_regression_examples(
+            x, t, epsilon_x=8.0, epsilon_y=4.0, delta_x=5e-6, delta_y=5e-6, y_bounds=(-1, 1),
+            bounds=(-1, 1), calibration="analytic", rng=1,
+        )  # fmt: skip
+
+    big = release(300_000)
+    # lambda_min(E[x x']) = 1/3 for U[-1, 1]^3; the estimate is below it, by its margin
+    assert 0.1 < release_curvature(big.X, big.sigma2) < 1 / 3
+    assert release_curvature(big.X, 0.0) > release_curvature(big.X, big.sigma2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        IWPSGDRegressor(progress=False).fit(big)
+    with pytest.warns(ConvergenceWarning, match="may not have converged"):
+        IWPSGDRegressor(progress=False).fit(release(20_000))

@@ -39,6 +39,7 @@ from privest.learn.sgd_schedule import (
     default_radius,
     loss_name,
     make_schedule,
+    release_curvature,
     release_radius,
 )
 from privest.learn.weierstrass import get_margin_loss
@@ -193,9 +194,11 @@ class _IWPSGDBase(BaseEstimator):
         self.trajectory_ = path.history[:, 0]
         self.trajectory_batches_ = path.batches + start
         self._set_coef(self._average_, p)
-        decay = alpha * (path.step_sum + getattr(self, "_step_sum", 0.0) * incremental)
-        self._step_sum = decay / alpha if alpha > 0 else 0.0
-        decay = decay if alpha > 0 else math.inf
+        self._step_sum = path.step_sum + getattr(self, "_step_sum", 0.0) * incremental
+        # the contraction of the start: (alpha + the loss's own curvature, where the release
+        # gives a public estimate of it) times the sum of the steps
+        rate = alpha + (release_curvature(X, sigma2, noised) if loss == "squared" else 0.0)
+        decay = rate * self._step_sum if rate > 0 else math.inf
         check_convergence(path.last, path.history, decay, bound)
         return self
 

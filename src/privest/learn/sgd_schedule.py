@@ -132,6 +132,19 @@ def make_schedule(
     return step
 
 
+def release_curvature(X: np.ndarray, sigma2: float, noised: np.ndarray | None = None) -> float:
+    """A public lower estimate of the squared loss's curvature, lambda_min(E[x x']), from the
+    released features (post-processing: no privacy spent): the smallest eigenvalue of
+    ``M = X'X / n - sigma2 diag(noised)`` (X~ = x + N(0, sigma2 I) on the noised coordinates,
+    paper 004, App. E.2), less 4 sqrt(p) standard errors of M's entries (each about
+    sqrt(2 / n) max_j E[x~_j^2], the Gaussian fourth moment), and 0 if negative."""
+    n, p = X.shape
+    m = X.T @ X / n
+    se = math.sqrt(2.0 / n) * float(np.max(np.diag(m)))
+    m[np.diag_indices_from(m)] -= sigma2 * (1.0 if noised is None else noised)
+    return max(0.0, float(np.linalg.eigvalsh(m)[0]) - 4.0 * math.sqrt(p) * se)
+
+
 def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):
     """Warn (ConvergenceWarning) if the run diverged, or if the ridge term alone cannot
     guarantee convergence (alpha * sum of steps below ``MIN_CONTRACTION``)."""
@@ -154,10 +167,11 @@ def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: flo
         return
     if gamma_alpha_t < MIN_CONTRACTION:
         warnings.warn(
-            f"IWP-SGD may not have converged: alpha * sum of steps = {gamma_alpha_t:.3g} < "
-            f"{MIN_CONTRACTION:g}, so the ridge term alone does not guarantee that the start is "
-            "forgotten (the loss's own curvature may still do it); use more data, more "
-            "passes, a larger eta0 or a larger alpha",
+            f"IWP-SGD may not have converged: the contraction (alpha, plus the squared loss's "
+            f"curvature estimated from the release) times the sum of steps is "
+            f"{gamma_alpha_t:.3g} < {MIN_CONTRACTION:g}, so the start may not be forgotten (the "
+            "curvature of other losses is not counted); use more data, more passes, a larger "
+            "eta0 or a larger alpha",
             ConvergenceWarning,
             stacklevel=3,
         )
