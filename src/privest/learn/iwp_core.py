@@ -67,48 +67,80 @@ def _gradient_fn(
 
 
 def _fused_exponential(
-    method: str, sigma2: float, epsilon_y: float, noised: np.ndarray | None, alpha: float
-) -> Callable[..., np.ndarray | None]:
-    """Gradient + ridge of the exponential loss for one replication, in one fused pass.
+    method: str,
+    sigma2: float,
+    epsilon_y: float,
+    noised: np.ndarray | None,
+    alpha: float,
+    p: int,
+    radius: float | None,
+) -> Callable[..., float]:
+    """One IWP-SGD step of the exponential loss for one replication, fused, theta in place.
 
     The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
-    Sec. 5.2) with one exponential per example (e^{m} = 1 / e^{-m}), the two batch sums in
-    one BLAS product, and no overflow scan: when an exponent overflows, a sum the step needs
-    anyway is not finite, it returns None and the caller falls back to the clipping path
-    (which warns). Arguments: theta (p,), X (B, p), y (B,) and -y (B,).
+    Sec. 5.2) with one exponential per example (e^{m} = 1 / e^{-m}), preallocated buffers
+    (``out=``), the label applied once to both exponentials so that one BLAS product gives
+    both weighted sums, and no overflow scan: when an exponent overflows, a sum the step
+    needs anyway is not finite, theta is left unchanged and the step returns -1; the caller
+    then takes the clipping path (which warns). Arguments: theta (p,), X (B, p), y (B,),
+    -y (B,), the step size and ||theta||^2; the step projects theta on the ball of radius
+    ``radius`` and returns its new squared norm (one norm per step, not two).
     """
     w = inverse_weight(epsilon_y) if method == "iwp" else 1.0
-    # a = c (w1 e^{m} - w e^{-m}) and b = c (w e^{-m} + w1 e^{m}), c = e^{-s/2} (Sec. 5.2);
-    # the plain gradient (naive, oracle) is a = -e^{-m}, b = 0
-    a_w = np.array([-w, 1.0 - w])
-    b_w = np.array([w, 1.0 - w]) if method == "iwp" else np.zeros(2)
+    # gradient = c X'(y a) + (alpha - sigma^2 c sum b) theta_n, c = e^{-s/2} / B (Sec. 5.2),
+    # a = w1 e^{m} - w e^{-m}, b = w e^{-m} + w1 e^{m}, w1 = 1 - w; the plain gradient
+    # (naive, oracle) is a = -e^{-m}, b = 0
+    a0, a1 = -w, 1.0 - w
+    b0, b1 = (w, 1.0 - w) if method == "iwp" else (0.0, 0.0)
     s2 = sigma2 if method == "iwp" else 0.0
-    bufs: dict[int, np.ndarray] = {}
+    half_s2 = 0.5 * s2
+    r2 = math.inf if radius is None else radius * radius
+    M, grad = np.empty((2, p)), np.empty(p)
+    sums, thn, coef = np.empty(2), np.empty(p), np.empty(2)
+    dot, exp, divide, multiply, isfinite, mexp = (
+        np.dot, np.exp, np.divide, np.multiply, math.isfinite, math.exp
+    )  # fmt: skip
+    bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def grad(theta, X, y, neg_y):
+    def buffers(nb: int) -> tuple[np.ndarray, np.ndarray]:
+        bufs[nb] = (np.empty((2, nb)), np.ones(nb))
+        return bufs[nb]
+
+    def step(theta, X, y, neg_y, gamma, sq) -> float:
         nb = y.size
-        buf = bufs.get(nb)
-        if buf is None:
-            buf = bufs[nb] = np.empty((3, nb))
-            buf[2] = 1.0
-        thn = theta if noised is None else theta * noised
-        E, Einv = buf[0], buf[1]
-        np.dot(X, theta, out=E)
-        E *= neg_y
-        np.exp(E, out=E)  # e^{-m}, m = y theta'x
-        np.divide(1.0, E, out=Einv)
-        sums = buf[:2] @ buf[2]  # (sum e^{-m}, sum e^{m})
-        if not math.isfinite(float(sums[0] + sums[1])):  # an exponent overflowed
-            return None
-        c = math.exp(-0.5 * s2 * float(thn @ thn)) / nb
-        v = a_w @ buf[:2]
-        v *= y
-        g = v @ X
-        g *= c
-        g += (alpha - s2 * c * float(b_w @ sums)) * thn
-        return g
+        Z, ones = bufs.get(nb) or buffers(nb)
+        E = Z[0]
+        dot(X, theta, out=E)
+        multiply(E, neg_y, out=E)
+        exp(E, out=E)  # e^{-m}, m = y theta'x
+        divide(1.0, E, out=Z[1])
+        dot(Z, ones, out=sums)  # (sum e^{-m}, sum e^{m})
+        s_neg, s_pos = sums.tolist()
+        if not isfinite(s_neg + s_pos):  # an exponent overflowed
+            return -1.0
+        if noised is not None:
+            multiply(theta, noised, out=thn)
+            sq = float(dot(thn, thn))
+        c = mexp(-half_s2 * sq) / nb
+        Z *= y
+        dot(Z, X, out=M)  # (sum y e^{-m} x, sum y e^{m} x)
+        coef[0] = a0 * gamma * c
+        coef[1] = a1 * gamma * c
+        dot(coef, M, out=grad)
+        shrink = gamma * (alpha - s2 * c * (b0 * s_neg + b1 * s_pos))
+        if noised is None:
+            theta *= 1.0 - shrink
+        else:
+            multiply(thn, shrink, out=thn)
+            theta -= thn
+        theta -= grad
+        sq = float(dot(theta, theta))
+        if sq > r2:  # the projection on the ball of radius ``radius``
+            theta *= radius / math.sqrt(sq)
+            sq = r2
+        return sq
 
-    return grad
+    return step
 
 
 def _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, radius):
@@ -180,7 +212,7 @@ def sgd_replicated(
     grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
     fused = None
     if R == 1 and task == "classification" and isinstance(get_margin_loss(loss), ExponentialLoss):
-        fused = _fused_exponential(method, sigma2, epsilon_y, noised, float(alpha))
+        fused = _fused_exponential(method, sigma2, epsilon_y, noised, float(alpha), p, theta_radius)
     full = n // batch_size
     rest = 0 if drop_last else n - full * batch_size
     per_pass = full + (rest > 0)
@@ -198,11 +230,16 @@ def sgd_replicated(
     Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
     yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
     last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
-    if fused is not None:
-        X1, y1, neg_y1 = X[0], y[0], -y[0]
+    if fused is not None:  # one replication: the batches as 2-D views, made once
+        neg_y = -y[0]
+        neg_blocks = neg_y[: full * batch_size].reshape(full, -1)
+        blocks = list(zip(Xb_all[0], yb_all[0], neg_blocks, strict=True))
+        if rest:
+            blocks.append((last[0][0], last[1][0], neg_y[full * batch_size :]))
         step_list = steps.tolist()
     ridge = None if not alpha else alpha * (1.0 if noised is None else noised)
     theta1 = theta[0]  # a view: every update of theta below is in place
+    sq = float(theta1 @ theta1) if fused is not None else -1.0  # ||theta||^2 (fused path)
     hist = [theta.copy()]
     marks = [0]
     bar = None
@@ -216,29 +253,20 @@ def sgd_replicated(
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for t in range(total):
                 b = t % per_pass
-                g = None
-                if fused is not None:  # one replication: 2-D views, 1-D theta (in place)
-                    rows = slice(b * batch_size, min((b + 1) * batch_size, n))
-                    g = fused(theta1, X1[rows], y1[rows], neg_y1[rows])
-                    if g is not None:
-                        g *= step_list[t]
-                        theta1 -= g
-                if g is None:  # generic path (or an overflow: the clipping path warns)
+                if fused is not None:  # one replication: the fused step (and projection)
+                    sq = fused(theta1, *blocks[b], step_list[t], sq)
+                if sq < 0.0:  # generic path (or an overflow: the clipping path warns)
                     Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
                     g = grad(theta, Xb, yb)
                     if ridge is not None:  # ridge on the noised coordinates only
                         g = g + ridge * theta
                     g *= steps[t]
                     theta -= g
-                if theta_radius is not None:
-                    if R == 1:
-                        nrm = math.sqrt(float(theta1 @ theta1))
-                        if nrm > theta_radius:
-                            theta *= theta_radius / nrm
-                    else:
+                    if theta_radius is not None:
                         norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
                         if norms.max() > theta_radius:
                             theta *= np.minimum(1.0, theta_radius / norms)[:, None]
+                    sq = float(theta1 @ theta1) if fused is not None else -1.0
                 if averaging is not None and t >= tail_start:
                     n_avg += 1
                     avg_sum += theta

@@ -25,6 +25,8 @@ works inside an explicit box and reports when the solution sits on it. Strategie
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -96,10 +98,35 @@ def _finish(sol: Solution, box: np.ndarray) -> Solution:
     return sol
 
 
+SMALL_FIT = 100_000  # records up to which a solve runs on one BLAS thread
+
+
+@functools.cache
+def _thread_pools():  # made once, on the first solve (every BLAS is loaded by then)
+    from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+    return ThreadpoolController()
+
+
+def _blas_threads(n: int) -> contextlib.AbstractContextManager:
+    """One BLAS thread for a small fit. The solvers' BLAS calls are on p-vectors and small
+    matrices (L-BFGS-B's own algebra, n x p products for small n), where OpenBLAS threads
+    only add synchronisation: a DR hinge fit at n = 500 took 0.58 s of wall time with two
+    threads on a busy two-core machine and 0.12 s with one (docs/dr-estimation.md)."""
+    if n > SMALL_FIT:
+        return contextlib.nullcontext()
+    return _thread_pools().limit(limits=1, user_api="blas")
+
+
 def solve(
     obj: CorrectedObjective, box: np.ndarray, starts: list[np.ndarray] | None = None
 ) -> Solution:
     """Minimise ``obj`` over ``box`` ((p, 2) array), trying each of ``starts``."""
+    with _blas_threads(obj.n):
+        return _dispatch(obj, box, starts)
+
+
+def _dispatch(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
     starts = [np.clip(s, box[:, 0], box[:, 1]) for s in (starts or [np.zeros(obj.p)])]
     loss = obj.loss
     if getattr(loss, "quadratic_in_theta", False):
