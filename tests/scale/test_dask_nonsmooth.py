@@ -42,7 +42,7 @@ def _fits(est, release, target):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # boundary/convergence notes are not under test here
         mem = clone(est).fit(release, target)
-        dsk = clone(est).fit(DaskRelease.from_release(release, chunk_rows=1100), target)
+        dsk = clone(est).fit(DaskRelease.from_release(release, chunk_rows=1500), target)
     return mem, dsk
 
 
@@ -53,13 +53,15 @@ def _fits(est, release, target):
         (pv.DRHingeClassifier(features=["a", "b"]), "y"),
     ],
 )
+@pytest.mark.slow  # two Dask fits of ~200 passes each: ~6 s
 def test_nonsmooth_fit_within_documented_tolerance(client, release, est, target):
     mem, dsk = _fits(est, release, target)
-    # documented tolerance (docs/scale-out.md): coefficients within 0.5 in-memory standard
-    # errors, standard errors within 10 %; the exact objective no more than 1e-3 above
-    assert np.abs(dsk.coef_ - mem.coef_).max() <= 0.5 * mem.stderr_.min()
-    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=0.1)
-    assert dsk.objective_ <= mem.objective_ + 1e-3
+    # documented tolerance (docs/scale-out.md; measured <= 0.04 SE, SEs within 4 %, the
+    # objective within 2e-7, on 3 releases): coefficients within 0.1 in-memory standard
+    # errors, standard errors within 5 %, the exact objective at most 1e-6 above
+    assert np.max(np.abs(dsk.coef_ - mem.coef_) / mem.stderr_) <= 0.1
+    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=0.05)
+    assert dsk.objective_ <= mem.objective_ + 1e-6
     assert any("smoothing continuation" in note for note in dsk.results_.notes)
 
 
@@ -71,11 +73,17 @@ def test_tolerance_check_can_fail(client, release, monkeypatch):
     monkeypatch.setattr(ns, "bandwidths", lambda scale, n: [scale])
     est = pv.DRQuantileRegressor(quantile=0.25, features=["a", "b"])
     mem, dsk = _fits(est, release, "z")
-    assert np.abs(dsk.coef_ - mem.coef_).max() > 0.5 * mem.stderr_.min()
+    assert np.max(np.abs(dsk.coef_ - mem.coef_) / mem.stderr_) > 0.1
 
 
-def test_exact_percentiles_equal_numpy(client, release):
-    """The kernel bandwidth's IQR: distributed selection equals np.percentile."""
+@pytest.mark.parametrize("bad_bracket", [False, True])
+def test_exact_percentiles_equal_numpy(client, release, monkeypatch, bad_bracket):
+    """The kernel bandwidth's IQR: distributed selection equals np.percentile, also when
+    the chunks' percentiles fail to bracket the overall ones (the gather-all fallback)."""
+    import privest.scale.nonsmooth as ns
+
+    if bad_bracket:
+        monkeypatch.setattr(ns, "_kink_quantiles", lambda obj, th, qs: {"n": obj.n, "q": qs + 1e6})
     from privest.learn.inference import kernel_residuals
     from privest.learn.losses import QuantileRegressionLoss
     from privest.learn.objective import CorrectedObjective
@@ -90,3 +98,12 @@ def test_exact_percentiles_equal_numpy(client, release):
     mem = CorrectedObjective(loss, pv.learn.design.analysis_data(release, "z", ["a", "b"]))
     r = kernel_residuals(loss, mem.terms[0], theta)[1]
     np.testing.assert_array_equal(exact_percentiles(obj, theta, qs), np.percentile(r, qs))
+
+
+def test_other_nonsmooth_losses_still_refused(release):
+    """Only the check and hinge losses have the smoothing path; others are refused."""
+    from privest.errors import ValidationError
+
+    drel = DaskRelease.from_release(release)
+    with pytest.raises(ValidationError, match="check or hinge"):
+        pv.DRMEstimator(loss="scalar_quantile", features=["a"]).fit(drel)

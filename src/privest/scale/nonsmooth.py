@@ -9,7 +9,7 @@ smoothed by a Gaussian kernel of bandwidth h,
 
 whose value, gradient and Hessian are sums over records; the corrected (naive or DR)
 smoothed objective is minimised by the projected, modified Newton solver on partition sums
-(the smooth losses' solver), h shrinking geometrically from s to s n^(-1/2) (s the
+(the smooth losses' solver), h shrinking geometrically from s to s / n (s the
 scale of the kink distance: the response's standard deviation, 1 for hinge labels), each
 stage warm-started at the previous one. The result is the minimiser of the smoothed
 objective at the last bandwidth, not the vertex the in-memory LP finds: the measured gap
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import dask
 import numpy as np
 from scipy import special
 
@@ -41,8 +40,9 @@ from privest.learn.solvers import Solution
 
 __all__ = ["kernel_hessian_dask", "smoothed_fit", "smoothed_sums"]
 
-# the first bandwidth, as a fraction of the kink distance's scale, and the shrink factor
-H_START, H_SHRINK = 1.0, 0.3
+# the first bandwidth (a multiple of the kink distance's scale s), the shrink factor, and
+# the last bandwidth s n^H_END
+H_START, H_SHRINK, H_END = 1.0, 0.3, -1.0
 
 
 def smoothed_sums(obj: CorrectedObjective, theta: np.ndarray, h: float) -> dict[str, Any]:
@@ -126,15 +126,15 @@ def exact_percentiles(target: Any, theta: np.ndarray, qs: np.ndarray) -> np.ndar
     pos = np.asarray(qs) / 100.0 * (n - 1)
     ranks = np.stack([np.floor(pos), np.minimum(np.floor(pos) + 1, n - 1)]).astype(np.int64)
     lo, hi = qs_chunks.min(axis=0), qs_chunks.max(axis=0)
-    for attempt in range(2):
-        got = target.reduce(_kink_window, theta, lo, hi, combine=_merge_windows)
-        ok = all(
-            got["below"][j] <= ranks[0, j] and ranks[1, j] < got["below"][j] + got["inside"][j].size
-            for j in range(len(qs))
-        )
-        if ok:
-            break
-        lo, hi = np.full(len(qs), -np.inf), np.full(len(qs), np.inf)  # all records
+
+    def holds(got: dict[str, Any]) -> bool:
+        below, inside = got["below"], [v.size for v in got["inside"]]
+        return bool(np.all((below <= ranks[0]) & (ranks[1] < below + np.array(inside))))
+
+    got = target.reduce(_kink_window, theta, lo, hi, combine=_merge_windows)
+    if not holds(got):  # the chunks' quartiles did not bracket the overall ones: gather all
+        wide = np.full(len(qs), np.inf)
+        got = target.reduce(_kink_window, theta, -wide, wide, combine=_merge_windows)
     out = np.empty(len(qs))
     for j in range(len(qs)):
         vals = got["inside"][j][ranks[:, j] - got["below"][j]]
@@ -183,8 +183,8 @@ class _Smoothed:
 
 
 def bandwidths(scale: float, n: int) -> list[float]:
-    """s, 0.3 s, 0.09 s, ... down to (and ending at) s n^(-1/2)."""
-    h_min = scale * n**-0.5
+    """s, 0.3 s, 0.09 s, ... down to (and ending at) s / n."""
+    h_min = scale * n**H_END
     hs = [H_START * scale]
     while hs[-1] * H_SHRINK > h_min:
         hs.append(hs[-1] * H_SHRINK)
