@@ -19,14 +19,47 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privest.learn.losses import HingeLoss, QuantileRegressionLoss
-from privest.learn.objective import CorrectedObjective
+from privest.learn.losses import HingeLoss, Loss, QuantileRegressionLoss
+from privest.learn.objective import CorrectedObjective, Term
 
 __all__ = ["IndefiniteHessianError", "bootstrap_cov", "sandwich", "sandwich_cov"]
 
 
 class IndefiniteHessianError(RuntimeError):
     """The estimated V is not positive definite: the sandwich is unavailable."""
+
+
+def kernel_residuals(loss: Loss, t: Term, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(D, r) of one term: the design and the distance to the kink, r = y - u (check) or
+    1 - y u (hinge)."""
+    d = loss.design(t.x)
+    y = loss.response(t.y, d.shape[0])
+    u = d @ theta
+    return d, (1.0 - y * u if isinstance(loss, HingeLoss) else y - u)
+
+
+def kernel_bandwidth(sd: float, iqr: float, n: int) -> float:
+    """Silverman's h = 1.06 min(sd, IQR/1.34) n^(-1/5) (sd alone if the IQR is 0)."""
+    scale = min(sd, iqr / 1.34) or sd or 1.0
+    return 1.06 * scale * n ** (-0.2)
+
+
+def kernel_sum(obj: CorrectedObjective, theta: np.ndarray, h: float) -> np.ndarray:
+    """sum_t w_t sum_i K_h(r_ti) D_ti D_ti' (Gaussian K): the kernel estimate's sum over
+    ``obj``'s records, before dividing by n and adding the ridge."""
+    v = np.zeros((obj.p, obj.p))
+    for t in obj.terms:
+        d, r = kernel_residuals(obj.loss, t, theta)
+        k = np.exp(-0.5 * (r / h) ** 2) / (h * np.sqrt(2 * np.pi))
+        v += t.weight * (d.T * k) @ d
+    return v
+
+
+def ridge_hessian(loss: Loss, p: int) -> np.ndarray:
+    """The Hessian of the ridge penalty (alpha on beta, not the intercept; 0 without one)."""
+    alpha = float(getattr(loss, "alpha", 0.0))
+    mask = np.r_[0.0, np.ones(p - 1)] if loss.fit_intercept else np.ones(p)
+    return alpha * np.diag(mask)
 
 
 def _kernel_hessian(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
@@ -36,27 +69,13 @@ def _kernel_hessian(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
     sum_t w_t (1/n) sum_i K_h(r_ti) D_ti D_ti', with r = y - u (check) or 1 - y u (hinge),
     a Gaussian kernel and h = 1.06 min(sd, IQR/1.34) n^(-1/5) from the first term's r.
     The DR identity applies to any function of x, so the estimate is unbiased for its
-    smoothed target; the ridge Hessian is added once.
+    smoothed target; the ridge Hessian is added once. The out-of-core fit sums
+    :func:`kernel_sum` over partitions with the same h.
     """
-    loss = obj.loss
-    v = np.zeros((obj.p, obj.p))
-    h = None
-    for t in obj.terms:
-        d = loss.design(t.x)
-        y = loss.response(t.y, d.shape[0])
-        u = d @ theta
-        r = 1.0 - y * u if isinstance(loss, HingeLoss) else y - u
-        if h is None:
-            q75, q25 = np.percentile(r, [75, 25])
-            scale = min(np.std(r), (q75 - q25) / 1.34) or np.std(r) or 1.0
-            h = 1.06 * scale * obj.n ** (-0.2)
-        k = np.exp(-0.5 * (r / h) ** 2) / (h * np.sqrt(2 * np.pi))
-        v += t.weight * (d.T * k) @ d / obj.n
-    alpha = float(getattr(loss, "alpha", 0.0))
-    if alpha:
-        v += alpha * np.diag(
-            np.r_[0.0, np.ones(obj.p - 1)] if loss.fit_intercept else np.ones(obj.p)
-        )
+    r = kernel_residuals(obj.loss, obj.terms[0], theta)[1]
+    q75, q25 = np.percentile(r, [75, 25])
+    h = kernel_bandwidth(float(np.std(r)), float(q75 - q25), obj.n)
+    v = kernel_sum(obj, theta, h) / obj.n + ridge_hessian(obj.loss, obj.p)
     return 0.5 * (v + v.T)
 
 

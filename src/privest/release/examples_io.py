@@ -22,7 +22,7 @@ import numpy as np
 from privest.durable import fsync_dir
 from privest.errors import StoreError
 
-__all__ = ["FORMAT", "VERSION", "load_examples", "save_examples"]
+__all__ = ["FORMAT", "VERSION", "examples_from_meta", "load_examples", "save_examples"]
 
 FORMAT = "privest-iwp-examples"
 VERSION = 3
@@ -94,9 +94,14 @@ def load_examples(cls: Any, path: Path, verify: bool = True) -> Any:
     data = path / "data.npz"
     if verify and hashlib.sha256(data.read_bytes()).hexdigest() != manifest["sha256"]:
         raise StoreError(f"path: {data} does not match its checksum; it was modified")
-    m = manifest["mechanism"]
     with np.load(data) as arrays:
         X, y = arrays["X"], arrays["y"]
+    return examples_from_meta(cls, manifest["mechanism"], X, y)
+
+
+def examples_from_meta(cls: Any, m: dict[str, Any], X: np.ndarray, y: np.ndarray) -> Any:
+    """The release with records ``X``, ``y`` and the public fields of the manifest block ``m``
+    (also the partitioned format's, :mod:`privest.scale.examples`)."""
     return cls(
         X=X,
         y=y,

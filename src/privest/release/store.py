@@ -404,9 +404,10 @@ def begin_write(path: Path, *, append: bool, timeout: float = LOCK_TIMEOUT) -> I
 
 def commit_parts(
     path: Path, meta: dict[str, Any] | None, mech: dict[str, Any], entries: list[dict[str, Any]]
-) -> None:
+) -> dict[str, Any]:
     """Replace the manifest by ``meta`` (``None``: a new store of ``mech``) plus the part
-    ``entries`` (already written and fsynced under their final names), under the lock."""
+    ``entries`` (already written and fsynced under their final names), under the lock;
+    returns the manifest written."""
     from privest.accounting.zil_guarantee import ZILGuarantee
 
     if meta is None:
@@ -424,6 +425,7 @@ def commit_parts(
     meta["parts"].extend(entries)
     meta["n_rows"] += sum(int(e["rows"]) for e in entries)
     write_json_atomic(path / MANIFEST, meta)
+    return meta
 
 
 def _write_new_store(rel, frame, mech, path: Path) -> None:

@@ -30,7 +30,7 @@ from privest.learn.batched.newton import newton_box
 from privest.learn.design import AnalysisData, analysis_data
 from privest.learn.estimators import SUBSAMPLE_ABOVE
 from privest.learn.inference import IndefiniteHessianError, sandwich
-from privest.learn.losses import Loss
+from privest.learn.losses import HingeLoss, Loss, QuantileRegressionLoss
 from privest.learn.objective import CorrectedObjective
 from privest.learn.solvers import ConvergenceWarning, Solution, _finish, _newton_solution
 from privest.release.zil import ZILRelease
@@ -48,12 +48,16 @@ def _chunk_objective(
     return CorrectedObjective(spec["loss"], ad, method)
 
 
-def _chunk_sums(
-    x1: np.ndarray, x2: np.ndarray, spec: dict[str, Any], method: str, theta: np.ndarray, what: str
-) -> dict[str, Any]:
+def _chunk_apply(
+    x1: np.ndarray, x2: np.ndarray, spec: dict[str, Any], method: str, func: Any, args: tuple
+) -> Any:
+    """``func`` of one chunk's corrected objective (on its worker)."""
+    return func(_chunk_objective(x1, x2, spec, method), *args)
+
+
+def _chunk_sums(obj: CorrectedObjective, theta: np.ndarray, what: str) -> dict[str, Any]:
     """Sums over one chunk: ``"derivs"`` (value, gradient, Hessian) or ``"scores"`` (sum and
     outer-product sum of the per-record scores psi_i)."""
-    obj = _chunk_objective(x1, x2, spec, method)
     n = obj.n
     if n == 0:
         return {"n": 0}
@@ -120,17 +124,31 @@ class DaskObjective:
         self.seconds = 0.0  # wall time of the passes
         self._cached: tuple[np.ndarray, tuple] | None = None
 
-    def _reduce(self, theta: np.ndarray, what: str) -> dict[str, Any]:
+    def _tasks(self, func: Any, args: tuple) -> list[Any]:
         spec = dask.delayed(self.spec, traverse=False)
-        tasks = [
-            dask.delayed(_chunk_sums, pure=True)(b1, b2, spec, self.method, theta, what)
+        return [
+            dask.delayed(_chunk_apply, pure=True)(b1, b2, spec, self.method, func, args)
             for b1, b2 in self.blocks
         ]
+
+    def _compute(self, graph: Any) -> Any:
         start = time.perf_counter()
-        out = dask.compute(_tree_sum(tasks))[0]
+        out = dask.compute(graph)[0]
         self.passes += 1
         self.seconds += time.perf_counter() - start
         return out
+
+    def reduce(self, func: Any, *args: Any, combine: Any = None) -> dict[str, Any]:
+        """One pass: ``func(chunk objective, *args)`` (a dict with the chunk's ``"n"``) on
+        every chunk, added up (or merged by ``combine``) on the cluster."""
+        return self._compute(_tree_sum(self._tasks(func, args), combine))
+
+    def map_chunks(self, func: Any, *args: Any) -> list[Any]:
+        """One pass: ``func(chunk objective, *args)`` of every chunk, to the client."""
+        return self._compute(self._tasks(func, args))
+
+    def _reduce(self, theta: np.ndarray, what: str) -> dict[str, Any]:
+        return self.reduce(_chunk_sums, theta, what)
 
     def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Mean value, gradient (p,) and symmetric Hessian (p, p) at ``theta``."""
@@ -177,12 +195,17 @@ def _check_supported(est: Any, loss: Loss) -> None:
         raise ValidationError(
             "inference='bootstrap' is not available out of core; use 'sandwich' or 'none'"
         )
-    if not loss.smooth_in_theta:
+    if not (loss.smooth_in_theta or _kinked(loss)):
         raise ValidationError(
             f"{loss.name}: out-of-core fits need a loss with an analytic Hessian in theta "
-            "(logistic, linear and other smooth losses); fit nonsmooth losses in memory "
-            "(release.compute())"
+            "(logistic, linear and other smooth losses) or the check or hinge loss; fit "
+            "other nonsmooth losses in memory (release.compute())"
         )
+
+
+def _kinked(loss: Loss) -> bool:
+    """Check and hinge losses: fitted out of core by smoothing continuation."""
+    return isinstance(loss, (QuantileRegressionLoss, HingeLoss))
 
 
 def _chunk_fit(x1: np.ndarray, x2: np.ndarray, spec: dict[str, Any], est: Any, box) -> tuple:
@@ -229,7 +252,11 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
         objs[est.method] = DaskObjective(loss, release, est.method, y, est.features)
     target = objs[est.method]
     box = est._box(target.p)
-    if release.n > SUBSAMPLE_ABOVE:
+    if _kinked(loss):
+        from privest.scale.nonsmooth import smoothed_fit
+
+        sol = _finish(smoothed_fit(loss, objs, est.method, box), box)
+    elif release.n > SUBSAMPLE_ABOVE:
         sol = _polish_from_chunk(est, release, target, box)
     else:
         theta0 = np.clip(loss.initial_theta(head.d), box[:, 0], box[:, 1])[None]
@@ -238,7 +265,8 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
         )
         sol = _finish(_newton_solution(fits[est.method]), box)
         sol.starts = 2 if est.method == "dr" and sdr_start else 1
-    sol.solver = "Newton on partition sums (Dask)"
+    if not _kinked(loss):
+        sol.solver = "Newton on partition sums (Dask)"
     if not sol.converged:
         warnings.warn(
             f"Newton did not converge in {sol.n_iter} iterations (objective {sol.objective:.6g})",
@@ -249,7 +277,12 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
     cov = None
     est.inference_ = est.inference
     if est.inference == "sandwich":
-        v = target.derivs(sol.theta)[2]
+        if _kinked(loss):
+            from privest.scale.nonsmooth import kernel_hessian_dask
+
+            v = kernel_hessian_dask(target, sol.theta)
+        else:
+            v = target.derivs(sol.theta)[2]
         a = target.score_cov(sol.theta)
         try:
             cov = sandwich(v, a, release.n)

@@ -25,7 +25,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import dask
-import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -35,6 +34,7 @@ from privest.errors import BoundsError, ValidationError
 from privest.release import store as st
 from privest.rng import partition_rng, rng_kind
 from privest.scale.dask_release import DaskRelease
+from privest.scale.store import dask_release_from_manifest
 from privest.validation import as_float_matrix
 
 __all__ = ["release_to_store"]
@@ -109,8 +109,9 @@ def release_to_store(
         except BaseException:
             _remove_temporaries(path, token)
             raise
-        st.commit_parts(path, meta, block, entries)
-    return _batch_view(path, block, entries)
+        manifest = st.commit_parts(path, meta, block, entries)
+    # the new batch: the store's own loader, restricted to the parts just written
+    return dask_release_from_manifest(path, {**manifest, "parts": entries})
 
 
 def _as_dask_frame(data: Any) -> dd.DataFrame:
@@ -264,54 +265,3 @@ def _remove_temporaries(path: Path, token: str) -> None:
     for f in (path / "parts").glob(f".part-{token}-*.tmp"):
         f.chmod(0o644)
         f.unlink(missing_ok=True)
-
-
-def _read_part_arrays(file: Path, names: list[str], noised: list[str]) -> np.ndarray:
-    """(rows, 2 d): x1 then x2 of one part (x2 equals x1 outside the noised columns)."""
-    df = pd.read_parquet(file)
-    x1 = df[names].to_numpy(dtype=float)
-    x2 = x1.copy()
-    x2[:, [names.index(c) for c in noised]] = df[[st._x2_name(c) for c in noised]].to_numpy(float)
-    return np.hstack([x1, x2])
-
-
-def _batch_view(path: Path, block: dict[str, Any], entries: list[dict[str, Any]]) -> DaskRelease:
-    """The released batch as a :class:`DaskRelease` that reads its parts lazily."""
-    names, noised = block["column_names"], block["columns"]
-    d = len(names)
-    both = da.concatenate(
-        [
-            da.from_delayed(
-                dask.delayed(_read_part_arrays)(path / e["file"], names, noised),
-                shape=(e["rows"], 2 * d),
-                dtype=float,
-            )
-            for e in entries
-        ]
-    )
-    ids = None
-    if block["id_type"] is not None:
-        dtype = np.int64 if block["id_type"] == "int" else object
-        ids = da.concatenate(
-            [
-                da.from_delayed(
-                    dask.delayed(_read_ids)(path, e["file"]).to_numpy(),
-                    shape=(e["rows"],),
-                    dtype=dtype,
-                )
-                for e in entries
-            ]
-        )
-    kinds = {e["randomness"] for e in entries}
-    return DaskRelease(
-        x1=both[:, :d],
-        x2=both[:, d:],
-        lam=float(block["lam"]),
-        zero_prob=float(block["zero_prob"]),
-        bounds=np.asarray(block["bounds"], dtype=float),
-        columns=np.asarray([names.index(c) for c in noised], dtype=np.intp),
-        column_names=tuple(names),
-        randomness=st._store_randomness(kinds),
-        ids=ids,
-        resolution=None if block["resolution"] is None else np.asarray(block["resolution"]),
-    )

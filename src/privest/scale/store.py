@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dask
 import dask.array as da
@@ -11,7 +12,7 @@ import numpy as np
 from privest.release.store import read_manifest, read_part_arrays, release_metadata
 from privest.scale.dask_release import DaskRelease
 
-__all__ = ["load_dask_release"]
+__all__ = ["dask_release_from_manifest", "load_dask_release"]
 
 
 def load_dask_release(path: str | Path) -> DaskRelease:
@@ -20,7 +21,12 @@ def load_dask_release(path: str | Path) -> DaskRelease:
     worker that computes its chunk (a damaged part raises the in-memory reader's
     :class:`~privest.errors.StoreError` there, re-raised on the client)."""
     path = Path(path).resolve()
-    meta = read_manifest(path)
+    return dask_release_from_manifest(path, read_manifest(path))
+
+
+def dask_release_from_manifest(path: Path, meta: dict[str, Any]) -> DaskRelease:
+    """The parts listed in ``meta`` (a validated manifest, or one restricted to some of its
+    parts: the Dask release's new batch) as a :class:`DaskRelease`, one chunk per part."""
     mech = meta["mechanism"]
     d = len(mech["column_names"])
     id_dtype = {"int": np.int64, "str": object, None: None}[mech["id_type"]]
