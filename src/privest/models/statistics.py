@@ -236,8 +236,10 @@ def private_quantile(
     budget: Budget | None = None,
     resolution: float | None = None,
 ) -> PrivateStatistic:
-    """eps-DP quantile at level ``quantile`` = q: the order statistic of rank
-    clip(ceil(q n), 1, n)."""
+    """eps-DP quantile at level ``quantile`` = q: the order statistic x_(k) of rank
+    k = clip(ceil(q n), 1, n); where eps min(k, n + 1 - k) < 8 the piecewise Laplace release
+    aims half a rank inward, at the average of x_(k) and its inner neighbour
+    (docs/piecewise-laplace.md, "Quantile convention")."""
     return private_statistic(
         x,
         "quantile",
