@@ -57,10 +57,10 @@ def measure(ns, epsilons, qs, seed: int = 3) -> list[tuple[float, float]]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     ns = (20, 200) if args.quick else (20, 50, 200, 1000, 10_000)
     eps = (0.1, 1.0, 4.0) if args.quick else (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
     qs = (0.1, 0.9) if args.quick else (0.01, 0.05, 0.1, 0.25, 0.75, 0.9, 0.95, 0.99)

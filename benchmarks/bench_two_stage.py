@@ -25,7 +25,8 @@ BOUNDS = {"tight": (-10.0, 10.0), "wide": (-1000.0, 1000.0)}
 BINS = (0, 2, 5, 10, 20, 50, np.inf)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """``argv`` is accepted for ``run_all.py`` and ignored (no options)."""
     rng = np.random.default_rng(4)
     rows = []
     for kind in KINDS:
