@@ -195,6 +195,10 @@ MECHANISMS = {
         lambda: pv.PermuteAndFlip("median", epsilon=1.0, bounds=(0, 1), resolution=0.01),
         lambda m, rng: m.release(_frame()["a"], rng=rng),
     ),
+    "TwoStage": (
+        lambda: pv.TwoStage("median", epsilon=1.0, bounds=(0, 1)),
+        lambda m, rng: m.release(_frame()["a"], rng=rng),
+    ),
     "PTRMedian": (
         lambda: pv.PTRMedian(
             "median", epsilon=1.0, delta=1e-5, local_sensitivity=0.5, bounds=(0, 1)

@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         PrivateValue,
         PTRMedian,
         SmoothSensitivity,
+        TwoStage,
     )
     from privest.models import (
         EPTRBayesClassifier,
@@ -134,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PrivateStatistic",
         "PrivateValue",
         "SmoothSensitivity",
+        "TwoStage",
     ),
     "privest.models": (
         "EPTRBayesClassifier",
@@ -209,6 +211,7 @@ __all__ = [
     "RegressionExampleMechanism",
     "SmoothSensitivity",
     "StoreError",
+    "TwoStage",
     "UnreachableTargetError",
     "ValidationError",
     "ZILGuarantee",

@@ -15,5 +15,6 @@ STATISTIC_MECHANISMS: tuple[str, ...] = (
     "inverse_sensitivity",
     "smooth_sensitivity",
     "permute_and_flip",
+    "two_stage",
     "laplace",
 )

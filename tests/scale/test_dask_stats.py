@@ -67,15 +67,19 @@ def test_quantile_law_is_the_in_memory_law(data, monkeypatch, statistic, quantil
     mech = statistic_mechanism(statistic, epsilon=1.0, bounds=(0, 100), quantile=quantile)
     parts = dask_partitions(da.from_array(x, chunks=max(1, n // 5)))
     levels = truncation_levels(1.0, mech.grid.kb - mech.grid.ka + 1)
-    _, first, last = order_window(mech._spec, None, n, levels)
+    inward = mech.inward(n)  # the public rank-target rule (n = 7, q = 0.02: inward)
+    _, first, last = order_window(mech._spec, None, n, levels, inward=inward)
     got, n_got, _, passes = stats.select_order_statistics(
-        parts, mech.grid, (0.0, 100.0), lambda m: order_window(mech._spec, None, m, levels)[1:]
+        parts,
+        mech.grid,
+        (0.0, 100.0),
+        lambda m: order_window(mech._spec, None, m, levels, inward=mech.inward(m))[1:],
     )
     want = np.sort(mech.grid.snap(x)).astype(np.int64)[first - 1 : last]
     np.testing.assert_array_equal(got, want)
     assert n_got == n and (passes > 2 or n < 100)
     law, _ = lattice_law_dask(mech, parts)
-    prof = lattice_order_profile(x, mech._spec, (0, 100), levels=levels)
+    prof = lattice_order_profile(x, mech._spec, (0, 100), levels=levels, inward=inward)
     np.testing.assert_array_equal(law.profile.upper, prof.upper)
     np.testing.assert_array_equal(law.profile.lower, prof.lower)
     np.testing.assert_allclose(law.prob, mech.law(x).prob, rtol=0, atol=0)

@@ -59,7 +59,10 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
         row, exp_row = [], []
         released[stat], expected[stat] = {}, {}
         for m in mechs:
-            if m in ("smooth_sensitivity", "permute_and_flip") and stat in ("mean", "variance"):
+            if m in ("smooth_sensitivity", "permute_and_flip", "two_stage") and stat in (
+                "mean",
+                "variance",
+            ):
                 row.append("n/a")
                 exp_row.append("n/a")
                 continue

@@ -35,6 +35,7 @@ from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
 from privest.mechanisms.ptr_median import PTRMedian, PTRMedianLaw
 from privest.mechanisms.released import PrivateStatistic, PrivateValue
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivity, SmoothSensitivityLaw
+from privest.mechanisms.two_stage import TwoStage, TwoStageLaw
 
 __all__ = [
     "EPTR",
@@ -63,6 +64,8 @@ __all__ = [
     "SmoothSensitivity",
     "SmoothSensitivityLaw",
     "StatisticMechanism",
+    "TwoStage",
+    "TwoStageLaw",
     "check_reach_property",
     "classic_ptr_probability",
     "eptr_noise_scale",

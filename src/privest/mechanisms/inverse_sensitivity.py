@@ -135,3 +135,4 @@ class InverseSensitivity(PiecewiseLaplace):
     _law_class = InverseSensitivityLaw
     _lattice_shape = "uniform"
     _lattice_shapes = ("uniform",)
+    _lattice_target = "rank"

@@ -202,8 +202,11 @@ class PermuteFlipLaw(OutputLaw):
     def _abs_err(self) -> np.ndarray:
         return np.abs(self.index - self.profile.center) * self.unit
 
-    def error_mean_abs(self) -> float:
-        return float(np.sum(self.pmf() * self._abs_err()))
+    def error_mean_abs(self, reference: float | None = None) -> float:
+        """E|M(x) - f(x)|, or E|M(x) - reference|."""
+        if reference is None:
+            return float(np.sum(self.pmf() * self._abs_err()))
+        return float(np.sum(self.pmf() * np.abs(self.index * self.unit - reference)))
 
     def error_mse(self) -> float:
         return float(np.sum(self.pmf() * self._abs_err() ** 2))

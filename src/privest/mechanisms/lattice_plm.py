@@ -73,14 +73,21 @@ from scipy.special import logsumexp
 from privest.errors import ValidationError
 from privest.mechanisms.base import OutputLaw
 from privest.mechanisms.bigint_samplers import Bits
-from privest.mechanisms.lattice_profile import LatticeGrid, LatticeProfile, lattice_order_profile
+from privest.mechanisms.lattice_profile import (
+    LatticeGrid,
+    LatticeProfile,
+    inward_target,
+    lattice_order_profile,
+)
 from privest.rng import resolve_rng
 from privest.validation import check_bounds, check_epsilon, check_probabilities
 
-__all__ = ["ETA", "SHAPES", "LatticeProfileLaw", "run_epsilon", "stair_fraction"]
+__all__ = ["ETA", "SHAPES", "TARGETS", "LatticeProfileLaw", "run_epsilon", "stair_fraction"]
 
 #: in-piece shapes: PLM's truncated exponential, INV's uniform, the two-level staircase
 SHAPES = ("texp", "uniform", "stair")
+#: rank targets of a quantile: x_(k), half a rank inward, or the public rule choosing them
+TARGETS = ("rank", "inward", "auto")
 
 #: relative error bound of the integer piece weights
 ETA = 2.0**-90
@@ -187,8 +194,18 @@ class LatticeProfileLaw(OutputLaw):
         resolution: float | None = None,
         clip: bool = False,
         shape: str = "texp",
+        target: str = "rank",
     ) -> LatticeProfileLaw:
+        """``target``: ``"rank"`` (x_(k), k = clip(ceil(q n), 1, n)), ``"inward"`` (half a
+        rank inward) or ``"auto"`` (:func:`~privest.mechanisms.lattice_profile.
+        inward_target`, public: n, q, eps)."""
         eps = check_epsilon(epsilon)
+        if target not in TARGETS:
+            raise ValidationError(f"target: {target!r} is not one of {', '.join(TARGETS)}")
+        n = int(np.size(x))
+        inward = target == "inward" or (
+            target == "auto" and inward_target(statistic, quantile, n, eps)
+        )
         ((a, b),) = check_bounds(bounds, 1).tolist()
         grid = LatticeGrid.for_bounds(float(a), float(b), resolution)
         prof = lattice_order_profile(
@@ -199,6 +216,7 @@ class LatticeProfileLaw(OutputLaw):
             quantile=quantile,
             resolution=resolution,
             clip=clip,
+            inward=inward,
         )
         return cls(prof, eps, shape)
 
@@ -310,8 +328,11 @@ class LatticeProfileLaw(OutputLaw):
 
     def cdf(self, y: ArrayLike) -> np.ndarray:
         """P(M(x) <= y)."""
-        y = np.asarray(y, dtype=float)
-        kk = np.floor(y / self.unit)[..., None]
+        return self._cdf_index(np.floor(np.asarray(y, dtype=float) / self.unit))
+
+    def _cdf_index(self, kk: np.ndarray) -> np.ndarray:
+        """P(index <= kk) for (float) integers kk."""
+        kk = np.asarray(kk, dtype=float)[..., None]
         j = np.arange(self.level.size)
         inner, side = self.inner, self.side
         up_part = self._fraction(kk - inner, j)  # side +1: points inner + 1 .. inner + t
@@ -338,18 +359,42 @@ class LatticeProfileLaw(OutputLaw):
         )
         return mean, np.maximum(var, 0.0)
 
-    def error_mean_abs(self) -> float:
+    def error_mean_abs(self, reference: float | None = None) -> float:
+        """E|M(x) - f(x)|, or E|M(x) - reference| (e.g. x_(ceil(qn)) for an inward target)."""
         mean, _ = self._offset_moments()
-        return float(np.sum(self.prob * (self._offsets() + mean)) * self.unit)
+        if reference is None:
+            return float(np.sum(self.prob * (self._offsets() + mean)) * self.unit)
+        # |index - t| = |o + i| per piece, o = side (inner - t); the points with o + i < 0
+        # (i <= i0 = floor(-o)) add 2 (-o F(i0) - M1(i0)), F / M1 the partial mass / moment
+        o = self.side * (self.inner - reference / self.unit)
+        i0 = np.clip(np.floor(-o), 0, self.length)
+        j = np.arange(self.level.size)
+        mass = self._fraction(i0, j)
+        part = np.where(i0 > 0, mass * self._partial_mean(i0, j), 0.0)
+        e = o + mean + 2.0 * np.where(i0 > 0, -o * mass - part, 0.0)
+        return float(np.sum(self.prob * e) * self.unit)
+
+    def _partial_mean(self, t: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """E[i | i <= t] inside piece j (t >= 1): the piece mean with L replaced by t."""
+        t = np.maximum(t, 1.0)
+        if self.shape != "texp":
+            return (t + 1) / 2
+        a = 0.5 * float(self.eps_run) / self.length[j]
+        return 1 + t * (1 / (t * np.expm1(a)) - 1 / np.expm1(a * t))
 
     def error_mse(self) -> float:
         mean, var = self._offset_moments()
         o = self._offsets()
         return float(np.sum(self.prob * ((o + mean) ** 2 + var)) * self.unit**2)
 
-    def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
-        """P(|M(x) - f(x)| <= alpha)."""
+    def error_cdf(self, alpha: ArrayLike, reference: float | None = None) -> np.ndarray:
+        """P(|M(x) - f(x)| <= alpha), or P(|M(x) - reference| <= alpha)."""
         a = np.asarray(alpha, dtype=float)
+        if reference is not None:  # P(t - a <= index <= t + a), t = reference / unit
+            t = reference / self.unit
+            hi = self._cdf_index(np.floor(t + a / self.unit + 1e-9))
+            lo = self._cdf_index(np.ceil(t - a / self.unit - 1e-9) - 1)
+            return np.clip(hi - lo, 0.0, 1.0)
         t = np.floor(a[..., None] / self.unit + 1e-9) - self._offsets()
         frac = self._fraction(t, np.arange(self.level.size))
         return np.clip(np.sum(self.prob * frac, axis=-1), 0.0, 1.0)

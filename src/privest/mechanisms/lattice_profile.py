@@ -13,7 +13,9 @@ This module builds their reaches there, in integers:
   record-wise map, so neighbours stay neighbours; order statistics of these integers are
   exact, and so is Cor. 3.1 (``U_l(x) <= U_{l+1}(x')``) for the integer reaches;
 * the even-n median is the average of two order statistics: it is held doubled, in units
-  of ``step / 2`` (n is public, so the output lattice is too);
+  of ``step / 2`` (n is public, so the output lattice is too); so is a quantile aimed half a
+  rank inward (:func:`inward_target`, a public rule), whose reaches
+  ``(x_(k+l) + x_(k+l+1)) / 2`` keep Cor. 3.1 like any average of two order statistics;
 * truncation (paper 002, Sec. 5.2, range-end tail): levels ``l < k`` are kept and level
   ``k`` runs to the range end, ``k = ceil(2 ln(10^15 N) / eps)`` for N lattice points
   (its weight is at most 10^-15 of the point f(x)); Cor. 3.1 still holds, and
@@ -37,6 +39,7 @@ __all__ = [
     "LatticeGrid",
     "LatticeProfile",
     "lattice_order_profile",
+    "inward_target",
     "order_window",
     "profile_from_order_statistics",
 ]
@@ -45,6 +48,22 @@ __all__ = [
 GRID_BITS = 24
 #: lattice indices stay below 2^INDEX_BITS in magnitude
 INDEX_BITS = 52
+#: the rank target moves half a rank inward while eps min(k, n + 1 - k) < INWARD_BELOW
+INWARD_BELOW = 8.0
+
+
+def inward_target(statistic: str, quantile: float | None, n: int, epsilon: float) -> bool:
+    """The public rank-target rule (n, q, eps only; docs/piecewise-laplace.md, "Quantile
+    convention"): a quantile of rank ``k = clip(ceil(q n), 1, n)`` off the middle
+    (``k != (n + 1)/2``) targets rank ``k + 1/2`` (``k - 1/2`` above the middle), i.e.
+    ``(x_(k) + x_(k+1)) / 2``, when ``eps min(k, n + 1 - k) < INWARD_BELOW``. The median
+    (its own rank (n + 1)/2 already) never moves."""
+    name, q_spec = parse_statistic(statistic)
+    q = q_spec if quantile is None else quantile
+    if name != "quantile" or q is None or n < 2:
+        return False
+    k = quantile_rank(q, n)
+    return 2 * k != n + 1 and epsilon * min(k, n + 1 - k) < INWARD_BELOW
 
 
 @dataclass(frozen=True)
@@ -139,29 +158,40 @@ def lattice_order_profile(
     quantile: float | None = None,
     resolution: float | None = None,
     clip: bool = False,
+    inward: bool = False,
 ) -> LatticeProfile:
     """The truncated integer reaches of the median or a quantile (module docstring).
 
     ``levels`` = k: ``U_l`` for ``l < k`` are order statistics, ``U_k`` the range end.
+    ``inward``: target half a rank inward (:func:`inward_target`).
     """
     ((a, b),) = check_bounds(bounds, 1).tolist()
     grid = LatticeGrid.for_bounds(float(a), float(b), resolution)
     arr, clipped = _check_data(x, a, b, clip)
     n = arr.size
-    _, first, last = order_window(statistic, quantile, n, levels)
+    _, first, last = order_window(statistic, quantile, n, levels, inward=inward)
     snapped = grid.snap(arr)
     snapped.sort()  # numpy's vectorised sort beats np.partition's introselect at n = 10^6
     window = snapped[first - 1 : last].astype(np.int64)
     return profile_from_order_statistics(
-        window, statistic, grid, n=n, levels=levels, quantile=quantile, n_clipped=clipped
+        window,
+        statistic,
+        grid,
+        n=n,
+        levels=levels,
+        quantile=quantile,
+        n_clipped=clipped,
+        inward=inward,
     )
 
 
 def order_window(
-    statistic: str, quantile: float | None, n: int, levels: int
+    statistic: str, quantile: float | None, n: int, levels: int, *, inward: bool = False
 ) -> tuple[list[int], int, int]:
     """``(ranks, first, last)``: the rank(s) of the median or quantile of n records and the
-    1-based ranks ``first .. last`` of the order statistics its k-level profile reads."""
+    1-based ranks ``first .. last`` of the order statistics its k-level profile reads.
+    ``inward``: a quantile of rank k off the middle targets the average of x_(k) and its
+    inner neighbour (:func:`inward_target`), two ranks like the even-n median."""
     name, q_spec = parse_statistic(statistic)
     if name not in ("median", "quantile"):
         raise ValidationError(
@@ -171,7 +201,12 @@ def order_window(
     if name == "quantile":
         if q is None:
             raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-        ranks = [quantile_rank(q, n)]
+        k = quantile_rank(q, n)
+        ranks = [k]
+        if inward and 2 * k < n + 1:
+            ranks = [k, k + 1]
+        elif inward and 2 * k > n + 1:
+            ranks = [k - 1, k]
     else:
         ranks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
     k = int(levels)
@@ -187,13 +222,14 @@ def profile_from_order_statistics(
     levels: int,
     quantile: float | None = None,
     n_clipped: int = 0,
+    inward: bool = False,
 ) -> LatticeProfile:
     """The profile from the snapped order statistics alone: ``window`` holds the lattice
     indices of x_(first) .. x_(last) (:func:`order_window`) of the n snapped records. The
     out-of-core quantiles (privest.scale) select them by distributed selection."""
     name, q_spec = parse_statistic(statistic)
     q = q_spec if quantile is None else quantile
-    ranks, first, last = order_window(statistic, quantile, n, levels)
+    ranks, first, last = order_window(statistic, quantile, n, levels, inward=inward)
     window = np.asarray(window, dtype=np.int64)
     if window.shape != (last - first + 1,):
         raise ValidationError(f"window: needs the {last - first + 1} order statistics")
@@ -218,4 +254,6 @@ def profile_from_order_statistics(
     up = np.append(up, hi).astype(np.int64)
     dn = np.append(dn, lo).astype(np.int64)
     label = "median" if name == "median" else f"quantile {q:g}"
+    if name == "quantile" and len(ranks) == 2:
+        label += f" (rank {ranks[0]}.5)"
     return LatticeProfile(int(up[0]), up, dn, int(lo), int(hi), unit, label, n, n_clipped)

@@ -382,7 +382,10 @@ class PiecewiseLaplace(StatisticMechanism):
     :class:`PiecewiseLaplaceLaw` (density, exact error laws). ``shape`` is the law inside
     each piece of the lattice release of medians and quantiles: ``"stair"`` (default: flat,
     then one level lower; :mod:`privest.mechanisms.lattice_plm`) or ``"texp"`` (the paper's
-    truncated exponential).
+    truncated exponential). ``target`` is the rank a quantile release aims at: ``"auto"``
+    (default: half a rank inward where eps min(k, n + 1 - k) < 8, a public rule,
+    :func:`~privest.mechanisms.lattice_profile.inward_target`), ``"rank"`` (x_(k)) or
+    ``"inward"`` (docs/piecewise-laplace.md, "Quantile convention").
     """
 
     name = "piecewise_laplace"
@@ -390,6 +393,8 @@ class PiecewiseLaplace(StatisticMechanism):
     #: the in-piece law of the lattice release of medians and quantiles
     _lattice_shape = "stair"
     _lattice_shapes: tuple[str, ...] = ("stair", "texp")
+    #: the rank target of lattice quantile releases (lattice_plm.TARGETS)
+    _lattice_target = "auto"
 
     def __init__(
         self,
@@ -402,8 +407,13 @@ class PiecewiseLaplace(StatisticMechanism):
         rho: float = 0.0,
         resolution: float | None = None,
         shape: str | None = None,
+        target: str | None = None,
     ) -> None:
         super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        if target is not None:
+            if target not in ("auto", "rank", "inward"):
+                raise ValidationError(f"target: {target!r} is not 'auto', 'rank' or 'inward'")
+            self._lattice_target = target
         if shape is not None:
             if shape not in self._lattice_shapes:
                 raise ValidationError(
@@ -439,8 +449,16 @@ class PiecewiseLaplace(StatisticMechanism):
                 resolution=self.resolution,
                 clip=self.clip,
                 shape=self._lattice_shape,
+                target=self._lattice_target,
             )
         return self.continuous_law(x)
+
+    def inward(self, n: int) -> bool:
+        """Whether the lattice release of n records targets half a rank inward (public)."""
+        from privest.mechanisms.lattice_profile import inward_target
+
+        t = self._lattice_target
+        return t == "inward" or (t == "auto" and inward_target(self._spec, None, n, self.epsilon))
 
     def continuous_law(self, x: Any) -> _ProfileLaw:
         """The continuous law of paper 002 (float sampler; not float-safe)."""

@@ -8,7 +8,8 @@ guarantee, statistic and mechanism (``.summary()``). For the output law on a dat
 
 Mechanisms: ``"piecewise_laplace"`` (paper 002), ``"inverse_sensitivity"``,
 ``"smooth_sensitivity"`` (median / quantiles only), ``"laplace"`` (global sensitivity),
-``"permute_and_flip"`` (median / quantiles), and ``"auto"`` (default), which picks by the
+``"permute_and_flip"`` and ``"two_stage"`` (median / quantiles; the latter for bounds much
+wider than the data, never chosen by ``auto``), and ``"auto"`` (default), which picks by the
 statistic, the bounds, the resolution and the public n, i.e. from public inputs, so the
 choice spends no privacy:
 
@@ -52,6 +53,7 @@ from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles import parse_statistic
 from privest.mechanisms.released import PrivateStatistic
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
+from privest.mechanisms.two_stage import TwoStage
 from privest.validation import check_bounds
 
 __all__ = [
@@ -73,10 +75,11 @@ _CLASSES: dict[str, type[StatisticMechanism]] = {
     "inverse_sensitivity": InverseSensitivity,
     "smooth_sensitivity": SmoothSensitivity,
     "permute_and_flip": PermuteAndFlip,
+    "two_stage": TwoStage,
     "laplace": LaplaceMechanism,
 }
 #: mechanisms that release medians and quantiles on a public lattice (take ``resolution=``)
-_LATTICE = ("piecewise_laplace", "inverse_sensitivity", "permute_and_flip")
+_LATTICE = ("piecewise_laplace", "inverse_sensitivity", "permute_and_flip", "two_stage")
 #: ``mechanism=`` choices; defined without numpy in :mod:`privest._choices` for the CLI
 MECHANISMS = STATISTIC_MECHANISMS
 _AUTO = {
@@ -236,8 +239,10 @@ def private_quantile(
     budget: Budget | None = None,
     resolution: float | None = None,
 ) -> PrivateStatistic:
-    """eps-DP quantile at level ``quantile`` = q: the order statistic of rank
-    clip(ceil(q n), 1, n)."""
+    """eps-DP quantile at level ``quantile`` = q: the order statistic x_(k) of rank
+    k = clip(ceil(q n), 1, n); where eps min(k, n + 1 - k) < 8 the piecewise Laplace release
+    aims half a rank inward, at the average of x_(k) and its inner neighbour
+    (docs/piecewise-laplace.md, "Quantile convention")."""
     return private_statistic(
         x,
         "quantile",

@@ -248,10 +248,10 @@ def lattice_law_dask(mech: PiecewiseLaplace, parts: list[Any]) -> tuple[LatticeP
     a, b = (float(v) for v in np.asarray(mech.bounds).ravel())
 
     def window(n: int) -> tuple[int, int]:
-        return order_window(mech._spec, None, n, levels)[1:]
+        return order_window(mech._spec, None, n, levels, inward=mech.inward(n))[1:]
 
     values, n, clipped, _ = select_order_statistics(parts, grid, (a, b), window, mech.clip)
     prof = profile_from_order_statistics(
-        values, mech._spec, grid, n=n, levels=levels, n_clipped=clipped
+        values, mech._spec, grid, n=n, levels=levels, n_clipped=clipped, inward=mech.inward(n)
     )
     return LatticeProfileLaw(prof, mech.epsilon, mech._lattice_shape), n
