@@ -62,9 +62,10 @@ def test_dr_error_falls_like_one_over_n_thm_5_2():
     assert abs(control + 1.0) > 3 * max(se, control_se), (control, naive)
 
 
-def _quantile_coverage(method: str, reps: int, n: int) -> np.ndarray:
+def _quantile_coverage(method: str, reps: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coverage of the 95% and (negative control) 50% intervals over ``reps`` releases."""
     truth = np.array([0.5, 1.0, -0.5])
-    hits = np.zeros(3)
+    hits, narrow = np.zeros(3), np.zeros(3)
     for r in range(reps):
         rng = np.random.default_rng(7000 + r)
         x = rng.uniform(-1, 1, (n, 2))
@@ -75,22 +76,26 @@ def _quantile_coverage(method: str, reps: int, n: int) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = DRQuantileRegressor(quantile=0.5, method=method).fit(rel, y)
-        ci = fit.results_.conf_int().to_numpy()
-        hits += (ci[:, 0] <= truth) & (truth <= ci[:, 1])
-    return hits / reps
+        for rate, level in ((hits, 0.05), (narrow, 0.5)):
+            ci = fit.results_.conf_int(alpha=level).to_numpy()
+            rate += (ci[:, 0] <= truth) & (truth <= ci[:, 1])
+    return hits / reps, narrow / reps
+
+
+# releases per coverage test: binomial SE sqrt(0.95 * 0.05 / 480) = 1.0%, so the +-2% band of
+# the issue is 2 SE (the seeds are fixed, so the test is deterministic; measured on other
+# seeds: median regression 0.965 / 0.942 / 0.954, hinge 0.958 / 0.940 over 400 releases)
+COVERAGE_RELEASES = 480
+COVERAGE_BAND = 0.02
 
 
 @pytest.mark.slow
 def test_dr_median_regression_intervals_cover():
-    """95% +- 3 binomial SEs per coefficient. A release and its fit cost ~0.05 s of CPU
-    (0.07 s of wall time on the busy two-core machine, 0.1 s before small fits ran on one
-    BLAS thread), so 200 releases take ~10 s of CPU: SE 1.5%, a band of +-4.6% that catches
-    a broken interval (e.g. a missing noise term), not a 2% miscalibration (that needs
-    ~475 releases)."""
-    reps = 200
-    rate = _quantile_coverage("dr", reps, 500)
-    se = math.sqrt(0.95 * 0.05 / reps)
-    assert np.all(np.abs(rate - 0.95) <= 3 * se), rate
+    """95% +- 2% per coefficient over 480 releases (~25 s of CPU: a release and its fit cost
+    ~0.05 s). Negative control from the same fits: the 50% intervals fall outside the band."""
+    rate, narrow = _quantile_coverage("dr", COVERAGE_RELEASES, 500)
+    assert np.all(np.abs(rate - 0.95) <= COVERAGE_BAND), rate
+    assert np.all(narrow < 0.95 - COVERAGE_BAND), narrow  # the band can fail
 
 
 def _hinge_theta0() -> np.ndarray:
@@ -112,17 +117,16 @@ def _hinge_theta0() -> np.ndarray:
 
 @pytest.mark.slow
 def test_dr_hinge_intervals_cover():
-    """95% +- 3 binomial SEs per coefficient (intercept, slope), n = 2000, 60 releases.
+    """95% +- 2% per coefficient (intercept, slope), n = 2000, 480 releases.
 
     One DR hinge fit (DC algorithm with HiGHS LP steps from several starts, and a kernel
-    estimate of the bread) costs ~0.2 s of CPU at n = 2000, so 60 releases keep the test
-    near 12 s of CPU: SE 2.8%, a band of +-8.4% that catches a broken interval, not a small
-    miscalibration. At n = 1000 the slope's intervals covered 88-90% (100 releases): the
-    kernel estimate of the hinge's bread needs more data than the median regression's.
+    estimate of the bread) costs ~0.2 s of CPU at n = 2000, so the test takes ~100 s of CPU.
+    At n = 1000 the slope's intervals covered 88-90% (100 releases): the kernel estimate of
+    the hinge's bread needs more data than the median regression's.
     Negative control from the same fits: the 50% intervals must fall outside the band.
     """
     theta0 = _hinge_theta0()
-    reps, n = 60, 2000
+    reps, n = COVERAGE_RELEASES, 2000
     hits, narrow = np.zeros(2), np.zeros(2)
     for r in range(reps):
         rng = np.random.default_rng(r)
@@ -137,6 +141,5 @@ def test_dr_hinge_intervals_cover():
         for rate, level in ((hits, 0.05), (narrow, 0.5)):
             ci = fit.results_.conf_int(alpha=level).to_numpy()
             rate += (ci[:, 0] <= theta0) & (theta0 <= ci[:, 1])
-    se = math.sqrt(0.95 * 0.05 / reps)
-    assert np.all(np.abs(hits / reps - 0.95) <= 3 * se), (hits / reps, theta0)
-    assert np.all(narrow / reps < 0.95 - 3 * se), narrow / reps  # the band can fail
+    assert np.all(np.abs(hits / reps - 0.95) <= COVERAGE_BAND), (hits / reps, theta0)
+    assert np.all(narrow / reps < 0.95 - COVERAGE_BAND), narrow / reps  # the band can fail
