@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["exclusive_lock", "fsync_dir", "write_json_atomic"]
+__all__ = ["exclusive_lock", "fsync_dir", "staged_folder", "write_json_atomic"]
 
 
 def fsync_dir(path: Path) -> None:
@@ -27,6 +29,23 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def staged_folder(path: Path) -> Iterator[Path]:
+    """A new folder ``path``, written under a temporary sibling name (yielded) and renamed
+    into place in one step when the block succeeds, after the folder is fsynced (and its
+    parent after the rename); removed on any error, so a reader sees all of it or nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
+    try:
+        yield tmp
+        fsync_dir(tmp)
+        os.rename(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

@@ -12,14 +12,12 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from privest.durable import fsync_dir
+from privest.durable import staged_folder
 from privest.errors import StoreError
 
 __all__ = ["FORMAT", "VERSION", "examples_from_meta", "load_examples", "save_examples"]
@@ -58,9 +56,7 @@ def save_examples(rel: Any, path: Path) -> Path:
     """Write ``rel`` into the new folder ``path`` (module docstring)."""
     if path.exists():
         raise StoreError(f"path: {str(path)!r} already exists; choose a new folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-    try:
+    with staged_folder(path) as tmp:
         _write_synced(tmp / "data.npz", lambda fh: np.savez(fh, X=rel.X, y=rel.y))
         digest = hashlib.sha256((tmp / "data.npz").read_bytes()).hexdigest()
         manifest = {
@@ -74,12 +70,6 @@ def save_examples(rel: Any, path: Path) -> Path:
         }
         text = json.dumps(manifest, indent=2).encode()
         _write_synced(tmp / "manifest.json", lambda fh: fh.write(text))
-        fsync_dir(tmp)
-        os.rename(tmp, path)
-        fsync_dir(path.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 

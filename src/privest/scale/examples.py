@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,7 +28,7 @@ import dask.array as da
 import numpy as np
 import pandas as pd
 
-from privest.durable import fsync_dir
+from privest.durable import fsync_dir, staged_folder
 from privest.errors import StoreError, ValidationError
 from privest.release.examples import PrivateExamples, _labels_pm1
 from privest.release.examples_io import _meta, examples_from_meta
@@ -81,9 +79,7 @@ def release_examples_to_folder(
     path = Path(path).resolve()
     if path.exists():
         raise StoreError(f"path: {str(path)!r} already exists; choose a new folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-"))
-    try:
+    with staged_folder(path) as tmp:
         (tmp / "parts").mkdir()
         spec = SimpleNamespace(
             mech=mech, names=names, label=label, classes=classes, seed=rng, folder=tmp
@@ -116,12 +112,6 @@ def release_examples_to_folder(
             fh.flush()
             os.fsync(fh.fileno())
         fsync_dir(tmp / "parts")
-        fsync_dir(tmp)
-        os.rename(tmp, path)
-        fsync_dir(path.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return path
 
 
