@@ -118,3 +118,50 @@ def test_iwp_sgd_streams_partitions_like_partial_fit_in_memory(client):
     np.testing.assert_array_equal(got.coef_, mem.coef_)
     assert not np.array_equal(back.coef_, mem.coef_)
     assert not hasattr(est, "coef_")  # the estimator passed is left unfitted
+
+
+def test_release_larger_than_the_memory_rule_streams_from_the_store(
+    client, release, tmp_path, monkeypatch
+):
+    """A release over KEEP_SHARE of the workers' memory is read from the store on every
+    pass (the workers hold one part at a time) and fits exactly as one kept in memory;
+    control: a kept release reads each part once."""
+    import privest.scale.fit as dask_fit
+    import privest.scale.store as dask_store
+
+    for start in range(0, release.n, 1500):  # a store of 4 parts
+        part = dataclasses.replace(
+            release, x1=release.x1[start : start + 1500], x2=release.x2[start : start + 1500]
+        )
+        part.save(tmp_path / "s", append=start > 0)
+    log = tmp_path / "reads"  # a file: the tasks reach the workers pickled
+
+    def counted(*args):
+        with open(log, "a") as f:
+            f.write(args[1]["file"] + "\n")
+        return read_part_arrays(*args)
+
+    def reads():
+        n = len(log.read_text().splitlines()) if log.exists() else 0
+        log.unlink(missing_ok=True)
+        return n
+
+    read_part_arrays = dask_store.read_part_arrays
+    monkeypatch.setattr(dask_store, "read_part_arrays", counted)
+    kept = pv.DRLogisticRegression().fit(pv.load_release(tmp_path / "s", engine="dask"), "y")
+    assert kept.records_in_memory_ and reads() == 4
+    monkeypatch.setattr(dask_fit, "KEEP_SHARE", 0.0)
+    streamed = pv.DRLogisticRegression().fit(pv.load_release(tmp_path / "s", engine="dask"), "y")
+    assert not streamed.records_in_memory_
+    assert reads() == 4 * streamed.passes_  # every pass reads every part
+    np.testing.assert_array_equal(streamed.coef_, kept.coef_)
+    np.testing.assert_array_equal(streamed.stderr_, kept.stderr_)
+    mem = pv.DRLogisticRegression().fit(release, "y")
+    np.testing.assert_allclose(streamed.coef_, mem.coef_, rtol=0, atol=1e-8)
+
+
+def test_cluster_memory_is_the_workers_limits(client):
+    from privest.scale.fit import cluster_memory
+
+    limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
+    assert cluster_memory() == sum(limits) > 0

@@ -114,9 +114,9 @@ class DaskObjective:
         self.method = method
         self.loss = loss
         self.n = release.n
-        self.blocks = list(
-            zip(release.x1.to_delayed().ravel(), release.x2.to_delayed().ravel(), strict=True)
-        )
+        # unoptimised: x1 and x2 of a chunk then share one read of its store part
+        x1s, x2s = (a.to_delayed(optimize_graph=False).ravel() for a in (release.x1, release.x2))
+        self.blocks = list(zip(x1s, x2s, strict=True))
         empty = np.zeros((0, release.d))
         self.header: AnalysisData = _chunk_objective(empty, empty, self.spec, method).data
         self.p = loss.n_params(self.header.d)
@@ -231,6 +231,39 @@ def _polish_from_chunk(
     return sol
 
 
+#: share of the workers' memory limit the release may take when it is kept for the passes
+KEEP_SHARE = 0.5
+
+
+def cluster_memory() -> int:
+    """Bytes the fit's passes may use: the workers' memory limits summed (the default
+    ``distributed`` client's cluster), or this machine's memory (Dask's local schedulers)."""
+    import psutil
+
+    try:
+        from distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+    except (ImportError, ValueError):
+        return int(psutil.virtual_memory().total)
+    total = psutil.virtual_memory().total
+    return int(sum(w.get("memory_limit") or total for w in workers))
+
+
+def _keep_on_workers(release: DaskRelease) -> tuple[DaskRelease, bool]:
+    """The release for the fit's passes, and whether its records stay in worker memory.
+
+    A public rule on the release's size (``2 x n x d x 8`` bytes): kept (read from the store
+    once, ``dask.persist``) when it takes at most :data:`KEEP_SHARE` of :func:`cluster_memory`;
+    otherwise every pass reads each part from the store again (sha-checked), so the workers
+    hold one part at a time and never spill. The fit is the same either way."""
+    size = 2 * release.n * release.d * 8
+    if size > KEEP_SHARE * cluster_memory():
+        return dataclasses.replace(release, ids=None), False
+    x1, x2 = dask.persist(release.x1, release.x2)
+    return dataclasses.replace(release, x1=x1, x2=x2, ids=None), True
+
+
 def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
     """Fit the estimator ``est`` (a :class:`~privest.learn.estimators.DRMEstimator`) on a
     Dask-backed release: the in-memory strategy (naive -> SDR -> DR from the naive and SDR
@@ -239,9 +272,7 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
 
     loss = est._make_loss()
     _check_supported(est, loss)
-    # the records stay on the workers for the fit's passes (read from the store once)
-    x1, x2 = dask.persist(release.x1, release.x2)
-    release = dataclasses.replace(release, x1=x1, x2=x2, ids=None)
+    release, kept = _keep_on_workers(release)
     naive = DaskObjective(loss, release, "naive", y, est.features)
     head = naive.header
     sdr_start = bool(loss.smooth_in_x and not head.y_noised)
@@ -292,6 +323,7 @@ def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
             ) from None
         est.hessian_, est.score_cov_ = v, a
     # diagnostics: passes over all records (the standard errors' included) and their time
+    est.records_in_memory_ = kept
     est.passes_ = sum(o.passes for o in objs.values())
     est.pass_seconds_ = sum(o.seconds for o in objs.values())
     est._set_results(cov, head, sol)
@@ -315,7 +347,7 @@ def partial_fit_stream(est: Any, examples: Any, X: Any, y: Any, **kwargs: Any) -
     order in memory."""
     import copy
 
-    xs, ys = X.to_delayed().ravel(), y.to_delayed().ravel()
+    xs, ys = (a.to_delayed(optimize_graph=False).ravel() for a in (X, y))  # one read each
     if len(xs) != len(ys) or X.chunks[0] != y.chunks[0]:
         raise ValidationError("X, y: must be Dask arrays chunked alike by rows")
     template = dataclasses.replace(examples, X=np.zeros((0, X.shape[1])), y=np.zeros(0))
