@@ -92,6 +92,11 @@ class DRMEstimator(BaseEstimator):
     n_bootstrap : bootstrap resamples of released records.
     features : feature columns of the release (default: all but the response).
     random_state : seed or Generator for the extra DR copies and the bootstrap.
+
+    A Dask-backed release (docs/scale-out.md) is fitted out of core and adds the
+    diagnostics ``passes_`` (passes over all records), ``pass_seconds_`` (their wall time)
+    and ``records_in_memory_`` (whether the release stayed in worker memory for the passes
+    or was read from the store on each).
     """
 
     def __init__(
