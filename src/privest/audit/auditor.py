@@ -290,6 +290,9 @@ def audit(
     with probability at least ``conf_level``. With ``symmetric`` the swapped pair
     (Q, P) is checked as well at no statistical cost: its points are (beta_U, alpha_U).
     ``claimed=None`` only estimates.
+
+    One function on purpose: the checks of the arguments, then the procedure above in its
+    order.
     """
     if claimed is not None and not isinstance(claimed, Guarantee):
         raise ValidationError(f"claimed: {claimed!r} is not a privest Guarantee (or None)")

@@ -67,7 +67,10 @@ def _models(eps: float, radius: float, rng: np.random.Generator) -> dict[str, An
 
 
 def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -> dict:
-    """Print the accuracy table, save ``central_models.png`` and return the numbers."""
+    """Print the accuracy table, save ``central_models.png`` and return the numbers.
+
+    One function on purpose: a script whose steps are the demo's printed sections, in order.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -43,6 +43,8 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     Part A: the embedded breast-cancer data (569 records: too few for local DP, said so).
     Part B: the same pipeline on 200 000 synthetic records (make_classification), where
     IWP-SGD's correction is visible; the figure shows part B.
+
+    One function on purpose: a script whose steps are the demo's printed sections, in order.
     """
     from rich.table import Table
 

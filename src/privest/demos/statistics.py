@@ -24,7 +24,10 @@ STATS = ("median", "quantile:0.9", "mean", "variance")
 
 
 def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -> dict:
-    """Print the tables, save ``private-statistics.png`` in ``output``; return the numbers."""
+    """Print the tables, save ``private-statistics.png`` in ``output``; return the numbers.
+
+    One function on purpose: a script whose steps are the demo's printed sections, in order.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -24,7 +24,10 @@ EPSILON, DELTA, ZERO_PROB = 2.0, 0.2, 0.05
 
 
 def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
-    """Release, report, audit and DR estimation; figures and the store go under ``output``."""
+    """Release, report, audit and DR estimation; figures and the store go under ``output``.
+
+    One function on purpose: a script whose steps are the demo's printed sections, in order.
+    """
     import matplotlib.pyplot as plt
     from rich.table import Table
 

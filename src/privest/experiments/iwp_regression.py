@@ -58,6 +58,12 @@ def run(
     n: int | None = None,
     group: int = 10,
 ) -> ExperimentResult:
+    """Paper 004 Fig. 8: IWP-SGD, naive and oracle SGD risk paths on the ACS income task
+    (the folktables cache, or the labelled synthetic stand-in), per step size.
+
+    One function on purpose: the experiment's design and replication loop, read top to
+    bottom.
+    """
     import matplotlib.pyplot as plt
 
     X, t, source = _data(rng, n)

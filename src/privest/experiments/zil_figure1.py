@@ -38,7 +38,11 @@ C, DELTA = 0.5, 0.05
     "zil-figure1", "Paper 000 Figure 1: ZIL trade-off functions and calibration", 100_000, 20_000
 )
 def run(reps: int, rng: np.random.Generator, progress: bool = True) -> ExperimentResult:
-    """``reps`` is the number of Monte Carlo draws per hypothesis for T_{2,c} and T_{4,c}."""
+    """``reps`` is the number of Monte Carlo draws per hypothesis for T_{2,c} and T_{4,c}.
+
+    One function on purpose: the experiment's design and replication loop, read top to
+    bottom.
+    """
     rows: list[Row] = []
     grid = np.linspace(0.0, 1.0, 401)
     curves: dict[str, np.ndarray] = {}

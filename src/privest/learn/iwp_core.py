@@ -202,6 +202,9 @@ def sgd_replicated(
     ``start_step``) is lr(t). ``noised``: mask of the noised coordinates (an appended public
     intercept column is not). ``average0 = (average, count)`` continues a running average
     (``partial_fit``): every iterate of this call is then averaged.
+
+    One function on purpose: the loop over batches keeps its state in local variables,
+    because a fit's time is this loop's per-step overhead.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)

@@ -120,15 +120,7 @@ class _IWPSGDBase(BaseEstimator):
         """One fit (or one partial_fit pass) of the loop; sets the fitted attributes."""
         n, p = X.shape
         alpha = self._check_alpha()
-        radius = self.theta_radius
-        if isinstance(radius, str):
-            if radius != "auto":
-                raise ValidationError(f"theta_radius: {radius!r}; use a number, 'auto' or None")
-            radius = default_radius(loss, math.hypot(x_radius, self.fit_intercept), alpha)
-            if not self.fit_intercept:  # the bound needs ridge on every coordinate
-                radius = release_radius(loss, X, y, sigma2, eps_y, x_radius, alpha, y_scale, y_var)
-            else:
-                radius *= y_scale
+        radius = self._radius(X, y, sigma2, eps_y, loss, x_radius, alpha, y_scale, y_var)
         noised = None
         if self.fit_intercept:  # a public constant column: not noised, not penalised
             X = np.hstack([X, np.ones((n, 1))])
@@ -201,6 +193,18 @@ class _IWPSGDBase(BaseEstimator):
         decay = rate * self._step_sum if rate > 0 else math.inf
         check_convergence(path.last, path.history, decay, bound)
         return self
+
+    def _radius(self, X, y, sigma2, eps_y, loss, x_radius, alpha, y_scale, y_var):
+        """The projection radius: ``theta_radius``, or for ``"auto"`` the public bound
+        from the loss, the x radius and alpha (and, without an intercept, the release)."""
+        radius = self.theta_radius
+        if not isinstance(radius, str):
+            return radius
+        if radius != "auto":
+            raise ValidationError(f"theta_radius: {radius!r}; use a number, 'auto' or None")
+        if not self.fit_intercept:  # the bound needs ridge on every coordinate
+            return release_radius(loss, X, y, sigma2, eps_y, x_radius, alpha, y_scale, y_var)
+        return default_radius(loss, math.hypot(x_radius, 1.0), alpha) * y_scale
 
     def _check_alpha(self) -> float:
         alpha = self.alpha

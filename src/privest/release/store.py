@@ -133,6 +133,13 @@ def _validate(meta: Any, mpath: Path) -> dict[str, Any]:
     )
     for key, kind in (("mechanism", dict), ("parts", list), ("guarantee", dict)):
         _require(isinstance(meta.get(key), kind), mpath, f"key {key!r} is missing or malformed")
+    _validate_mechanism(meta, mpath)
+    _validate_parts(meta, mpath)
+    return meta
+
+
+def _validate_mechanism(meta: dict[str, Any], mpath: Path) -> None:
+    """The mechanism block: its digest, columns, bounds, parameters and guarantee."""
     mech = meta["mechanism"]
     _require(
         meta.get("mechanism_sha256") == _digest(mech),
@@ -183,6 +190,10 @@ def _validate(meta: Any, mpath: Path) -> dict[str, Any]:
         mpath,
         "the stored guarantee is not the one its mechanism gives",
     )
+
+
+def _validate_parts(meta: dict[str, Any], mpath: Path) -> None:
+    """Each part's path (in order), row count, sha256 and randomness; n_rows their sum."""
     total = 0
     for i, part in enumerate(meta["parts"]):
         _require(isinstance(part, dict), mpath, f"part {i} is not an object")
@@ -207,7 +218,6 @@ def _validate(meta: Any, mpath: Path) -> dict[str, Any]:
         )
         total += rows
     _require(meta.get("n_rows") == total, mpath, "n_rows is not the sum of the parts' rows")
-    return meta
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:

@@ -430,20 +430,10 @@ class ZILMechanism(Mechanism):
         cols = self._resolve_columns(names, d)
         if ids is not None:
             ids, _ = canonical_ids(ids, n)
-        lo, hi = self.bounds[:, 0], self.bounds[:, 1]
         all_cols = cols.size == d and bool(np.all(cols == np.arange(d)))
-        sub = x if all_cols else x[:, cols]
-        if np.any(sub.min(axis=0) < lo) or np.any(sub.max(axis=0) > hi):
-            if not self.clip:
-                n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
-                bad = [names[cols[j]] for j in np.flatnonzero(n_out)]
-                raise BoundsError(
-                    f"X: columns {bad} have values outside their public bounds; widen the "
-                    "bounds or pass clip=True to clip them"
-                )
-            sub = np.clip(sub, lo, hi)
+        sub = self._within_bounds(x if all_cols else x[:, cols], [names[c] for c in cols])
         gen = resolve_rng(rng)
-        ranges = hi - lo
+        ranges = self.bounds[:, 1] - self.bounds[:, 0]
         grid = output_grid(self.lam * ranges)
         # Algorithm 1 on the noised columns: the unit cube's ZIL(zero_prob, lam^2 I) noise
         # mapped back by the ranges D; X1 on the output grid (or the public resolution)
@@ -473,6 +463,21 @@ class ZILMechanism(Mechanism):
             ids=ids,
             resolution=None if self.resolution is None else self.resolution.copy(),
         )
+
+    def _within_bounds(self, sub: np.ndarray, names: list[str]) -> np.ndarray:
+        """The noised columns ``sub`` inside their public bounds: clipped with ``clip=True``,
+        else a :class:`BoundsError` naming every column with a value outside."""
+        lo, hi = self.bounds[:, 0], self.bounds[:, 1]
+        if not (np.any(sub.min(axis=0) < lo) or np.any(sub.max(axis=0) > hi)):
+            return sub
+        if not self.clip:
+            n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
+            bad = [names[j] for j in np.flatnonzero(n_out)]
+            raise BoundsError(
+                f"X: columns {bad} have values outside their public bounds; widen the "
+                "bounds or pass clip=True to clip them"
+            )
+        return np.clip(sub, lo, hi)
 
     def _rounder(self, grid: np.ndarray) -> Any:
         """In-place rounding of X1: the power-of-two output grid, or every released X1,
