@@ -79,28 +79,56 @@ def test_tolerance_check_can_fail(release, monkeypatch):
     assert np.max(np.abs(dsk.coef_ - mem.coef_) / mem.stderr_) > 0.1
 
 
-@pytest.mark.parametrize("bad_bracket", [False, True])
-def test_exact_percentiles_equal_numpy(client, release, monkeypatch, bad_bracket):
+@pytest.mark.parametrize(
+    ("bad_bracket", "limit", "ties"),
+    [(False, 50_000, False), (True, 50_000, False), (False, 40, False), (True, 40, True)],
+)
+def test_exact_percentiles_equal_numpy(client, release, monkeypatch, bad_bracket, limit, ties):
     """The kernel bandwidth's IQR: distributed selection equals np.percentile, also when
-    the chunks' percentiles fail to bracket the overall ones (the gather-all fallback)."""
+    the chunks' percentiles fail to bracket the overall ones, when counting passes must
+    narrow the brackets to the gather limit, and on tied kink distances; the client gets
+    at most the gather limit of distinct values per bracket (control: the records)."""
+    import dataclasses
+
     import privest.scale.nonsmooth as ns
 
     if bad_bracket:
         monkeypatch.setattr(ns, "_kink_quantiles", lambda obj, th, qs: {"n": obj.n, "q": qs + 1e6})
+    monkeypatch.setattr(ns, "GATHER_LIMIT", limit)
     from privest.learn.inference import kernel_residuals
     from privest.learn.losses import QuantileRegressionLoss
     from privest.learn.objective import CorrectedObjective
     from privest.scale.fit import DaskObjective
     from privest.scale.nonsmooth import exact_percentiles
 
+    if ties:  # a response on a coarse grid: many kink distances repeat
+        x1 = np.array(release.x1)
+        z = release.column_names.index("z")
+        x1[:, z] = np.round(x1[:, z])
+        release = dataclasses.replace(release, x1=x1, x2=x1.copy())
     loss = QuantileRegressionLoss()
     drel = DaskRelease.from_release(release, chunk_rows=700)
-    obj = DaskObjective(loss, drel, "dr", "z", ["a", "b"])
-    theta = np.array([0.2, 0.9, -1.1])
-    qs = np.array([25.0, 75.0, 50.0])
-    mem = CorrectedObjective(loss, pv.learn.design.analysis_data(release, "z", ["a", "b"]))
+    obj = DaskObjective(loss, drel, "naive" if ties else "dr", "z", ["a", "b"])
+    theta = np.array([0.0, 0.0, 0.0]) if ties else np.array([0.2, 0.9, -1.1])
+    qs = np.array([25.0, 75.0, 50.0, 0.0, 100.0, 33.3])
+    mem = CorrectedObjective(
+        loss, pv.learn.design.analysis_data(release, "z", ["a", "b"]), obj.method
+    )
     r = kernel_residuals(loss, mem.terms[0], theta)[1]
+    gathered = []  # what reaches the client: distinct values per bracket
+    reduce = obj.reduce
+
+    def watched(func, *args, **kwargs):
+        out = reduce(func, *args, **kwargs)
+        if func is ns._kink_distinct:
+            gathered.append(max(v.size for v, _ in out["found"]))
+        return out
+
+    obj.reduce = watched
     np.testing.assert_array_equal(exact_percentiles(obj, theta, qs), np.percentile(r, qs))
+    if limit < 1000:
+        assert r.size > 10 * limit  # the control: gathering the records would exceed it
+        assert max(gathered) <= limit
 
 
 def test_other_nonsmooth_losses_still_refused(release):

@@ -93,12 +93,48 @@ def _kink_moments(obj: CorrectedObjective, theta: np.ndarray) -> dict[str, Any]:
     return {"n": obj.n, "s": np.array([r.sum(), r @ r])}
 
 
-def _kink_window(obj: CorrectedObjective, theta: np.ndarray, lo: np.ndarray, hi: np.ndarray):
-    """Per bracket [lo_j, hi_j]: the count below it and the kink distances inside it."""
+#: the most distinct kink distances the selection gathers on the client; above it a
+#: counting pass narrows the bracket first (released data, so a bound on memory, not privacy)
+GATHER_LIMIT = 50_000
+#: thresholds per counting pass
+EDGES = 256
+
+
+def _kink_range(obj: CorrectedObjective, theta: np.ndarray) -> dict[str, Any]:
     r = kernel_residuals(obj.loss, obj.terms[0], theta)[1]
-    below = np.array([(r < a).sum() for a in lo])
-    inside = [np.sort(r[(r >= a) & (r <= b)]) for a, b in zip(lo, hi, strict=True)]
-    return {"n": obj.n, "below": below, "inside": inside}
+    return {"n": obj.n, "lo": r.min() if r.size else np.inf, "hi": r.max() if r.size else -np.inf}
+
+
+def _merge_range(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {"n": a["n"] + b["n"], "lo": min(a["lo"], b["lo"]), "hi": max(a["hi"], b["hi"])}
+
+
+def _kink_counts(obj: CorrectedObjective, theta: np.ndarray, edges: np.ndarray) -> dict:
+    """Per row of ``edges`` (m, K): the kink distances below each edge and at most it."""
+    r = np.sort(kernel_residuals(obj.loss, obj.terms[0], theta)[1])
+    return {
+        "n": obj.n,
+        "below": np.searchsorted(r, edges, side="left"),
+        "upto": np.searchsorted(r, edges, side="right"),
+    }
+
+
+def _kink_distinct(obj: CorrectedObjective, theta: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Per bracket ``[lo_j, hi_j]``: the distinct kink distances in it with their counts."""
+    r = kernel_residuals(obj.loss, obj.terms[0], theta)[1]
+    found = [
+        np.unique(r[(r >= a) & (r <= b)], return_counts=True) for a, b in zip(lo, hi, strict=True)
+    ]
+    return {"n": obj.n, "found": found}
+
+
+def _merge_distinct(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    found = []
+    for (va, ca), (vb, cb) in zip(a["found"], b["found"], strict=True):
+        values, inverse = np.unique(np.concatenate([va, vb]), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([ca, cb]), minlength=values.size)
+        found.append((values, counts.astype(np.int64)))
+    return {"n": a["n"] + b["n"], "found": found}
 
 
 def _kink_quantiles(obj: CorrectedObjective, theta: np.ndarray, qs: np.ndarray) -> dict:
@@ -106,39 +142,65 @@ def _kink_quantiles(obj: CorrectedObjective, theta: np.ndarray, qs: np.ndarray) 
     return {"n": obj.n, "q": np.percentile(r, qs) if r.size else None}
 
 
-def _merge_windows(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    if a["n"] == 0:
-        return b
-    if b["n"] == 0:
-        return a
-    inside = [np.sort(np.concatenate(pair)) for pair in zip(a["inside"], b["inside"], strict=True)]
-    return {"n": a["n"] + b["n"], "below": a["below"] + b["below"], "inside": inside}
+def _narrow(target: Any, theta: np.ndarray, lo: np.ndarray, hi: np.ndarray, ranks: np.ndarray):
+    """Counting passes over ``EDGES`` thresholds per bracket ``[lo_j, hi_j]`` (each holding
+    the 0-based ranks ``ranks[:, j]``) until each holds at most GATHER_LIMIT records or stops
+    shrinking (ties). Returns the brackets, the records below each, and ``ok``: False where
+    a first bracket does not hold its ranks."""
+    lo, hi = lo.astype(float), hi.astype(float)
+    below_lo = np.zeros(lo.size, np.int64)
+    ok = np.ones(lo.size, bool)
+    active = np.ones(lo.size, bool)
+    first = True
+    while active.any():
+        edges = np.linspace(lo, hi, EDGES + 1, axis=1)  # (m, EDGES + 1)
+        c = target.reduce(_kink_counts, theta, edges)
+        for j in np.flatnonzero(active):
+            below, upto = c["below"][j], c["upto"][j]
+            if first and not (below[0] <= ranks[0, j] and upto[-1] > ranks[1, j]):
+                ok[j] = active[j] = False
+                continue
+            a = int(np.flatnonzero(below <= ranks[0, j])[-1])  # last edge at or below r0
+            b = int(np.flatnonzero(upto > ranks[1, j])[0])  # first edge above r1
+            narrower = (edges[j, a], edges[j, b])
+            if upto[-1] - below[0] <= GATHER_LIMIT or narrower == (lo[j], hi[j]):
+                below_lo[j] = below[0]
+                active[j] = False
+                continue
+            lo[j], hi[j] = narrower
+        first = False
+    return lo, hi, below_lo, ok
 
 
 def exact_percentiles(target: Any, theta: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """``np.percentile`` (linear) of the first term's kink distances over all records, by
-    distributed selection: each chunk's own percentiles bracket the overall ones; one pass
-    counts the records below each bracket and gathers those inside it (a small share when
-    the partitions are alike; all of them, for a wide bracket, if a check fails)."""
+    distributed selection: each chunk's own percentiles bracket the overall ones (else the
+    range of all records does); counting passes narrow each bracket until it holds at most
+    GATHER_LIMIT records; the distinct values in it, with their counts, reach the client."""
     parts = target.map_chunks(_kink_quantiles, theta, qs)
     qs_chunks = np.array([p["q"] for p in parts if p["n"]])
     n = target.n
-    pos = np.asarray(qs) / 100.0 * (n - 1)
-    ranks = np.stack([np.floor(pos), np.minimum(np.floor(pos) + 1, n - 1)]).astype(np.int64)
-    lo, hi = qs_chunks.min(axis=0), qs_chunks.max(axis=0)
-
-    def holds(got: dict[str, Any]) -> bool:
-        below, inside = got["below"], [v.size for v in got["inside"]]
-        return bool(np.all((below <= ranks[0]) & (ranks[1] < below + np.array(inside))))
-
-    got = target.reduce(_kink_window, theta, lo, hi, combine=_merge_windows)
-    if not holds(got):  # the chunks' quartiles did not bracket the overall ones: gather all
-        wide = np.full(len(qs), np.inf)
-        got = target.reduce(_kink_window, theta, -wide, wide, combine=_merge_windows)
+    pos = np.asarray(qs, dtype=float) / 100.0 * (n - 1)
+    ranks = np.floor(pos).astype(np.int64)
+    ranks = np.stack([ranks, np.minimum(ranks + 1, n - 1)])
+    lo, hi, below, ok = _narrow(target, theta, qs_chunks.min(axis=0), qs_chunks.max(axis=0), ranks)
+    if not ok.all():  # the chunks' percentiles did not bracket the overall ones
+        full = target.reduce(_kink_range, theta, combine=_merge_range)
+        bad = ~ok
+        got = _narrow(
+            target,
+            theta,
+            np.full(bad.sum(), full["lo"]),
+            np.full(bad.sum(), full["hi"]),
+            ranks[:, bad],
+        )
+        lo[bad], hi[bad], below[bad] = got[:3]
+    found = target.reduce(_kink_distinct, theta, lo, hi, combine=_merge_distinct)["found"]
     out = np.empty(len(qs))
-    for j in range(len(qs)):
-        vals = got["inside"][j][ranks[:, j] - got["below"][j]]
-        out[j] = vals[0] + (pos[j] - ranks[0, j]) * (vals[1] - vals[0])
+    for j, (values, counts) in enumerate(found):
+        cum = below[j] + np.cumsum(counts)
+        v0, v1 = values[np.searchsorted(cum, ranks[:, j], side="right")]
+        out[j] = v0 + (pos[j] - ranks[0, j]) * (v1 - v0)
     return out
 
 
