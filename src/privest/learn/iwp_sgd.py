@@ -120,7 +120,7 @@ class _IWPSGDBase(BaseEstimator):
         """One fit (or one partial_fit pass) of the loop; sets the fitted attributes."""
         n, p = X.shape
         alpha = self._check_alpha()
-        radius = self._radius(X, y, sigma2, eps_y, loss, x_radius, alpha, y_scale, y_var)
+        radius = self._radius(X, y, sigma2, eps_y, loss, x_radius, y_scale, y_var)
         noised = None
         if self.fit_intercept:  # a public constant column: not noised, not penalised
             X = np.hstack([X, np.ones((n, 1))])
@@ -194,9 +194,10 @@ class _IWPSGDBase(BaseEstimator):
         check_convergence(path.last, path.history, decay, bound)
         return self
 
-    def _radius(self, X, y, sigma2, eps_y, loss, x_radius, alpha, y_scale, y_var):
+    def _radius(self, X, y, sigma2, eps_y, loss, x_radius, y_scale, y_var):
         """The projection radius: ``theta_radius``, or for ``"auto"`` the public bound
         from the loss, the x radius and alpha (and, without an intercept, the release)."""
+        alpha = self._check_alpha()
         radius = self.theta_radius
         if not isinstance(radius, str):
             return radius
