@@ -206,8 +206,14 @@ def test_suffix_decides_format_and_others_are_refused(store, tmp_path, capsys):
     missing = ["fit", str(tmp_path / "nope"), "--model", "linear", "--target", "y"]
     assert main([*missing, "-o", str(tmp_path / "out")]) == 2
     assert "suffix" in capsys.readouterr().err
-    assert main([*args, "-o", str(tmp_path / "out.txt"), "--format", "json"]) == 0
-    assert [r["parameter"] for r in _json(tmp_path / "out.txt")] == ["intercept", "a", "b"]
+    # --format cannot rename a suffix: another suffix, or a disagreeing one, is refused
+    assert main([*args, "-o", str(tmp_path / "out.txt"), "--format", "json"]) == 2
+    assert ".csv or .json" in capsys.readouterr().err
+    assert main([*args, "-o", str(tmp_path / "out.json"), "--format", "csv"]) == 2
+    assert "--format is csv" in capsys.readouterr().err
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "out.json").exists()
+    assert main([*args, "-o", str(tmp_path / "out.json"), "--format", "json"]) == 0
+    assert [r["parameter"] for r in _json(tmp_path / "out.json")] == ["intercept", "a", "b"]
     assert main([*PRIVACY, "--plot", "", "-o", str(tmp_path / "UPPER.CSV")]) == 0
     assert list(pd.read_csv(tmp_path / "UPPER.CSV").columns) == PROFILE_KEYS
 

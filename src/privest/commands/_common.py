@@ -104,28 +104,35 @@ def add_table_output(p: argparse.ArgumentParser, what: str) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help=f"also write {what} to FILE (.csv or .json, or give --format)",
+        help=f"also write {what} to FILE (.csv or .json: the suffix decides the format)",
     )
     p.add_argument(
         "--format",
         choices=FORMATS,
-        help="format of the table (default: from the suffix of -o); without -o, print only "
-        "the table in this format on stdout (other messages go to stderr)",
+        help="without -o, print only the table in this format on stdout (other messages go "
+        "to stderr); with -o it must agree with the file's suffix",
     )
 
 
 def resolve_table_format(args: argparse.Namespace) -> None:
-    """Set ``args.format`` from ``-o``'s suffix when not given; refuse an unknown suffix.
+    """Set ``args.format`` from ``-o``'s suffix; refuse any suffix but ``.csv`` and ``.json``,
+    and a ``--format`` that disagrees with it (one name, one meaning: a ``.json`` file holds
+    JSON).
 
     A no-op for commands without a result table. Called before the command runs, so a bad
     ``-o`` costs no computation (and no privacy budget)."""
-    if not hasattr(args, "format") or args.format is not None or args.output is None:
+    if not hasattr(args, "format") or args.output is None:
         return
     suffix = Path(args.output).suffix.lower()
     if suffix.lstrip(".") not in FORMATS:
         raise ValidationError(
             f"-o {args.output}: the suffix {suffix or '(none)'!r} names no table format; "
-            "use a .csv or .json file, or pass --format csv|json"
+            "use a .csv or .json file"
+        )
+    if args.format is not None and args.format != suffix.lstrip("."):
+        raise ValidationError(
+            f"-o {args.output} is a {suffix} file but --format is {args.format}; drop "
+            "--format (the suffix decides) or change the suffix"
         )
     args.format = suffix.lstrip(".")
 
