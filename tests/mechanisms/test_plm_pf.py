@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 import pytest
+from neighbours import NEIGHBOUR_DATA as DATA
+from neighbours import worst_log_ratio
 from scipy import stats
 
 import privest as pv
@@ -39,24 +41,9 @@ def law_of(x, stat="median", eps=1.0, bounds=(0, 8), resolution=1.0, score="stai
 def worst_ratio(x, stat, eps, score, q=None, values=range(9), bounds=(0, 8), resolution=1.0):
     """max over swap neighbours (one record -> any of ``values``) and candidates of
     |log P(y|x) - log P(y|x')|."""
-    base = np.log(law_of(x, stat, eps, bounds, resolution, score, q).pmf())
-    worst = 0.0
-    for i, v in itertools.product(range(len(x)), values):
-        x2 = np.array(x, dtype=float)
-        x2[i] = v
-        other = np.log(law_of(x2, stat, eps, bounds, resolution, score, q).pmf())
-        assert np.all(np.isfinite(base)) and np.all(np.isfinite(other))  # public support
-        worst = max(worst, float(np.max(np.abs(base - other))))
-    return worst
-
-
-DATA = {
-    "ties": [3, 3, 3, 3, 3, 4, 3],
-    "spread": [0, 1, 2, 5, 8, 8, 6],
-    "edges": [0, 0, 8, 8, 0, 8, 8],
-    "even_ties": [2, 2, 2, 2, 5, 5],
-    "even_spread": [0, 1, 4, 6, 7, 8],
-}
+    return worst_log_ratio(
+        lambda d: np.log(law_of(d, stat, eps, bounds, resolution, score, q).pmf()), x, values
+    )
 
 
 @pytest.mark.parametrize("score", SCORES)

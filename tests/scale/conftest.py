@@ -13,3 +13,21 @@ if _MISSING:
         raise RuntimeError(_MSG + " (PRIVEST_REQUIRE_DASK=1)")
     warnings.warn("tests/scale skipped: " + _MSG, stacklevel=1)
     collect_ignore_glob = ["test_*.py"]
+
+
+if not _MISSING:
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def client():
+        """A LocalCluster of two in-process workers (they start in 0.1 s; worker processes
+        take seconds: the tests that need processes start their own)."""
+        from distributed import Client, LocalCluster
+
+        with (
+            LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+            ) as cluster,
+            Client(cluster) as c,
+        ):
+            yield c

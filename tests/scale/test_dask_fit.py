@@ -6,24 +6,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 from sklearn.base import clone
 
 import privest as pv
 from privest.errors import ValidationError
 from privest.scale import DaskRelease
-
-
-@pytest.fixture(scope="module")
-def client():
-    # in-process workers start in 0.1 s (worker processes: seconds); the CLI test uses those
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
 
 
 @pytest.fixture(scope="module")

@@ -7,22 +7,10 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 from sklearn.base import clone
 
 import privest as pv
 from privest.scale import DaskRelease
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
 
 
 @pytest.fixture(scope="module")
