@@ -73,14 +73,21 @@ def save_examples(rel: Any, path: Path) -> Path:
     return path
 
 
-def load_examples(cls: Any, path: Path, verify: bool = True) -> Any:
-    """Read a folder written by :func:`save_examples`, checking format and checksum."""
+def read_examples_manifest(path: Path, fmt: str = FORMAT, version: int = VERSION) -> dict:
+    """The manifest of an example-release folder (in memory: ``fmt`` and ``version`` by
+    default; out of core: its own), with its format and version checked."""
     try:
         manifest = json.loads((path / "manifest.json").read_text())
     except FileNotFoundError:
         raise StoreError(f"path: no IWP release at {str(path)!r} (no manifest.json)") from None
-    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise StoreError(f"path: {str(path)!r} is not a {FORMAT} v{VERSION} release")
+    if manifest.get("format") != fmt or manifest.get("version") != version:
+        raise StoreError(f"path: {str(path)!r} is not a {fmt} v{version} release")
+    return manifest
+
+
+def load_examples(cls: Any, path: Path, verify: bool = True) -> Any:
+    """Read a folder written by :func:`save_examples`, checking format and checksum."""
+    manifest = read_examples_manifest(path)
     data = path / "data.npz"
     if verify and hashlib.sha256(data.read_bytes()).hexdigest() != manifest["sha256"]:
         raise StoreError(f"path: {data} does not match its checksum; it was modified")

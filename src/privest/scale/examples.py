@@ -31,7 +31,7 @@ import pandas as pd
 from privest.durable import fsync_dir, staged_folder
 from privest.errors import StoreError, ValidationError
 from privest.release.examples import PrivateExamples, _labels_pm1
-from privest.release.examples_io import _meta, examples_from_meta
+from privest.release.examples_io import _meta, examples_from_meta, read_examples_manifest
 from privest.rng import partition_rng
 from privest.scale.release import _as_dask_frame
 
@@ -129,12 +129,7 @@ def load_examples_dask(path: str | Path) -> tuple[PrivateExamples, Any, Any]:
     with no records) and its noisy features (n, p) and labels (n,) as Dask arrays, one
     chunk per part, the arguments of :func:`~privest.scale.fit.partial_fit_stream`."""
     path = Path(path).resolve()
-    try:
-        manifest = json.loads((path / "manifest.json").read_text())
-    except FileNotFoundError:
-        raise StoreError(f"path: no IWP release at {str(path)!r} (no manifest.json)") from None
-    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-        raise StoreError(f"path: {str(path)!r} is not a {FORMAT} v{VERSION} release")
+    manifest = read_examples_manifest(path, FORMAT, VERSION)
     p = int(manifest["p"])
     xs, ys = [], []
     for part in manifest["parts"]:
