@@ -105,3 +105,16 @@ def test_modified_part_is_refused(parquet_folder, tmp_path):
             load_examples_dask(path)[1].compute()
     with pytest.raises(StoreError, match="already exists"):
         release_examples_to_folder(_mech(), folder, path, label="label", rng=1)
+
+
+def test_reader_refuses_a_missing_or_foreign_manifest(tmp_path):
+    """No manifest, or the in-memory format's manifest: a StoreError naming what is wrong
+    (control: the in-memory reader accepts its own folder)."""
+    with pytest.raises(StoreError, match="no manifest.json"):
+        load_examples_dask(tmp_path / "nothing")
+    x = np.random.default_rng(1).uniform(0, 1, (50, 2))
+    ex = _mech().release(pd.DataFrame(x, columns=["a", "b"]), (x[:, 0] > 0.5).astype(int), rng=1)
+    ex.save(tmp_path / "in-memory")
+    assert pv.PrivateExamples.load(tmp_path / "in-memory").X.shape == (50, 2)
+    with pytest.raises(StoreError, match="is not a privest-iwp-examples-parts v1 release"):
+        load_examples_dask(tmp_path / "in-memory")
