@@ -231,6 +231,61 @@ def test_dc_simplex_handles_the_box():
         assert abs(f[r] - f_ref) <= 1e-9 * abs(f_ref)
 
 
+def _line_search_by_sort(t, jump, need):
+    """Reference weighted median: sort, cumulate, first index reaching ``need``."""
+    order = np.argsort(t, kind="stable")
+    cum = np.cumsum(jump[order])
+    hit = np.flatnonzero(cum >= need)
+    if hit.size == 0:
+        return -1, set()
+    return int(order[hit[0]]), set(order[: hit[0]].tolist())
+
+
+def test_simplex_line_search_is_the_weighted_median():
+    """The quickselect line search of the compiled DC simplex gives the entering row, step
+    and crossed rows of a full sort, on 600 random edges (with ties and unreachable
+    targets); a sort that stops one breakpoint early (negative control) does not."""
+    from privest.learn.batched.simplex import _line_search
+
+    rng = np.random.default_rng(11)
+    early = 0
+    for trial in range(600):
+        m = int(rng.integers(0, 60))
+        t = rng.exponential(size=m)
+        if trial % 3 == 0 and m > 4:
+            t = np.round(t, 1) + 0.1  # ties
+        jump = rng.exponential(size=m)
+        need = jump.sum() * rng.uniform(0.0, 1.2)
+        perm = np.empty(m, dtype=np.int64)
+        k, tstar, c = _line_search(t, jump, need, perm)
+        ref, crossed = _line_search_by_sort(t, jump, need)
+        if ref < 0:
+            assert k == -1
+            continue
+        assert tstar == t[ref] and t[k] == t[ref]
+        if trial % 3 or m <= 4:  # no ties: the same row and the same crossed set
+            assert k == ref and set(perm[:c].tolist()) == crossed
+        assert jump[perm[:c]].sum() < need <= jump[perm[:c]].sum() + jump[k] + 1e-12
+        if crossed:  # negative control: stopping one breakpoint early is caught
+            early += int(np.argsort(t, kind="stable")[len(crossed) - 1]) != k
+    assert early > 100
+
+
+def test_dc_simplex_round_limit_and_bad_start():
+    """Too few rounds: not ok, with the vertex reached; a start that is not a vertex of the
+    X1 rows: not ok, theta left at the start (median_dr_fit then falls back)."""
+    x, x1, x2, y = _median_data(2, 300, 2.0, seed=9)
+    d1, d2 = _t3_design(x1), _t3_design(x2)
+    nai, _ = l1_ipm(d1, y)
+    theta, _, _, ok = dc_simplex_dr(d1, d2, y, 0.2, nai, 5.0, max_rounds=3)
+    assert not ok.any() and np.all(np.abs(theta - nai).max(axis=1) > 0)
+    start = nai + 0.05
+    theta, _, steps, ok = dc_simplex_dr(d1, d2, y, 0.2, start, 5.0)
+    assert not ok.any() and np.array_equal(theta, start) and not steps.any()
+    full, _, _, ok_full = dc_simplex_dr(d1, d2, y, 0.2, nai, 5.0)
+    assert ok_full.all()
+
+
 def test_table2_and_table3_pipelines_run():
     """Tiny end-to-end runs: rows for every method and coefficient, figures, timing row."""
     res2 = run_table2(4, np.random.default_rng(7), progress=False, n_grid=(400,))

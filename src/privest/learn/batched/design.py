@@ -56,7 +56,11 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _inv(a: np.ndarray, max_cond: float = 1e12) -> tuple[np.ndarray, np.ndarray]:
+#: Condition number (infinity norm) above which a batched inverse counts as singular.
+MAX_COND = 1e12
+
+
+def _inv(a: np.ndarray, max_cond: float = MAX_COND) -> tuple[np.ndarray, np.ndarray]:
     """Batched inverse and a mask of the (numerically) singular matrices (identity there)."""
     a = np.array(a, dtype=float)
     bad = ~np.isfinite(a).all(axis=(1, 2))

@@ -1,18 +1,25 @@
 """The DC algorithm for DR median regression with warm-simplex convex steps (paper 000,
-Sec. 7.3; docs/dr-estimation.md, "Computation and inference"), batched over replicates.
+Sec. 7.3; docs/dr-estimation.md, "Computation and inference"), one compiled loop per
+replicate.
 
-:func:`dc_simplex_dr` runs :class:`_SimplexDC`, whose state ``st`` holds the working
-replicates (those still running, compacted as they finish) and whose arrays ``ok``,
-``live``, ``steps`` and ``theta`` are indexed by the original replicate.
+A pivot touches a handful of rows of a p x p basis, which array code can only batch across
+replicates at the price of masks, gathers and compaction on every round; the loop here is
+compiled by numba (``cache=True``: once per installation) and runs each replicate's pivots
+back to back. :func:`dc_simplex_dr` is the entry point; the helpers below work on one
+replicate's ``(p, n)`` design.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from privest.learn.batched.design import Design, _inv, _lin, _xtv
+from privest.learn.batched.design import MAX_COND, Design
 
 __all__ = ["dc_simplex_dr", "dr_median_objective"]
+
+#: Compiled once per installation; IEEE division (x/0 = inf, 0/0 = nan, no exception).
+_JIT = {"cache": True, "error_model": "numpy"}
 
 
 def dr_median_objective(
@@ -21,69 +28,6 @@ def dr_median_objective(
     """DR median-regression objective mean[(1/delta)|r1| + (1 - 1/delta)|r2|] (times 2 rho)."""
     a1 = 1.0 / delta
     return (a1 * np.abs(y - d1.lin(theta)) + (1.0 - a1) * np.abs(y - d2.lin(theta))).mean(axis=1)
-
-
-def _basis_system(
-    basis: np.ndarray, xt: np.ndarray, y: np.ndarray, yps: np.ndarray, sel: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``D_B`` (k, p, p) and responses ``y_B`` of the basis (data rows < n, box rows).
-
-    ``sel`` picks the replicates of ``xt`` and ``y`` the k bases belong to (default: all);
-    only the basis entries are gathered, never a copy of the selected designs.
-    """
-    n, p = xt.shape[2], xt.shape[1]
-    sel = np.arange(len(basis)) if sel is None else sel
-    dat = basis < n
-    rows = np.where(dat, basis, 0)
-    cols = xt[sel[:, None, None], np.arange(p)[None, :, None], rows[:, None, :]]
-    pc = np.where(dat, 0, (basis - n) % p)
-    dbt = np.where(dat[:, None, :], cols, np.eye(p)[:, pc].transpose(1, 0, 2))
-    yb = np.where(dat, y[sel[:, None], rows], yps[np.where(dat, 0, basis - n)])
-    return dbt.transpose(0, 2, 1), yb
-
-
-def _ratio_test(
-    tb: np.ndarray, jd: np.ndarray, tps: np.ndarray, jps: np.ndarray, need: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """Exact line search along simplex edges, one per row of the inputs.
-
-    Breakpoints ``tb`` (m, K) with slope jumps ``jd`` and box-row breakpoints ``tps`` (m, 2p)
-    with jumps ``jps``; the slope starts at ``-need`` < 0 and the search stops at the first
-    breakpoint where the cumulated jumps reach ``need`` (a weighted median). The nearest 32
-    breakpoints are sorted first; the rare search that goes further sorts them all. Returns
-    the entering row (index < K: a row of ``tb``; K + j: box row j; -1: slope never turns),
-    the step, and the rows crossed on the way (pairs of arrays: which search, which row).
-    """
-    m = tb.shape[0]
-    enter = np.full(m, -1)
-    tstar = np.zeros(m)
-    crossed: list[tuple[np.ndarray, np.ndarray]] = []
-    full_t = np.concatenate([tb, tps], axis=1)
-    full_j = np.concatenate([jd, jps], axis=1)
-    width = full_t.shape[1]
-    head = min(width, 32)
-    rest = np.arange(m)
-    while rest.size:
-        ft, fj = full_t[rest], full_j[rest]
-        if head < width:
-            part = np.argpartition(ft, head - 1, axis=1)[:, :head]
-            order = np.take_along_axis(part, np.argsort(np.take_along_axis(ft, part, 1), 1), 1)
-        else:
-            order = np.argsort(ft, axis=1)
-        cum = np.cumsum(np.take_along_axis(fj, order, 1), axis=1)
-        hit = cum >= need[rest, None]
-        pos = np.argmax(hit, axis=1)
-        tr = np.arange(rest.size)
-        t_hit = ft[tr, order[tr, pos]]
-        resolved = hit[tr, pos] | (head == width)
-        found = resolved & hit[tr, pos] & np.isfinite(t_hit)
-        jj, kj = np.nonzero(found[:, None] & (np.arange(head)[None, :] < pos[:, None]))
-        crossed.append((rest[jj], order[jj, kj]))
-        enter[rest[found]] = order[found, pos[found]]
-        tstar[rest[found]] = t_hit[found]
-        rest = rest[~resolved]
-        head = width
-    return enter, tstar, crossed
 
 
 def dc_simplex_dr(
@@ -104,10 +48,10 @@ def dc_simplex_dr(
     ``min sum_i |y_i - d1_i'theta| + c'theta`` over the box (the 2p box rows of
     :func:`~privest.learn.batched.lp.l1_ipm`, weight M/2) has its optimum at a vertex where
     p rows have zero residual, and consecutive DC steps differ only in c, so the previous
-    vertex is a good start. Each round does, per replicate, either one primal simplex pivot
-    of the Barrodale-Roberts kind (steepest-edge choice of the leaving row, exact line
-    search along the edge: a weighted median over its breakpoints) or, at an optimal vertex,
-    one DC update of the signs of the X2 residuals (stopping when they repeat).
+    vertex is a good start. Each round does either one primal simplex pivot of the
+    Barrodale-Roberts kind (steepest-edge choice of the leaving row, exact line search
+    along the edge: a weighted median over its breakpoints) or, at an optimal vertex, one
+    DC update of the signs of the X2 residuals (stopping when they repeat).
 
     Pivots look only at a candidate set C of the ``cand`` rows with the smallest
     |r_i| / ||d_i|| (default n/10): a row outside C has |r_i| / ||d_i|| >= tau, and a
@@ -115,278 +59,370 @@ def dc_simplex_dr(
     so no row outside C can be crossed while the edge stays in the ball
     ``||theta - theta_C|| < tau``; otherwise C is rebuilt (and if a fresh C is not enough,
     the pivot is done on all rows). Sign sums are updated incrementally and recomputed at
-    every rebuild.
-    ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of ``l1_ipm``).
+    every rebuild. ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of
+    ``l1_ipm``).
 
     Returns ``(theta, F(theta), DC steps, ok)``; ``ok`` is False where the basis could not
-    be identified or the round limit was hit (callers fall back to ``dc_median_dr``).
+    be identified or ``max_rounds`` rounds (pivots and DC updates) were not enough (callers
+    fall back to ``dc_median_dr``).
     """
-    run = _SimplexDC(d1, d2, y, delta, theta0, bound, cand)
-    for _ in range(max_rounds):
-        if not run.round():
-            break
-    theta, steps, ok = run.finish()
+    r_all, p, n = d1.xt.shape
+    kc = min(n, cand if cand is not None else max(16 * p, n // 10))
+    theta = np.array(theta0, dtype=float)
+    steps = np.zeros(r_all, dtype=np.int64)
+    ok = np.zeros(r_all, dtype=np.bool_)
+    y = np.asarray(y, dtype=float)
+    for r in range(r_all):
+        x1, x2 = np.ascontiguousarray(d1.xt[r]), np.ascontiguousarray(d2.xt[r])
+        steps[r], ok[r] = _dc_one(
+            x1, x2, y[r], float(delta), theta[r], float(bound), kc, max_rounds
+        )
     return theta, dr_median_objective(d1, d2, y, theta, delta), steps, ok
 
 
-class _SimplexDC:
-    """State and steps of :func:`dc_simplex_dr` (one method per step of a round)."""
+@njit(**_JIT)
+def _sgn(x: float) -> float:
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
-    def __init__(self, d1, d2, y, delta, theta0, bound, cand) -> None:
-        r_all, p, n = d1.xt.shape
-        self.n, self.p, self.delta = n, p, delta
-        self.kc = min(n, cand if cand is not None else max(16 * p, n // 10))
-        big = 2.0 * (np.abs(d1.xt).sum(axis=2) + (1.0 - delta) * np.abs(d2.xt).sum(axis=2)) + 1.0
-        self.yps = np.concatenate([np.full(p, bound), np.full(p, -bound)])
-        self.tol = 1e-10 * n
-        self.theta = np.array(theta0, dtype=float)
-        self.steps = np.zeros(r_all, dtype=int)
-        self.ok = np.ones(r_all, dtype=bool)
-        self.live = np.ones(r_all, dtype=bool)
-        st: dict[str, np.ndarray] = {
-            "ids": np.arange(r_all),
-            "xt1": d1.xt,
-            "xt2": d2.xt,
-            "y": y,
-            "wps": np.concatenate([big / 2.0, big / 2.0], axis=1),
-            "dnorm": np.sqrt((d1.xt**2).sum(axis=1)),
-            "th": self.theta.copy(),
-        }
-        self.st = st
-        r0 = y - _lin(d1.xt, st["th"])
-        st["basis"] = np.argpartition(np.abs(r0), p - 1, axis=1)[:, :p]
-        db, yb = _basis_system(st["basis"], d1.xt, y, self.yps)
-        st["binv"], bad = _inv(db)
-        th_b = np.einsum("rij,rj->ri", st["binv"], yb)
-        scale = 1e-6 * (1 + np.abs(st["th"]).max(axis=1))
-        far = bad | (np.abs(th_b - st["th"]).max(axis=1) > scale)
-        self.ok[far] = False
-        self.live[far] = False
-        st["th"] = np.where(far[:, None], st["th"], th_b)
-        s2 = np.sign(y - _lin(d2.xt, st["th"]))
-        st["sign2"] = s2
-        st["c"] = (1.0 - delta) * _xtv(d2.xt, s2)
-        kc = self.kc
-        for key, shape in (("cidx", (kc,)), ("xtc", (p, kc)), ("rc", (kc,)), ("sc", (kc,))):
-            st[key] = np.zeros((r_all, *shape), dtype=int if key == "cidx" else float)
-        st["dnc"] = np.zeros((r_all, kc))
-        st["tau"], st["fresh"] = np.zeros(r_all), np.zeros(r_all, dtype=bool)
-        st["thc"] = np.zeros((r_all, p))
-        st["gsum"], st["bpos"] = np.zeros((r_all, p)), np.zeros((r_all, p), dtype=int)
-        self.rebuild(np.arange(r_all))
 
-    def _drop(self, sel: np.ndarray) -> None:
-        """Working rows ``sel`` fail: the caller falls back for their replicates."""
-        self.ok[self.st["ids"][sel]] = False
-        self.live[self.st["ids"][sel]] = False
+@njit(**_JIT)
+def _residuals(x, y, th, out):
+    """out = y - x' th for a (p, n) design (row-wise, contiguous in n)."""
+    p, n = x.shape
+    for i in range(n):
+        out[i] = y[i]
+    for j in range(p):
+        tj = th[j]
+        for i in range(n):
+            out[i] -= tj * x[j, i]
 
-    def rebuild(self, sel: np.ndarray) -> None:
-        """Exact residuals and signs at theta, a fresh candidate set, exact sign sums."""
-        st, n, kc = self.st, self.n, self.kc
-        b = st["basis"][sel]
-        xs = st["xt1"][sel]
-        rf = st["y"][sel] - _lin(xs, st["th"][sel])
-        ri, ci = np.nonzero(b < n)
-        rf[ri, b[ri, ci]] = 0.0
-        a = np.abs(rf) / st["dnorm"][sel]
-        if kc < n:
-            part = np.argpartition(a, kc, axis=1)
-            idx = part[:, :kc]
-            st["tau"][sel] = np.take_along_axis(a, part[:, kc : kc + 1], 1)[:, 0]
-        else:
-            idx = np.broadcast_to(np.arange(n), (len(sel), n))
-            st["tau"][sel] = np.inf
-        st["cidx"][sel] = idx
-        st["xtc"][sel] = np.take_along_axis(xs, idx[:, None, :], axis=2)
-        st["rc"][sel] = np.take_along_axis(rf, idx, 1)
-        st["dnc"][sel] = np.take_along_axis(st["dnorm"][sel], idx, 1)
-        sf = np.sign(rf)
-        st["sc"][sel] = np.take_along_axis(sf, idx, 1)
-        st["gsum"][sel] = _xtv(xs, sf)
-        st["thc"][sel] = st["th"][sel]
-        st["fresh"][sel] = True
-        match = idx[:, :, None] == b[:, None, :]  # (m, kc, p): where each basis row sits in C
-        st["bpos"][sel] = np.where(match.any(axis=1), np.argmax(match, axis=1), -1)
 
-    def refresh_basis(self, sel: np.ndarray) -> None:
-        st = self.st
-        db, yb = _basis_system(st["basis"][sel], st["xt1"], st["y"], self.yps, sel)
-        binv, bad = _inv(db)
-        st["binv"][sel] = binv
-        st["th"][sel[~bad]] = np.einsum("rij,rj->ri", binv[~bad], yb[~bad])
-        if bad.any():  # a near-singular basis: leave this replicate to dc_median_dr
-            self._drop(sel[bad])
-
-    def full_pivots(self, sel: np.ndarray, js: np.ndarray, sq: np.ndarray, need: np.ndarray):
-        """Pivots of working rows ``sel`` looking at every row (rare), then a rebuild."""
-        st, n, yps = self.st, self.n, self.yps
-        xs = st["xt1"][sel]
-        th = st["th"][sel]
-        v = -sq[:, None] * st["binv"][sel, :, js]
-        g = _lin(xs, v)
-        rf = st["y"][sel] - _lin(xs, th)
-        gps = np.concatenate([v, v], axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tb = rf / g
-            tb[~(tb > 0)] = np.inf
-            tps = (yps[None, :] - np.concatenate([th, th], axis=1)) / gps
-            tps[~(tps > 0)] = np.inf
-        vn = np.sqrt((v * v).sum(axis=1))[:, None]
-        tb[np.abs(g) <= 1e-11 * vn * st["dnorm"][sel]] = np.inf
-        tps[np.abs(gps) <= 1e-11 * vn] = np.inf
-        b = st["basis"][sel]
-        ri, ci = np.nonzero(b < n)
-        tb[ri, b[ri, ci]] = np.inf
-        ri, ci = np.nonzero(b >= n)
-        tps[ri, b[ri, ci] - n] = np.inf
-        jps = 2.0 * st["wps"][sel] * np.abs(gps)
-        enter, _, _ = _ratio_test(tb, 2.0 * np.abs(g), tps, jps, need)
-        fail = enter < 0
-        self._drop(sel[fail])
-        st["basis"][sel[~fail], js[~fail]] = enter[~fail]  # the index is already global
-        self.refresh_basis(sel)
-        self.rebuild(sel)
-
-    def round(self) -> bool:
-        """Price every working replicate; DC-update the optimal ones, pivot the others.
-        Returns whether any replicate is still running."""
-        st, n, p = self.st, self.n, self.p
-        ids = st["ids"]
-        th, basis, wps = st["th"], st["basis"], st["wps"]
-        r_ps = self.yps[None, :] - np.concatenate([th, th], axis=1)
-        s_ps = np.sign(r_ps)
-        ri, ci = np.nonzero(basis >= n)
-        s_ps[ri, basis[ri, ci] - n] = 0.0
-        w_b = np.ones((len(ids), p))
-        w_b[ri, ci] = wps[ri, basis[ri, ci] - n]
-        ws = wps * s_ps
-        q = np.einsum("rij,ri->rj", st["binv"], st["c"] - st["gsum"] - ws[:, :p] - ws[:, p:])
-        viol = np.abs(q) - w_b
-        # steepest edge in theta: violation per unit length of the edge direction
-        jstar = np.argmax(viol / np.sqrt((st["binv"] ** 2).sum(axis=1)), axis=1)
-        vmax = viol[np.arange(len(ids)), jstar]
-        lv = self.live[ids]
-        optimal = lv & (viol.max(axis=1) <= self.tol)
-        if optimal.any():
-            self._dc_update(np.flatnonzero(optimal))
-        pv = np.flatnonzero(lv & ~optimal)
-        if pv.size:
-            js = jstar[pv]
-            self._pivot(pv, js, np.sign(q[pv, js]), vmax[pv], r_ps[pv])
-        if not self.live.any():
+@njit(**_JIT)
+def _invert(a, out) -> bool:
+    """Gauss-Jordan inverse with partial pivoting into ``out``; False where ``a`` is
+    singular or its condition number (infinity norm) exceeds :data:`MAX_COND`."""
+    p = a.shape[0]
+    m = a.copy()
+    out[:] = 0.0
+    for i in range(p):
+        out[i, i] = 1.0
+    for col in range(p):
+        piv = col
+        for i in range(col + 1, p):
+            if abs(m[i, col]) > abs(m[piv, col]):
+                piv = i
+        if m[piv, col] == 0.0 or not np.isfinite(m[piv, col]):
             return False
-        if self.live[st["ids"]].mean() <= 0.6:  # compact the working set
-            keep = np.flatnonzero(self.live[st["ids"]])
-            for key in st:
-                st[key] = st[key][keep]
-        return True
+        if piv != col:
+            for k in range(p):
+                m[col, k], m[piv, k] = m[piv, k], m[col, k]
+                out[col, k], out[piv, k] = out[piv, k], out[col, k]
+        f = 1.0 / m[col, col]
+        for k in range(p):
+            m[col, k] *= f
+            out[col, k] *= f
+        for i in range(p):
+            if i != col and m[i, col] != 0.0:
+                g = m[i, col]
+                for k in range(p):
+                    m[i, k] -= g * m[col, k]
+                    out[i, k] -= g * out[col, k]
+    na, ni = 0.0, 0.0
+    for i in range(p):
+        na = max(na, np.abs(a[i]).sum())
+        ni = max(ni, np.abs(out[i]).sum())
+    cond = na * ni
+    return bool(np.isfinite(cond) and cond <= MAX_COND)
 
-    def _dc_update(self, oi: np.ndarray) -> None:
-        """At an optimal vertex: new signs of the X2 residuals; stop where they repeat."""
-        st, ids = self.st, self.st["ids"]
-        th = st["th"]
-        new_s = np.sign(st["y"][oi] - _lin(st["xt2"][oi], th[oi]))
-        same = np.all(new_s == st["sign2"][oi], axis=1)
-        self.steps[ids[oi]] += 1
-        self.theta[ids[oi[same]]] = th[oi[same]]
-        self.live[ids[oi[same]]] = False
-        ch = oi[~same]
-        st["sign2"][ch] = new_s[~same]
-        st["c"][ch] = (1.0 - self.delta) * _xtv(st["xt2"][ch], new_s[~same])
 
-    def _pivot(self, pv, js, sq, need, r_ps) -> None:
-        """One simplex pivot for working rows ``pv`` (leaving basis position ``js``)."""
-        st = self.st
-        v = -sq[:, None] * st["binv"][pv, :, js]  # D_B v = -sign(q_j) e_j
-        every = pv.size == len(st["ids"])  # then views, not copies, of the working rows
-        xtc = st["xtc"] if every else st["xtc"][pv]
-        rc = st["rc"] if every else st["rc"][pv]
-        dnc = st["dnc"] if every else st["dnc"][pv]
-        gc = _lin(xtc, v)
-        enter, tstar, crossed = self._edge(pv, v, gc, rc, dnc, need, r_ps)
-        valid = self._within_candidates(pv, v, enter, tstar)
-        stale = ~valid & ~st["fresh"][pv]
-        if stale.any():  # the candidate set may miss a crossing: rebuild it
-            self.rebuild(pv[stale])
-        short = np.flatnonzero(~valid & ~stale)
-        if short.size:  # even a fresh candidate set is too small
-            self.full_pivots(pv[short], js[short], sq[short], need[short])
-        for who, rows in crossed:  # sign flips of the crossed candidate rows
-            keep = valid[who] & (rows < self.kc)
-            who, rows = who[keep], rows[keep]
-            if who.size:
-                w_i = pv[who]
-                s_old = st["sc"][w_i, rows]
-                np.add.at(st["gsum"], w_i, -2.0 * s_old[:, None] * xtc[who, :, rows])
-                st["sc"][w_i, rows] = -s_old
-        vj = np.flatnonzero(valid)
-        if vj.size:
-            self._enter(pv, vj, js, sq, enter, tstar, gc, rc, xtc)
+@njit(**_JIT)
+def _basis(x, y, yps, basis, binv, th) -> bool:
+    """D_B^{-1} and theta = D_B^{-1} y_B of the basis rows (data rows < n, box rows
+    n + k: e_{k mod p} with response ``yps[k]``); False for a near-singular basis."""
+    p, n = x.shape
+    db = np.zeros((p, p))
+    yb = np.empty(p)
+    for j in range(p):
+        row = basis[j]
+        if row < n:
+            db[j] = x[:, row]
+            yb[j] = y[row]
+        else:
+            db[j, (row - n) % p] = 1.0
+            yb[j] = yps[row - n]
+    if not _invert(db, binv):
+        return False
+    th[:] = binv @ yb
+    return True
 
-    def _edge(self, pv, v, gc, rc, dnc, need, r_ps):
-        """Breakpoints along the edge theta + t v (candidate and box rows) and the exact
-        line search over them (:func:`_ratio_test`)."""
-        st, n = self.st, self.n
-        vn = np.sqrt((v * v).sum(axis=1))
-        agc = np.abs(gc)
-        gps = np.concatenate([v, v], axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # breakpoints ahead, t > 0 (0/0 = nan and -inf dropped); rows (almost)
-            # parallel to the edge are never crossed (and would make B singular)
-            tb = rc / gc
-            tb = np.where((tb > 0) & (agc > 1e-11 * vn[:, None] * dnc), tb, np.inf)
-            tps = r_ps / gps
-            tps[~(tps > 0) | (np.abs(gps) <= 1e-11 * vn[:, None])] = np.inf
-        bpos = st["bpos"][pv]
-        ri, ci = np.nonzero(bpos >= 0)
-        tb[ri, bpos[ri, ci]] = np.inf
-        bp = st["basis"][pv]
-        ri, ci = np.nonzero(bp >= n)
-        tps[ri, bp[ri, ci] - n] = np.inf
-        jps = 2.0 * st["wps"][pv] * np.abs(gps)
-        return _ratio_test(tb, 2.0 * agc, tps, jps, need)
 
-    def _within_candidates(self, pv, v, enter, tstar) -> np.ndarray:
-        """Pivots found whose step keeps ||theta + t v - theta_C|| < tau, the ball in which
-        no row outside the candidate set can change sign."""
-        st = self.st
-        vn = np.sqrt((v * v).sum(axis=1))
-        a = st["th"][pv] - st["thc"][pv]
-        av, aa, tau = (a * v).sum(axis=1), (a * a).sum(axis=1), st["tau"][pv]
-        with np.errstate(invalid="ignore", over="ignore"):
-            root = np.sqrt(np.maximum(av * av - vn * vn * (aa - tau * tau), 0.0))
-            limit = (-av + root) / (vn * vn)
-        return (enter >= 0) & ((tstar < limit) | np.isinf(tau))
+@njit(**_JIT)
+def _line_search(t, jump, need, perm):
+    """Exact line search along an edge: the first breakpoint (ascending ``t``, all finite
+    and > 0) at which the cumulated jumps reach ``need``, i.e. a weighted median, found by
+    three-way quickselect in O(m). Returns (its index or -1, the step, the number c of
+    breakpoints crossed before it), with their indices in ``perm[:c]``."""
+    m = t.shape[0]
+    for k in range(m):
+        perm[k] = k
+    lo, hi, acc = 0, m, 0.0  # perm[:lo] lies below the answer, with jumps summing to acc
+    while lo < hi:
+        a, b, c = t[perm[lo]], t[perm[(lo + hi) // 2]], t[perm[hi - 1]]
+        pivot = max(min(a, b), min(max(a, b), c))  # median of three
+        # three-way partition of perm[lo:hi]: [lo, lt) < pivot, [lt, i) == pivot, (gt, hi) >
+        lt, i, gt = lo, lo, hi - 1
+        below = 0.0
+        while i <= gt:
+            k = perm[i]
+            if t[k] < pivot:
+                perm[lt], perm[i] = k, perm[lt]
+                below += jump[k]
+                lt += 1
+                i += 1
+            elif t[k] > pivot:
+                perm[gt], perm[i] = k, perm[gt]
+                gt -= 1
+            else:
+                i += 1
+        if acc + below >= need:
+            hi = lt
+            continue
+        acc += below
+        for e in range(lt, gt + 1):  # ties: in their present order
+            acc += jump[perm[e]]
+            if acc >= need:
+                return perm[e], t[perm[e]], e
+        lo = gt + 1
+    return -1, 0.0, 0
 
-    def _enter(self, pv, vj, js, sq, enter, tstar, gc, rc, xtc) -> None:
-        """Move the valid pivots ``vj`` along their edge: residuals, signs and sign sums of
-        the candidate rows, the entering and leaving rows, the new basis."""
-        st, n, kc = self.st, self.n, self.kc
-        w_i = pv[vj]
-        gc[vj] *= tstar[vj, None]
-        st["rc"][w_i] = rc[vj] - gc[vj]
-        st["fresh"][w_i] = False
-        e = enter[vj]
-        ed = e < kc
-        we, pe = w_i[ed], e[ed]
-        st["gsum"][we] -= st["sc"][we, pe][:, None] * xtc[vj[ed], :, pe]
-        st["sc"][we, pe] = 0.0
-        st["rc"][we, pe] = 0.0
-        jv = js[vj]
-        lp = st["bpos"][w_i, jv]
-        ld = lp >= 0
-        wl, pl = w_i[ld], lp[ld]
-        st["sc"][wl, pl] = sq[vj][ld]
-        st["gsum"][wl] += sq[vj][ld][:, None] * xtc[vj[ld], :, pl]
-        new_rows = np.where(ed, st["cidx"][w_i, np.where(ed, e, 0)], n + e - kc)
-        st["basis"][w_i, jv] = new_rows
-        st["bpos"][w_i, jv] = np.where(ed, e, -1)
-        self.refresh_basis(w_i)
 
-    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(theta, DC steps, ok) by original replicate; unfinished ones are not ok."""
-        if self.live.any():
-            self.ok[self.live] = False
-            sel = self.live[self.st["ids"]]
-            self.theta[self.st["ids"][sel]] = self.st["th"][sel]
-        return self.theta, self.steps, self.ok
+@njit(**_JIT)
+def _box_breakpoints(v, r_ps, wps, basis, n, vn, t, jump, idx, m, offset):
+    """Append the box rows' breakpoints along theta + s v (skipping basis rows) to the
+    arrays ``t``, ``jump``, ``idx`` (index ``offset + k`` for box row k) from position m."""
+    p = v.shape[0]
+    for k in range(2 * p):
+        g = v[k % p]
+        if abs(g) <= 1e-11 * vn:
+            continue
+        tk = r_ps[k] / g
+        if not tk > 0.0:
+            continue
+        inb = False
+        for j in range(p):
+            if basis[j] == n + k:
+                inb = True
+        if inb:
+            continue
+        t[m], jump[m], idx[m] = tk, 2.0 * wps[k] * abs(g), offset + k
+        m += 1
+    return m
+
+
+@njit(**_JIT)
+def _rebuild(x1, y, th, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a) -> float:
+    """Exact residuals and signs at theta, a fresh candidate set C (the ``len(cidx)`` rows
+    of smallest |r_i| / ||d_i||, the basis rows among them), exact sign sums ``gsum``;
+    returns tau, the smallest |r_i| / ||d_i|| outside C (inf when C holds every row)."""
+    p, n = x1.shape
+    kc = cidx.shape[0]
+    _residuals(x1, y, th, rf)
+    for j in range(p):
+        if basis[j] < n:
+            rf[basis[j]] = 0.0
+    for i in range(n):
+        a[i] = abs(rf[i]) / dnorm[i]
+    if kc < n:
+        tau = np.partition(a, kc)[kc]
+        cnt = 0
+        for i in range(n):
+            if a[i] < tau:
+                cidx[cnt] = i
+                cnt += 1
+        for i in range(n):
+            if cnt == kc:
+                break
+            if a[i] == tau:
+                cidx[cnt] = i
+                cnt += 1
+    else:
+        tau = np.inf
+        cidx[:] = np.arange(n)
+    for i in range(n):
+        a[i] = _sgn(rf[i])  # a now holds the signs
+    for k in range(kc):
+        i = cidx[k]
+        xtc[k] = x1[:, i]
+        rc[k], dnc[k], sc[k] = rf[i], dnorm[i], a[i]
+    gsum[:] = x1 @ a
+    cb[:] = False
+    for j in range(p):
+        bpos[j] = -1
+        for k in range(kc):
+            if cidx[k] == basis[j]:
+                bpos[j] = k
+                cb[k] = True
+    return tau
+
+
+@njit(**_JIT)
+def _full_pivot(x1, y, th, basis, dnorm, wps, v, r_ps, need, j, rf, g, t, jump, idx, crossed):
+    """Basis position ``j`` leaves along ``v`` with the line search over every row (when a
+    fresh candidate set is too small); False where the slope never turns."""
+    p, n = x1.shape
+    vn = np.sqrt((v * v).sum())
+    _residuals(x1, y, th, rf)
+    g[:] = 0.0
+    for jj in range(p):
+        g += v[jj] * x1[jj]
+    for jj in range(p):
+        if basis[jj] < n:
+            g[basis[jj]] = 0.0  # basis rows are not crossed
+    m = 0
+    for i in range(n):  # as in the candidate edge of _dc_one
+        ti = rf[i] / g[i]
+        t[m], jump[m], idx[m] = ti, 2.0 * abs(g[i]), i
+        m += (ti > 0.0) & (abs(g[i]) > 1e-11 * vn * dnorm[i])
+    m = _box_breakpoints(v, r_ps, wps, basis, n, vn, t, jump, idx, m, n)
+    e, _, _ = _line_search(t[:m], jump[:m], need, crossed)
+    if e < 0:
+        return False
+    basis[j] = idx[e]
+    return True
+
+
+@njit(**_JIT)
+def _dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
+    """:func:`dc_simplex_dr` for one replicate: ``theta`` (the start, a vertex of the X1
+    rows) is overwritten by the fit unless the basis cannot be identified. Returns
+    (DC steps, ok)."""
+    p, n = x1.shape
+    tol = 1e-10 * n
+    wps = np.empty(2 * p)
+    yps = np.empty(2 * p)
+    for k in range(2 * p):
+        jk = k % p
+        wps[k] = (2.0 * (np.abs(x1[jk]).sum() + (1.0 - delta) * np.abs(x2[jk]).sum()) + 1.0) / 2
+        yps[k] = bound if k < p else -bound
+    dnorm = np.sqrt((x1 * x1).sum(axis=0))
+    cur = theta.copy()
+    rf, a, g = np.empty(n), np.empty(n), np.empty(kc)
+    t, jump = np.empty(n + 2 * p), np.empty(n + 2 * p)
+    idx, crossed = np.empty(n + 2 * p, np.int64), np.empty(n + 2 * p, np.int64)
+    # the start's basis: the p rows of smallest |residual|
+    _residuals(x1, y, cur, rf)
+    for i in range(n):
+        a[i] = abs(rf[i])
+    basis = np.empty(p, np.int64)
+    for j in range(p):
+        best = 0
+        for i in range(n):
+            if a[i] < a[best]:
+                best = i
+        basis[j] = best
+        a[best] = np.inf
+    binv, thb = np.empty((p, p)), np.empty(p)
+    if not _basis(x1, y, yps, basis, binv, thb):
+        return 0, False
+    if np.abs(thb - cur).max() > 1e-6 * (1.0 + np.abs(cur).max()):
+        return 0, False
+    cur[:] = thb
+    _residuals(x2, y, cur, rf)
+    s2 = np.sign(rf)
+    c = (1.0 - delta) * (x2 @ s2)
+    cidx, xtc = np.empty(kc, np.int64), np.empty((kc, p))
+    rc, sc, dnc, cb = np.empty(kc), np.empty(kc), np.empty(kc), np.empty(kc, np.bool_)
+    gsum, bpos, thc = np.empty(p), np.empty(p, np.int64), cur.copy()
+    tau = _rebuild(x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a)
+    fresh = True
+    r_ps, z, v = np.empty(2 * p), np.empty(p), np.empty(p)
+    steps = 0
+    for _ in range(max_rounds):
+        # pricing: the reduced costs q of the basis rows
+        z[:] = c - gsum
+        for k in range(2 * p):
+            r_ps[k] = yps[k] - cur[k % p]
+            inb = False
+            for j in range(p):
+                inb = inb or basis[j] == n + k
+            if not inb:
+                z[k % p] -= wps[k] * _sgn(r_ps[k])
+        q = binv.T @ z
+        js, vmax, score, worst = 0, 0.0, -np.inf, -np.inf
+        for j in range(p):
+            viol = abs(q[j]) - (1.0 if basis[j] < n else wps[basis[j] - n])
+            s = viol / np.sqrt((binv[:, j] ** 2).sum())  # steepest edge in theta
+            if s > score:
+                js, vmax, score = j, viol, s
+            worst = max(worst, viol)
+        if worst <= tol:  # optimal vertex: one DC update of the X2 signs
+            steps += 1
+            _residuals(x2, y, cur, rf)
+            same = True
+            for i in range(n):
+                si = _sgn(rf[i])
+                same = same and si == s2[i]
+                s2[i] = si
+            if same:
+                theta[:] = cur
+                return steps, True
+            c[:] = (1.0 - delta) * (x2 @ s2)
+            continue
+        sq = _sgn(q[js])
+        v[:] = -sq * binv[:, js]  # D_B v = -sign(q_j) e_j
+        vn = np.sqrt((v * v).sum())
+        m = 0
+        for k in range(kc):
+            gk = 0.0
+            for jj in range(p):
+                gk += xtc[k, jj] * v[jj]
+            g[k] = gk
+            # branch-free compaction of the breakpoints ahead (t > 0; 0/0 and -inf dropped);
+            # rows (almost) parallel to the edge are never crossed (they would make B singular)
+            tk = rc[k] / gk
+            t[m], jump[m], idx[m] = tk, 2.0 * abs(gk), k
+            m += (tk > 0.0) & (abs(gk) > 1e-11 * vn * dnc[k]) & ~cb[k]
+        m = _box_breakpoints(v, r_ps, wps, basis, n, vn, t, jump, idx, m, kc)
+        e, tstar, ncross = _line_search(t[:m], jump[:m], vmax, crossed)
+        enter = idx[e] if e >= 0 else -1
+        valid = enter >= 0 and np.isinf(tau)
+        if enter >= 0 and not valid:  # the step must stay in the ball around theta_C
+            d = cur - thc
+            av, aa, vv = (d * v).sum(), (d * d).sum(), vn * vn
+            root = np.sqrt(max(av * av - vv * (aa - tau * tau), 0.0))
+            valid = tstar < (-av + root) / vv
+        if not valid:
+            if fresh and not (
+                _full_pivot(
+                    x1, y, cur, basis, dnorm, wps, v, r_ps, vmax, js, rf, a, t, jump, idx, crossed
+                )
+                and _basis(x1, y, yps, basis, binv, cur)
+            ):
+                return steps, False
+            tau = _rebuild(x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a)
+            thc[:] = cur
+            fresh = True
+            continue
+        for cc in range(ncross):  # sign flips of the crossed candidate rows
+            k = idx[crossed[cc]]
+            if k < kc:
+                for jj in range(p):
+                    gsum[jj] -= 2.0 * sc[k] * xtc[k, jj]
+                sc[k] = -sc[k]
+        for k in range(kc):
+            rc[k] -= tstar * g[k]
+        fresh = False
+        if enter < kc:
+            gsum -= sc[enter] * xtc[enter]
+            sc[enter], rc[enter], cb[enter] = 0.0, 0.0, True
+        lp = bpos[js]
+        if lp >= 0:
+            sc[lp] = sq
+            gsum += sq * xtc[lp]
+            cb[lp] = False
+        basis[js] = cidx[enter] if enter < kc else n + enter - kc
+        bpos[js] = enter if enter < kc else -1
+        if not _basis(x1, y, yps, basis, binv, cur):
+            return steps, False
+    theta[:] = cur  # the round limit: the current vertex, not ok
+    return steps, False
