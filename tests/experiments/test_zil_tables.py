@@ -245,7 +245,7 @@ def test_simplex_line_search_is_the_weighted_median():
     """The quickselect line search of the compiled DC simplex gives the entering row, step
     and crossed rows of a full sort, on 600 random edges (with ties and unreachable
     targets); a sort that stops one breakpoint early (negative control) does not."""
-    from privest.learn.batched.simplex import _line_search
+    from privest.learn.batched.simplex_kernel import _line_search
 
     rng = np.random.default_rng(11)
     early = 0

@@ -116,3 +116,24 @@ def test_the_design_cache_never_mixes_up_temporary_copies(release):
     got = BatchedObjective.from_copies(loss, "sl", x1, x2, y[None], 0.25, 0.36, stale)
     fresh = BatchedObjective.from_copies(loss, "sl", x1, x2, y[None], 0.25, 0.36)
     assert got.value(theta)[0] == fresh.value(theta)[0]
+
+
+def test_numba_loads_only_with_the_first_median_fit():
+    """Importing the estimators does not import numba (0.4 s); the first DC simplex fit
+    does (control: the same check after a fit sees it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from privest.learn.estimators import DRQuantileRegressor\n"
+        "from privest.learn.batched import Design, dc_simplex_dr\n"
+        "print('numba' in sys.modules)\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = rng.normal(size=(1, 40, 2)); y = x.sum(axis=2)\n"
+        "d = Design.from_features(x, intercept=True)\n"
+        "dc_simplex_dr(d, d, y, 0.2, np.zeros((1, 3)), 5.0)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["False", "True"]

@@ -45,7 +45,7 @@ T3_PRIVACY = (
 )
 T3_METHODS = ("ORA", "NAI", "sCL", "DR")
 SCL_BANDWIDTH = "h = 2500^(1/5) n^(-1/5)"
-# The paper's 5000 replications (the default, as for Tables 1-2) take 24-38 min on 2 cores
+# The paper's 5000 replications (the default, as for Tables 1-2) take about 20 min on 2 cores
 # (docs/dr-estimation.md): the DR DC algorithm needs ~35-45 exact L1 steps per fit.
 T3_DEFAULT_REPS = 5000
 T3_PAPER = {

@@ -11,7 +11,8 @@ The estimators call them with R = 1 for the built-in losses
   strategy of the estimators and the tables;
 * :func:`~privest.learn.batched.lp.l1_ipm`: weighted, tilted L1 regression (interior point);
 * :func:`~privest.learn.batched.dc.dc_simplex_dr`, :func:`~privest.learn.batched.dc.dc_median_dr`:
-  the DC algorithm for DR median regression (Sec. 7.3);
+  the DC algorithm for DR median regression (Sec. 7.3); the warm-simplex version is one
+  compiled loop per replicate (numba), the only kernel here not batched as arrays;
 * :class:`~privest.learn.batched.scl.SCLProblem`: the sCL competitor of Table 3.
 """
 
