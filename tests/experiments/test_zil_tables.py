@@ -271,6 +271,25 @@ def test_simplex_line_search_is_the_weighted_median():
     assert early > 100
 
 
+def test_simplex_basis_inverse_and_its_singularity_test():
+    """The kernel's 7 x 7 inverse equals numpy's; a singular basis and one with condition
+    number above MAX_COND (1e12) are refused, one just below it is not."""
+    from privest.learn.batched.simplex_kernel import _invert
+
+    rng = np.random.default_rng(4)
+    out = np.empty((7, 7))
+    for _ in range(20):
+        a = rng.normal(size=(7, 7))
+        assert _invert(a, out)
+        np.testing.assert_allclose(out, np.linalg.inv(a), rtol=1e-9, atol=1e-12)
+    a[3] = a[1]  # two equal basis rows
+    assert not _invert(a, out)
+    for eps, accepted in ((1e-13, False), (1e-10, True)):
+        b = np.eye(7)
+        b[6, 6] = eps  # infinity-norm condition number 1 / eps
+        assert _invert(b, out) is accepted
+
+
 def test_dc_simplex_round_limit_and_bad_start():
     """Too few rounds: not ok, with the vertex reached; a start that is not a vertex of the
     X1 rows: not ok, theta left at the start (median_dr_fit then falls back)."""

@@ -56,31 +56,6 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-#: Condition number (infinity norm) above which a batched inverse counts as singular.
-MAX_COND = 1e12
-
-
-def _inv(a: np.ndarray, max_cond: float = MAX_COND) -> tuple[np.ndarray, np.ndarray]:
-    """Batched inverse and a mask of the (numerically) singular matrices (identity there)."""
-    a = np.array(a, dtype=float)
-    bad = ~np.isfinite(a).all(axis=(1, 2))
-    a[bad] = np.eye(a.shape[1])
-    try:
-        inv = np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        inv = np.empty_like(a)
-        for i in range(len(a)):
-            try:
-                inv[i] = np.linalg.inv(a[i])
-            except np.linalg.LinAlgError:
-                inv[i] = np.eye(a.shape[1])
-                bad[i] = True
-    cond = np.abs(a).sum(axis=2).max(axis=1) * np.abs(inv).sum(axis=2).max(axis=1)
-    bad |= ~np.isfinite(cond) | (cond > max_cond)
-    inv[bad] = np.eye(a.shape[1])
-    return inv, bad
-
-
 class Design:
     """A stack of designs ``xt`` (R, p, n) with the products ``d_ij d_ik`` cached.
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from privest.learn.batched.design import MAX_COND
-
 __all__ = ["dc_one"]
 
 #: Compiled once per installation; IEEE division (x/0 = inf, 0/0 = nan, no exception).
 _JIT = {"cache": True, "error_model": "numpy"}
+
+#: Condition number (infinity norm) above which a basis counts as singular: the replicate
+#: is then left to the interior-point DC algorithm.
+MAX_COND = 1e12
 
 
 @njit(**_JIT)
