@@ -40,7 +40,14 @@ from privest.learn.losses import (
 from privest.learn.losses.index import IndexLoss
 from privest.learn.objective import METHODS, CorrectedObjective
 from privest.learn.results import FitResults, FitSummary
-from privest.learn.solvers import Solution, polish, solve, solve_path
+from privest.learn.solvers import (
+    SUBSAMPLE_ABOVE,
+    SUBSAMPLE_SIZE,
+    Solution,
+    polish,
+    solve,
+    solve_path,
+)
 from privest.rng import resolve_rng
 from privest.sklearn_contract import validate_predict_data
 from privest.validation import check_bounds
@@ -58,9 +65,6 @@ __all__ = [
 
 #: Default parameter box: every parameter in [-10, 10] (features on O(1) scales).
 DEFAULT_THETA_BOUND = 10.0
-#: Above this many records, multi-start runs on an evenly spaced subsample first.
-SUBSAMPLE_ABOVE = 200_000
-SUBSAMPLE_SIZE = 50_000
 
 
 def _is_dask_release(data: Any) -> bool:

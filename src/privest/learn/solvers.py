@@ -99,6 +99,10 @@ def _finish(sol: Solution, box: np.ndarray) -> Solution:
 
 
 SMALL_FIT = 100_000  # records up to which a solve runs on one BLAS thread
+#: Above this many records, multi-start runs on an evenly spaced subsample of this size
+#: first (the estimators in memory and :func:`privest.scale.fit.fit_dask` alike).
+SUBSAMPLE_ABOVE = 200_000
+SUBSAMPLE_SIZE = 50_000
 
 
 @functools.cache

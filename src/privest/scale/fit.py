@@ -9,7 +9,7 @@ record. The solver is the in-memory one: :func:`~privest.learn.batched.paths.cor
 (naive -> SDR -> DR from both starts) over :func:`~privest.learn.batched.newton.newton_box`,
 with a problem object whose every evaluation is one pass over the chunks (value, gradient
 and Hessian together, so an accepted Newton step costs one pass). Above
-:data:`~privest.learn.estimators.SUBSAMPLE_ABOVE` records, as in memory, the multi-start
+:data:`~privest.learn.solvers.SUBSAMPLE_ABOVE` records, as in memory, the multi-start
 strategy runs on a part of the data (the largest chunk, on its worker) and Newton on all
 records polishes its estimate. See docs/scale-out.md.
 """
@@ -28,11 +28,16 @@ import numpy as np
 from privest.errors import ValidationError
 from privest.learn.batched.newton import newton_box
 from privest.learn.design import AnalysisData, analysis_data
-from privest.learn.estimators import SUBSAMPLE_ABOVE
 from privest.learn.inference import IndefiniteHessianError, sandwich
 from privest.learn.losses import HingeLoss, Loss, QuantileRegressionLoss
 from privest.learn.objective import CorrectedObjective
-from privest.learn.solvers import ConvergenceWarning, Solution, _finish, _newton_solution
+from privest.learn.solvers import (
+    SUBSAMPLE_ABOVE,
+    ConvergenceWarning,
+    Solution,
+    _finish,
+    _newton_solution,
+)
 from privest.release.zil import ZILRelease
 from privest.scale.dask_release import DaskRelease, _metadata
 
