@@ -137,3 +137,37 @@ def test_numba_loads_only_with_the_first_median_fit():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("locators", ["ZipCacheLocator", ""])
+def test_median_kernel_without_a_numba_cache_warns_and_still_fits(locators):
+    """No cache location for numba (here: only the zip-file locator allowed): the kernel
+    warns that it compiles in every process, and fits; with numba's default locators
+    (control) it neither warns nor differs."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings, numpy as np\n"
+        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "from privest.learn.batched import Design, dc_simplex_dr, l1_ipm\n"
+        "try:\n"
+        "    from privest.learn.batched import simplex_kernel\n"
+        "except RuntimeWarning as w:\n"
+        "    print('warned:', 'NUMBA_CACHE_DIR' in str(w))\n"
+        "    warnings.simplefilter('ignore', RuntimeWarning)\n"
+        "rng = np.random.default_rng(0)\n"
+        "x = rng.normal(size=(1, 60, 2)); y = x.sum(axis=2) + rng.normal(size=(1, 60))\n"
+        "d = Design.from_features(x, intercept=True)\n"
+        "nai, _ = l1_ipm(d, y)\n"
+        "theta, f, steps, ok = dc_simplex_dr(d, d, y, 0.2, nai, 5.0)\n"
+        "print('ok:', bool(ok.all()), np.round(theta, 6).tolist())\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": locators}
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    lines = run.stdout.splitlines()
+    assert lines[-1].startswith("ok: True")
+    assert (lines[0] == "warned: True") is (locators != "")
