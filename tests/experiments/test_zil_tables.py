@@ -272,31 +272,36 @@ def _line_search_by_sort(t, jump, need):
 def test_simplex_line_search_is_the_weighted_median():
     """The quickselect line search of the compiled DC simplex gives the entering row, step
     and crossed rows of a full sort, on 600 random edges (with ties and unreachable
-    targets); a sort that stops one breakpoint early (negative control) does not."""
+    targets); the same check fails a search that stops one breakpoint early (control)."""
     from privest.learn.batched.simplex_kernel import _line_search
 
+    def correct(t, jump, need, k, c_set, ties):
+        ref, crossed = _line_search_by_sort(t, jump, need)
+        if ref < 0 or k < 0:
+            return k == ref
+        below = sum(jump[i] for i in c_set)
+        same = ties or (k == ref and c_set == crossed)
+        return t[k] == t[ref] and same and below < need <= below + jump[k] + 1e-12
+
     rng = np.random.default_rng(11)
-    early = 0
+    caught = 0
     for trial in range(600):
         m = int(rng.integers(0, 60))
         t = rng.exponential(size=m)
-        if trial % 3 == 0 and m > 4:
-            t = np.round(t, 1) + 0.1  # ties
+        ties = trial % 3 == 0 and m > 4
+        if ties:
+            t = np.round(t, 1) + 0.1
         jump = rng.exponential(size=m)
         need = jump.sum() * rng.uniform(0.0, 1.2)
         perm = np.empty(m, dtype=np.int64)
         k, tstar, c = _line_search(t, jump, need, perm)
+        assert correct(t, jump, need, k, set(perm[:c].tolist()), ties)
+        assert k < 0 or tstar == t[k]
         ref, crossed = _line_search_by_sort(t, jump, need)
-        if ref < 0:
-            assert k == -1
-            continue
-        assert tstar == t[ref] and t[k] == t[ref]
-        if trial % 3 or m <= 4:  # no ties: the same row and the same crossed set
-            assert k == ref and set(perm[:c].tolist()) == crossed
-        assert jump[perm[:c]].sum() < need <= jump[perm[:c]].sum() + jump[k] + 1e-12
-        if crossed:  # negative control: stopping one breakpoint early is caught
-            early += int(np.argsort(t, kind="stable")[len(crossed) - 1]) != k
-    assert early > 100
+        if ref >= 0 and crossed and not ties:  # control: one breakpoint too early
+            order = np.argsort(t, kind="stable")[: len(crossed)]
+            caught += not correct(t, jump, need, int(order[-1]), set(order[:-1].tolist()), ties)
+    assert caught > 100
 
 
 def test_simplex_basis_inverse_and_its_singularity_test():

@@ -377,10 +377,10 @@ def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
     p, n = x1.shape
     tol = 1e-10 * n
     wps, yps = np.empty(2 * p), np.empty(2 * p)
-    for k in range(2 * p):
-        jk = k % p
-        wps[k] = (2.0 * (np.abs(x1[jk]).sum() + (1.0 - delta) * np.abs(x2[jk]).sum()) + 1.0) / 2
-        yps[k] = bound if k < p else -bound
+    for j in range(p):  # box rows j (theta_j <= bound) and p + j (theta_j >= -bound)
+        big = 2.0 * (np.abs(x1[j]).sum() + (1.0 - delta) * np.abs(x2[j]).sum()) + 1.0
+        wps[j] = wps[p + j] = big / 2.0
+        yps[j], yps[p + j] = bound, -bound
     dnorm = np.sqrt((x1 * x1).sum(axis=0))
     cur = theta.copy()
     rf, a, g = np.empty(n), np.empty(n), np.empty(kc)
