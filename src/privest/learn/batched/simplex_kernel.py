@@ -187,11 +187,13 @@ def _box_breakpoints(v, r_ps, wps, basis, n, vn, t, jump, idx, m, offset):
 
 
 @njit(**_JIT)
-def _rebuild(x1, y, th, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a) -> float:
+def _rebuild(x1, y, th, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, thc, rf, a):
     """Exact residuals and signs at theta, a fresh candidate set C (the ``len(cidx)`` rows
-    of smallest |r_i| / ||d_i||, the basis rows among them), exact sign sums ``gsum``;
-    returns tau, the smallest |r_i| / ||d_i|| outside C (inf when C holds every row)."""
+    of smallest |r_i| / ||d_i||, the basis rows among them) built at ``thc`` = theta,
+    exact sign sums ``gsum``; returns tau, the smallest |r_i| / ||d_i|| outside C (inf
+    when C holds every row)."""
     p, n = x1.shape
+    thc[:] = th
     kc = cidx.shape[0]
     _residuals(x1, y, th, rf)
     for j in range(p):
@@ -398,8 +400,8 @@ def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
     c = (1.0 - delta) * (x2 @ s2)
     cidx, xtc = np.empty(kc, np.int64), np.empty((kc, p))
     rc, sc, dnc, cb = np.empty(kc), np.empty(kc), np.empty(kc), np.empty(kc, np.bool_)
-    gsum, bpos, thc = np.empty(p), np.empty(p, np.int64), cur.copy()
-    tau = _rebuild(x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a)
+    gsum, bpos, thc = np.empty(p), np.empty(p, np.int64), np.empty(p)
+    tau = _rebuild(x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, thc, rf, a)
     fresh = True
     r_ps, z, v = np.empty(2 * p), np.empty(p), np.empty(p)
     steps = 0
@@ -425,8 +427,9 @@ def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
                 and _basis(x1, y, yps, basis, binv, cur)
             ):
                 return steps, False
-            tau = _rebuild(x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, rf, a)
-            thc[:] = cur
+            tau = _rebuild(
+                x1, y, cur, basis, dnorm, cidx, xtc, rc, sc, dnc, gsum, cb, bpos, thc, rf, a
+            )
             fresh = True
             continue
         c_idx = crossed[:ncross]
