@@ -159,7 +159,7 @@ def _eptr_step(mech: EPTR) -> float:
 
 
 def test_classic_ptr_gaussian_step_leaves_nothing_impossible():
-    from privest.mechanisms.lattice import lattice_gaussian
+    from privest.mechanisms.samplers.lattice import lattice_gaussian
 
     x, _ = data_pair()
     mech = ClassicPTR(np.mean, lambda d: 1e3, local_sensitivity=0.02, epsilon=1.0, delta=1e-6)
@@ -197,7 +197,7 @@ def test_private_regressions_release_only_lattice_values(model, monkeypatch):
     """Every noisy statistic AdaSSP and noisy GD release (the coefficients are their public
     post-processing) is a multiple of its mechanism's step, which depends on public settings
     only; at least 20,000 released numbers are checked."""
-    from privest.mechanisms.lattice import LatticeGaussian
+    from privest.mechanisms.samplers.lattice import LatticeGaussian
     from privest.models.linear import PrivateLinearRegression
     from privest.models.logistic import PrivateLogisticRegression
 

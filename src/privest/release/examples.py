@@ -37,8 +37,8 @@ import pandas as pd
 from scipy import special
 
 from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussian_dp
+from privest.contract import Mechanism
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
-from privest.mechanisms.base import Mechanism
 from privest.projection import project_rows
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (

@@ -32,13 +32,14 @@ from typing import Any
 import numpy as np
 
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.profiles import parse_statistic, quantile_rank
+from privest.mechanisms.profiles.reaches import parse_statistic, quantile_rank
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
     "LatticeGrid",
     "LatticeProfile",
     "lattice_order_profile",
+    "lattice_profile_of",
     "inward_target",
     "order_window",
     "profile_from_order_statistics",
@@ -257,3 +258,19 @@ def profile_from_order_statistics(
     if name == "quantile" and len(ranks) == 2:
         label += f" (rank {ranks[0]}.5)"
     return LatticeProfile(int(up[0]), up, dn, int(lo), int(hi), unit, label, n, n_clipped)
+
+
+def lattice_profile_of(mech: Any, x: Any) -> LatticeProfile:
+    """The lattice profile a lattice order-statistic mechanism reads from in-memory data
+    ``x``: its grid, its levels and its rank target (``mech.grid``, ``mech.levels``,
+    ``mech.inward(n)``); a backend reads the same order statistics by selection."""
+    n = int(np.size(x))
+    return lattice_order_profile(
+        x,
+        mech.spec,
+        mech.bounds,
+        levels=mech.levels,
+        resolution=mech.grid.step,
+        clip=mech.clip,
+        inward=mech.inward(n),
+    )
