@@ -8,8 +8,10 @@ lists their names in ``--help``):
   and where its pieces live: the exact computation, the global sensitivity under each
   neighbour relation, the reach profile of paper 002 (Sec. 3.1);
 * :class:`MechanismSpec`: a mechanism's name, its class, the statistics it releases, the
-  public inputs its choice reads, whether it releases on a public lattice, the neighbour
-  relations it supports, and whether ``mechanism="auto"`` may pick it.
+  public inputs its choice reads, whether it takes a lattice ``resolution``, the statistics
+  it releases under add/remove neighbours, and whether ``mechanism="auto"`` may pick it.
+  Every registered mechanism is float-safe (its releases lie on a public lattice, sampled
+  exactly): tests/mechanisms/test_float_safety.py attacks every registered pair.
 
 Targets are ``"module:attribute"`` strings, imported on first use (:func:`load`), so the
 registries cost nothing at start-up. ``auto``, the CLI's choices and the docs' table
@@ -76,8 +78,6 @@ class MechanismSpec:
     lattice: bool = False
     #: statistics it releases under add/remove neighbours (n private)
     add_remove: tuple[str, ...] = ()
-    #: the release is float-safe (exact noise on a public lattice)
-    float_safe: bool = True
     #: ``mechanism="auto"`` may choose it
     auto: bool = True
     #: where it comes from, e.g. ``"paper 002, Sec. 3"``
@@ -149,13 +149,13 @@ def load(target: str) -> Any:
 def markdown_table() -> str:
     """The mechanisms as a Markdown table (docs/mechanisms.md holds it verbatim)."""
     rows = [
-        "| mechanism | statistics | lattice | add/remove | float-safe | auto | source |",
-        "|---|---|---|---|---|---|---|",
+        "| mechanism | statistics | lattice | add/remove | auto | source |",
+        "|---|---|---|---|---|---|",
     ]
     for m in _MECHANISMS.values():
         rows.append(
             f"| `{m.name}` | {', '.join(m.statistics)} | {'yes' if m.lattice else '-'} | "
-            f"{', '.join(m.add_remove) or '-'} | {'yes' if m.float_safe else 'no'} | "
+            f"{', '.join(m.add_remove) or '-'} | "
             f"{'yes' if m.auto else '-'} | {m.source} |"
         )
     return "\n".join(rows)

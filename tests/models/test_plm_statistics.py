@@ -13,6 +13,7 @@ from privest.domain import Domain
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.lattice_plm import truncation_levels
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
 from privest.models.statistics import (
     private_count,
@@ -189,7 +190,11 @@ def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     pa, pb = law(x).profile, law(x).profile
     assert pa.levels == pb.levels < 100
     assert np.array_equal(pa.upper, pb.upper) and np.array_equal(pa.lower, pb.lower)
-    assert law(x[:500]).profile.levels == 500  # all levels at n <= 2000
+    # at n <= 2000 all levels are computed, then the lattice release keeps the public
+    # k = truncation_levels(eps, lattice points) of them with the range-end tail (Sec. 5.2)
+    small = law(x[:500]).profile
+    assert small.levels == truncation_levels(1.0, small.hi - small.lo + 1) > pa.levels
+    assert small.upper[-1] == small.hi
 
 
 def test_auto_variance_is_the_float_safe_laplace_release_at_every_entry_point():

@@ -67,15 +67,15 @@ class DiscreteLaplaceLaw(OutputLaw):
         return self.p ** (a + 1.0) / (1.0 + self.p)
 
     def logpdf(self, y: ArrayLike) -> np.ndarray:
-        """Log probability of the integer outputs (clamped ends carry their tails)."""
+        """Log probability of the integer outputs (a clamped end carries its tail)."""
         y = np.asarray(y, dtype=float)
-        k = np.abs(y - self.count)
-        logp = math.log((1 - self.p) / (1 + self.p)) + k * math.log(self.p)
-        ends = np.where(
-            y == self.lo, self.count - self.lo, np.where(y == self.hi, self.hi - self.count, -1)
-        )
-        tail = np.log(self._tail(np.maximum(ends, 0.0)) + np.exp(logp))
-        out = np.where(ends >= 0, tail, logp)
+        log_p = -1.0 / float(self.scale)
+        logp = math.log((1 - self.p) / (1 + self.p)) + np.abs(y - self.count) * log_p
+        dist = np.where(y == self.lo, self.count - self.lo, self.hi - self.count)
+        # log P(K > d) = (d + 1) log p - log(1 + p), added at the ends
+        log_tail = (np.minimum(dist, 2**53) + 1.0) * log_p - math.log1p(self.p)
+        at_end = (y == self.lo) | (y == self.hi)
+        out = np.where(at_end, np.logaddexp(logp, log_tail), logp)
         on = (y == np.round(y)) & (y >= self.lo) & (y <= self.hi)
         return np.where(on, out, -np.inf)
 

@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 
 from privest.domain import Domain
 from privest.errors import ValidationError
+from privest.mechanisms.lattice_plm import LatticeProfileLaw, truncation_levels
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.laws.piecewise import (
     PiecewiseDensity,
@@ -39,7 +40,12 @@ from privest.mechanisms.laws.piecewise import (
     log_k,
     texp_moments,
 )
-from privest.mechanisms.profiles.lattice import lattice_profile_of
+from privest.mechanisms.profiles.lattice import (
+    LatticeGrid,
+    inward_target,
+    lattice_from_reaches,
+    lattice_profile_of,
+)
 from privest.mechanisms.profiles.reaches import ReachProfile, profile_for
 from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
@@ -435,15 +441,19 @@ class PiecewiseLaplace(StatisticMechanism):
         self.rho = float(rho)
         if not (self.rho >= 0 and math.isfinite(self.rho)):
             raise ValidationError(f"rho: {rho!r} must be a finite number >= 0")
-        self.on_lattice = self.statistic in ("median", "quantile") and self.rho == 0
+        if self.rho > 0:
+            raise ValidationError(
+                f"rho: the rho-smoothed {self.name} (paper 002, Sec. 4.2) has no float-safe "
+                "release; its law stays available for analysis "
+                f"({self._law_class.__name__}.for_statistic(x, ..., rho=...))"
+            )
+        self.on_lattice = self.statistic in ("median", "quantile")
         if resolution is not None and not self.on_lattice:
             raise ValidationError(
                 f"resolution: {resolution!r} applies to the median and quantiles (rho = 0) only"
             )
         self.resolution = resolution
         if self.on_lattice:  # validates the resolution against the bounds, before any data
-            from privest.mechanisms.profiles.lattice import LatticeGrid
-
             self.grid = LatticeGrid.for_bounds(*self.bounds, resolution)
 
     def law(self, x: Any) -> Any:
@@ -452,12 +462,16 @@ class PiecewiseLaplace(StatisticMechanism):
         the continuous law of paper 002 (:meth:`continuous_law`)."""
         if self.on_lattice:
             return self.law_from_profile(lattice_profile_of(self, x))
-        return self.continuous_law(x)
+        n = int(np.size(x))
+        name = self.statistic
+        max_level = auto_truncation_level(self.epsilon) if profile_truncation(name, n) else None
+        prof = profile_for(x, self.spec, self.bounds, clip=self.clip, max_level=max_level)
+        grid = LatticeGrid.for_bounds(prof.lo, prof.hi)
+        levels = truncation_levels(self.epsilon, grid.kb - grid.ka + 1)
+        return self.law_from_profile(lattice_from_reaches(prof, levels))
 
     def inward(self, n: int) -> bool:
         """Whether the lattice release of n records targets half a rank inward (public)."""
-        from privest.mechanisms.profiles.lattice import inward_target
-
         t = self._lattice_target
         return t == "inward" or (t == "auto" and inward_target(self.spec, None, n, self.epsilon))
 
@@ -465,20 +479,17 @@ class PiecewiseLaplace(StatisticMechanism):
     @property
     def levels(self) -> int:
         """The levels of the truncated lattice profile (public: epsilon and the lattice)."""
-        from privest.mechanisms.lattice_plm import truncation_levels
-
         return truncation_levels(self.epsilon, self.grid.kb - self.grid.ka + 1)
 
     def law_from_profile(self, profile: Any) -> Any:
         """The lattice law from the profile of the snapped order statistics (in memory from
         the data, out of core from a distributed selection:
         :func:`~privest.mechanisms.profiles.lattice.profile_from_order_statistics`)."""
-        from privest.mechanisms.lattice_plm import LatticeProfileLaw
-
         return LatticeProfileLaw(profile, self.epsilon, self._lattice_shape)
 
     def continuous_law(self, x: Any) -> _ProfileLaw:
-        """The continuous law of paper 002 (float sampler; not float-safe)."""
+        """The continuous law of paper 002 (its float sampler is not float-safe: for analysis
+        only; :meth:`release` draws from :meth:`law`, on a public lattice)."""
         return self._law_class.for_statistic(
             x,
             self.spec,

@@ -84,13 +84,13 @@ class StatisticMechanism(Mechanism):
                 f"resolution: {self.name} does not release on a lattice; the lattice "
                 "mechanisms take it (privest.registry.mechanism_names())"
             )
-        if dom.neighbours != "swap" and name not in self.add_remove:
+        if dom.neighbours != "swap" and name not in entry.add_remove:
             raise ValidationError(
                 f"neighbours: {self.name} releases the {name} under swap neighbours only (n "
                 "public); "
                 + (
-                    f"under add/remove it releases {', '.join(self.add_remove)}"
-                    if self.add_remove
+                    f"under add/remove it releases {', '.join(entry.add_remove)}"
+                    if entry.add_remove
                     else "choose a mechanism that supports add/remove"
                 )
             )
