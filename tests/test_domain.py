@@ -25,7 +25,7 @@ def test_defaults_and_relation():
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
-        ({"bounds": (5, 1)}, "below"),
+        ({"bounds": (5, 1)}, "lo < hi"),
         ({"bounds": (0, math.inf)}, "finite"),
         ({"bounds": "0:1"}, "text"),
         ({"resolution": 0}, "resolution"),

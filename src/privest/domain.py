@@ -37,14 +37,13 @@ NEIGHBOURS: tuple[str, ...] = ("swap", "add_remove")
 
 
 def _pair(value: Any, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise BoundsError(f"{name}: {value!r} is not a (lo, hi) pair of numbers") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise BoundsError(f"{name}: ({lo!r}, {hi!r}) must be finite")
-    if not lo < hi:
-        raise BoundsError(f"{name}: lo={lo!r} must be below hi={hi!r}")
+    """One ``(lo, hi)`` pair by the shared bounds rule (:func:`privest.validation.check_bounds`:
+    finite numbers, lo < hi, a width inside the float range)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+        raise BoundsError(f"{name}: {value!r:.60} is not a (lo, hi) pair of numbers")
+    from privest.validation import check_bounds
+
+    lo, hi = check_bounds(value, 1, name)[0].tolist()
     return lo, hi
 
 
