@@ -346,7 +346,7 @@ class Budget:
             f"epsilon={eps_left:.4g}, delta={delta_left:.3g}"
         )
         tight = every["pld"]
-        if "pld" not in self.accountant and tight.epsilon < chosen.epsilon:
+        if "pld" not in self.accountant and tight.epsilon < chosen.epsilon * (1 - 1e-3):
             lines.append(f"tighter (pld, for spends fixed in advance): epsilon={tight.epsilon:.4g}")
         return "\n".join(lines)
 
