@@ -20,7 +20,7 @@ from privest.accounting.budget import charge
 from privest.accounting.ledger import LEDGER_FORMAT
 from privest.cli import main
 from privest.errors import BudgetExceededError, StoreError, ValidationError
-from privest.release.examples import release_examples
+from privest.release.examples import release_examples, release_regression_examples
 from privest.release.zil import ZILMechanism
 
 V1 = {
@@ -261,6 +261,3 @@ def test_paper_004_releases_are_charged_before_reading(which):
     assert X.touched > 0  # control: an admitted release reads the data
     (s,) = roomy.spends
     assert s.epsilon == 2.0 and s.delta == pytest.approx(1e-5 if which == "examples" else 2e-5)
-
-
-from privest.release.examples import release_regression_examples  # noqa: E402

@@ -30,7 +30,16 @@ from privest.accounting.events import ApproxDPEvent, Event, PureDPEvent, event_f
 from privest.errors import StoreError, ValidationError
 from privest.validation import _short, check_delta, check_epsilon
 
-__all__ = ["LEDGER_FORMAT", "LEDGER_VERSION", "MAX_LABEL", "Spend", "point_event", "read_ledger"]
+__all__ = [
+    "LEDGER_FORMAT",
+    "LEDGER_VERSION",
+    "MAX_LABEL",
+    "Spend",
+    "check_label",
+    "display_label",
+    "point_event",
+    "read_ledger",
+]
 
 LEDGER_FORMAT = "privest-budget-ledger"
 LEDGER_VERSION = 2
