@@ -79,7 +79,7 @@ def check_accountants(accountant: Any) -> tuple[str, ...]:
     return tuple(n for n in ACCOUNTANTS if n in chosen)
 
 
-def _basic(events: Sequence[Event], delta: float = 0.0) -> Composition:
+def _basic(events: Sequence[Event]) -> Composition:
     points = [e.point() for e in events]
     missing = tuple(i for i, p in enumerate(points) if p is None)
     known = [p for p in points if p is not None]

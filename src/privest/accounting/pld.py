@@ -1,5 +1,5 @@
 """Privacy-loss distributions: tight composition of privacy events (docs/budget.md,
-"The tight accountant").
+"Accountants").
 
 A mechanism's worst pair of output laws (P, Q) on neighbouring data sets is described by
 the law of its privacy loss ``L = log(dQ/dP)(o)``, ``o ~ Q``, with an atom at ``+inf``
