@@ -499,7 +499,8 @@ def release_examples(
         clip=clip,
         calibration=calibration,
     )
-    charge(budget, mech.guarantee, label="examples", mechanism="examples")
+    if budget is not None:  # (an infinite epsilon, for tests and oracles, has no guarantee)
+        charge(budget, mech.guarantee, label="examples", mechanism="examples")
     return mech.release(X, y, rng=rng)
 
 
@@ -532,5 +533,6 @@ def release_regression_examples(
         clip=clip,
         calibration=calibration,
     )
-    charge(budget, mech.guarantee, label="regression examples", mechanism="examples")
+    if budget is not None:
+        charge(budget, mech.guarantee, label="regression examples", mechanism="examples")
     return mech.release(X, y, rng=rng)
