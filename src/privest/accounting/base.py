@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize
 
 from privest.validation import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from privest.accounting.events import Event
 
 __all__ = ["ApproxDP", "Guarantee", "approx_dp_tradeoff"]
 
@@ -74,6 +77,12 @@ class Guarantee(ABC):
         """Trade-off function f(alpha): the least type II error of any level-alpha test."""
         raise NotImplementedError(f"{self.label} defines no trade-off function")
 
+    def event(self, epsilon: float | None = None) -> Event:
+        """The privacy event accountants compose and a budget ledger stores
+        (:mod:`privest.accounting.events`); ``epsilon``: for a curve, the point at which
+        basic composition charges it."""
+        raise NotImplementedError(f"{type(self).__name__} emits no privacy event")
+
     @property
     def has_tradeoff(self) -> bool:
         """Whether :meth:`tradeoff` is defined."""
@@ -122,3 +131,9 @@ class ApproxDP(Guarantee):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "epsilon": self.eps, "delta": self.dlt}
+
+    def event(self, epsilon: float | None = None) -> Event:
+        """Pure or approximate DP at its own (epsilon, delta) (``epsilon`` is not used)."""
+        from privest.accounting.events import ApproxDPEvent, PureDPEvent
+
+        return PureDPEvent(self.eps) if self.dlt == 0 else ApproxDPEvent(self.eps, self.dlt)
