@@ -22,25 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import optimize
 
+from privest.accounting.profiles import approx_dp_tradeoff
 from privest.validation import check_delta, check_epsilon
 
 if TYPE_CHECKING:
     from privest.accounting.events import Event
 
 __all__ = ["ApproxDP", "Guarantee", "approx_dp_tradeoff"]
-
-
-def approx_dp_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float) -> np.ndarray:
-    """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)}.
-
-    Prop 2.1 of paper 000: (eps, delta)-DP is equivalent to f_{eps,delta}-DP.
-    """
-    a = np.asarray(alpha, dtype=float)
-    e = math.exp(epsilon) if epsilon < 700 else math.inf
-    with np.errstate(over="ignore", invalid="ignore"):
-        first = np.where(a > 0, 1.0 - delta - e * a, 1.0 - delta)
-    second = math.exp(-epsilon) * (1.0 - delta - a)
-    return np.maximum(0.0, np.maximum(first, second))
 
 
 class Guarantee(ABC):

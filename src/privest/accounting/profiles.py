@@ -27,6 +27,7 @@ from privest.errors import PrivacyParameterError
 from privest.validation import check_delta
 
 __all__ = [
+    "approx_dp_tradeoff",
     "discrete_gaussian_delta",
     "gaussian_delta",
     "zcdp_delta",
@@ -117,3 +118,16 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     while zcdp_delta(hi, epsilon) <= delta:
         hi *= 2.0
     return float(optimize.brentq(lambda r: zcdp_delta(r, epsilon) - delta, lo, hi, xtol=1e-15))
+
+
+def approx_dp_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float) -> np.ndarray:
+    """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)}.
+
+    Prop 2.1 of paper 000: (eps, delta)-DP is equivalent to f_{eps,delta}-DP.
+    """
+    a = np.asarray(alpha, dtype=float)
+    e = math.exp(epsilon) if epsilon < 700 else math.inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        first = np.where(a > 0, 1.0 - delta - e * a, 1.0 - delta)
+    second = math.exp(-epsilon) * (1.0 - delta - a)
+    return np.maximum(0.0, np.maximum(first, second))
