@@ -95,6 +95,7 @@ def bin_law(counts: np.ndarray, eps1: float, threshold: int) -> np.ndarray:
     """P(chosen bin = j): the first j whose noisy cumulative count reaches ``threshold``
     (the last bin if none does), by propagating the walk's law (module docstring)."""
     from scipy.signal import fftconvolve  # the law only: a release never needs it
+
     alpha = math.exp(-eps1 / 2)
     width = math.ceil(math.log(1 / _TAIL) / (eps1 / 2))
     z = np.arange(-width, width + 1)
