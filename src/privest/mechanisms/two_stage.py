@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
 from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
