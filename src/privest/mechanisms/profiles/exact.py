@@ -36,7 +36,8 @@ from privest.errors import ValidationError
 from privest.mechanisms.profiles.reaches import (
     parse_statistic,
     prepare_data,
-    quantile_rank,
+    quantile_target,
+    target_ranks,
 )
 from privest.mechanisms.profiles.sensitivity import global_sensitivity
 from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_sup
@@ -192,7 +193,7 @@ def exact_statistic(
     n = arr.size
     if name == "quantile" and q is None:
         raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-    ranks = [quantile_rank(q, n)] if name == "quantile" else sorted({(n + 1) // 2, n // 2 + 1})
+    ranks = target_ranks(quantile_target(q, n) if name == "quantile" else n + 1)
     part = np.partition(arr, [r - 1 for r in ranks])
     value = sum(Fraction(float(part[r - 1])) for r in ranks) / len(ranks)
     return ExactStatistic(value, b - a, (a, b), clipped)
