@@ -288,9 +288,9 @@ def quantile_target(q: float, n: int) -> int:
     is x_(t)) or a half rank (the average of x_(t - 1/2) and x_(t + 1/2)); q = 1/2 gives
     ``2 t = n + 1``, the median, for every n. Exact in rationals."""
     quantile_rank(q, n)  # validates q
-    h2 = 2 + 2 * (n - 1) * Fraction(float(q))
-    half = Fraction(1, 2)
-    return int(math.floor(h2 + half) if 2 * h2 <= 2 * (n + 1) else math.ceil(h2 - half))
+    h2 = 2 + 2 * (n - 1) * Fraction(float(q))  # 2 h
+    half = Fraction(1, 2)  # ties round toward the middle, 2 t = n + 1
+    return int(math.floor(h2 + half) if h2 <= n + 1 else math.ceil(h2 - half))
 
 
 def target_ranks(twice: int) -> list[int]:
