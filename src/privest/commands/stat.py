@@ -65,8 +65,8 @@ def add_parser(sub: Any) -> None:
         default="auto",
         choices=list(mechanism_names()),
         help="default auto, a public rule (docs/mechanisms.md): for median/quantiles "
-        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds "
-        "and n >= 1000, else piecewise Laplace; else the least error of the data-independent "
+        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds, "
+        "else piecewise Laplace; else the least error of the data-independent "
         "noises (all float-safe)",
     )
     p.add_argument(
@@ -93,8 +93,6 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     """The :class:`~privest.released.PrivateStatistic` of the request and the
     column it was computed from. Everything public is checked and the budget charged
     before the file is read."""
-    from privest.domain import Domain
-    from privest.mechanisms.auto import auto_reads_n
     from privest.mechanisms.profiles.reaches import parse_statistic
     from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
@@ -119,15 +117,12 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
         clip=args.clip,
         resolution=args.resolution,
     )
-    by_n = args.mechanism == "auto" and auto_reads_n(
-        args.stat, Domain(bounds=bounds, resolution=args.resolution)
-    )
-    charge_ledger(  # the guarantee is eps whichever mechanism the public n then picks
+    charge_ledger(
         args,
         console,
         mech.guarantee,
         label=f"stat {mech.label} of {args.column!r} in {args.input}",
-        mechanism="auto" if by_n else mech.name,
+        mechanism=mech.name,
     )
     if args.engine == "dask":
         return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
@@ -138,15 +133,6 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             f"(columns: {', '.join(map(str, df.columns))})"
         )
     col = df[args.column]
-    if by_n:  # auto's rule reads the public n
-        mech = statistic_mechanism(
-            args.stat,
-            epsilon=args.epsilon,
-            bounds=bounds,
-            clip=args.clip,
-            resolution=args.resolution,
-            n=len(col),
-        )
     if name == "count":
         values = col.to_numpy(dtype=float)
         col = (values >= lo) & (values <= hi)
