@@ -15,6 +15,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "privest.scale needs Dask: pip install 'privest[dask]' (dask[dataframe] and distributed)"
     ) from exc
 
+from privest.scale import fit as _fit  # noqa: E402,F401  the fit backend registers itself
 from privest.scale.dask_release import DaskRelease
 
 __all__ = ["DaskRelease"]
