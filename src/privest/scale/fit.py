@@ -10,7 +10,8 @@ library's loss objects, unchanged) and returns its sums; the sums are added up o
 cluster by a tree reduction, so only numbers, p-vectors and p x p matrices reach the
 client, never a record. Value, gradient and Hessian come together in one pass, which is
 cached at its point (an accepted Newton step costs one pass). A subsample is the largest
-chunk, fitted on its worker (only its solutions, p-vectors, come back). Exact percentiles
+chunk (thinned to evenly spaced records if larger than the subsample size), fitted on its
+worker (only its solutions, p-vectors, come back). Exact percentiles
 of per-record quantities (the kernel bandwidth of check and hinge losses) are found by the
 distributed selection of :mod:`privest.scale.nonsmooth`.
 
@@ -62,6 +63,11 @@ def _chunk_apply(
 ) -> Any:
     """``func`` of one chunk's corrected objective (on its worker)."""
     return func(_chunk_objective(x1, x2, spec, method), *args)
+
+
+def _subsample_apply(obj: CorrectedObjective, size: int, func: Any, *args: Any) -> Any:
+    """``func`` of at most ``size`` evenly spaced records of one chunk (on its worker)."""
+    return obj.on_subsample(size, func, *args) if obj.n > size else func(obj, *args)
 
 
 def _chunk_sums(obj: CorrectedObjective, theta: np.ndarray, what: str) -> dict[str, Any]:
@@ -215,10 +221,11 @@ class DaskObjective:
         return exact_percentiles(self, values, np.asarray(qs, dtype=float), *args)
 
     def on_subsample(self, size: int, func: Callable[..., Any], *args: Any) -> Any:
-        """``func`` of the largest chunk's objective, run on its worker (``size`` is the
-        in-memory subsample's; a chunk is what a worker holds)."""
+        """``func`` of the largest chunk's objective (at most ``size`` evenly spaced records
+        of it), run on its worker."""
         k = int(np.argmax(self.source.release.x1.chunks[0]))
-        return dask.compute(self._tasks(func, args, [self.source.blocks[k]])[0])[0]
+        task = self._tasks(_subsample_apply, (size, func, *args), [self.source.blocks[k]])[0]
+        return dask.compute(task)[0]
 
     def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """Mean value, gradient (p,) and symmetric Hessian (p, p) at ``theta``."""
