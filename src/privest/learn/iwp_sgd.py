@@ -319,9 +319,12 @@ _COMMON_DOC = """
 
     ``partial_fit`` runs one pass over a further release (a stream of releases), continuing
     the iterate, the step counter and the average (every iterate of later calls is
-    averaged). A ``ConvergenceWarning`` is raised when the iterate is not finite or far
-    beyond the public bound on the optimum (diverged), or when alpha * sum of steps < 3
-    (the ridge term alone does not guarantee that the start is forgotten).
+    averaged). A release whose ``X`` and ``y`` are held by a backend (Dask arrays,
+    docs/scale-out.md) is fitted by the same loop over its partitions in order, where they
+    are (``shuffle=True`` is refused there). A ``ConvergenceWarning`` is raised when the
+    iterate is not finite or far beyond the public bound on the optimum (diverged), or when
+    alpha * sum of steps < 3 (the ridge term alone does not guarantee that the start is
+    forgotten).
 
     Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
     ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept

@@ -287,10 +287,6 @@ class CorrectedObjective:
         f, g = self.value_and_grad(theta)
         return f, g, self.hess(theta)
 
-    def has_hessian(self) -> bool:
-        """Whether the loss gives an analytic Hessian in theta."""
-        return bool(self.loss.smooth_in_theta)
-
     def with_method(self, method: str) -> CorrectedObjective:
         """The objective of another method on the same records (no extra draws)."""
         if method == self.method:
