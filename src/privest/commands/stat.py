@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privest._choices import STATISTIC_MECHANISMS
 from privest.commands._common import (
     add_budget_argument,
     add_command,
@@ -29,6 +28,7 @@ from privest.commands._common import (
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.errors import ValidationError
+from privest.registry import mechanism_names, statistic_names
 
 __all__ = ["add_parser", "run"]
 
@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--stat",
         required=True,
-        help="median | quantile:Q | mean | sum | count | variance",
+        help=" | ".join(f"{n}:Q" if n == "quantile" else n for n in statistic_names()),
     )
     p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
     p.add_argument("--bounds", help="public bounds lo:hi of the column (write --bounds=-1:1)")
@@ -63,10 +63,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--mechanism",
         default="auto",
-        choices=list(STATISTIC_MECHANISMS),
-        help="default auto: for median/quantiles permute-and-flip when --resolution leaves "
-        "at most 2049 lattice points in the bounds and n >= 1000, else piecewise Laplace; "
-        "Laplace otherwise (all float-safe)",
+        choices=list(mechanism_names()),
+        help="default auto, a public rule (docs/mechanisms.md): for median/quantiles "
+        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds "
+        "and n >= 1000, else piecewise Laplace; else the least error of the data-independent "
+        "noises (all float-safe)",
     )
     p.add_argument(
         "--resolution",
@@ -89,11 +90,13 @@ def add_parser(sub: Any) -> None:
 
 
 def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
-    """The :class:`~privest.mechanisms.released.PrivateStatistic` of the request and the
+    """The :class:`~privest.released.PrivateStatistic` of the request and the
     column it was computed from. Everything public is checked and the budget charged
     before the file is read."""
-    from privest.mechanisms.profiles import parse_statistic
-    from privest.models.statistics import auto_depends_on_n, statistic_mechanism
+    from privest.domain import Domain
+    from privest.mechanisms.auto import auto_reads_n
+    from privest.mechanisms.profiles.reaches import parse_statistic
+    from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
 
     name, _ = parse_statistic(args.stat)
@@ -116,8 +119,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
         clip=args.clip,
         resolution=args.resolution,
     )
-    by_n = args.mechanism == "auto" and auto_depends_on_n(
-        args.stat, bounds=bounds, resolution=args.resolution
+    by_n = args.mechanism == "auto" and auto_reads_n(
+        args.stat, Domain(bounds=bounds, resolution=args.resolution)
     )
     charge_ledger(  # the guarantee is eps whichever mechanism the public n then picks
         args,
@@ -151,16 +154,15 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
 
 
 def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> Any:
-    """The release of a Parquet column on the Dask cluster (privest.scale.stats)."""
-    import dask.dataframe as dd
-
+    """The release of a Parquet column on the Dask cluster (the Dask backend's laws)."""
+    from privest.backends import get_engine
+    from privest.models.statistics import private_statistic
     from privest.rng import make_rng
-    from privest.scale.stats import private_statistic_dask
 
     if args.diagnostics:
         raise ValidationError("--diagnostics reads the data into memory; not with --engine dask")
     try:
-        col = dd.read_parquet(args.input, columns=[args.column])[args.column]
+        col = get_engine("dask").read_column(args.input, args.column)
     except (KeyError, ValueError) as exc:
         raise ValidationError(
             f"--column: cannot read {args.column!r} from {args.input} ({exc})"
@@ -168,14 +170,15 @@ def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> A
     if where is not None:
         lo, hi = where
         col = col.map_partitions(lambda s: ((s >= lo) & (s <= hi)).astype(float))
-    return private_statistic_dask(
+    return private_statistic(
         col,
-        mech._spec,
+        mech.spec,
         epsilon=args.epsilon,
         bounds=mech.bounds if mech.statistic != "count" else None,
         mechanism=args.mechanism,
         rng=make_rng(args.seed),
         clip=args.clip,
+        resolution=args.resolution,
     )
 
 

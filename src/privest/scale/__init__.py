@@ -15,7 +15,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "privest.scale needs Dask: pip install 'privest[dask]' (dask[dataframe] and distributed)"
     ) from exc
 
-from privest.scale import fit as _fit  # noqa: E402,F401  the fit backend registers itself
-from privest.scale.dask_release import DaskRelease
+import sys
 
-__all__ = ["DaskRelease"]
+import privest.scale.fit  # noqa: F401  (registers the fits' objective and streams)
+from privest.backends import register_engine
+from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
+from privest.scale.dask_release import DaskRelease
+from privest.scale.stats import read_column
+
+__all__ = ["DaskRelease", "read_column"]
+
+register_engine("dask", sys.modules[__name__])
