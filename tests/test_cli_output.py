@@ -12,7 +12,7 @@ import pytest
 
 from privest.cli import main
 from privest.learn.estimators import DRLinearRegression
-from privest.release.store import load_release
+from privest.release.zil import load_release
 from privest.release.zil import ZILMechanism
 
 PRIVACY = ["privacy", "--lam", "1", "--zero-prob", "0.05", "--bounds=-1:1", "--d", "3"]
