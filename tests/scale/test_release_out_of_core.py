@@ -23,6 +23,10 @@ from privest.errors import BoundsError, StoreError, ValidationError
 from privest.release.store import read_manifest, save_release
 
 BOUNDS = {"a": (-1.0, 1.0), "b": (0.0, 10.0)}
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::privest.errors.SeededRandomnessWarning"),
+    pytest.mark.filterwarnings("ignore::privest.errors.NoRecordIdsWarning"),
+]
 
 
 def _data(n: int, seed: int = 0, start: int = 0) -> pd.DataFrame:
@@ -109,7 +113,7 @@ def test_agrees_in_law_with_the_in_memory_release(tmp_path):
     mech = pv.ZILMechanism(lam=lam, zero_prob=zero_prob, bounds=(-1.0, 1.0))
     frame = dd.from_pandas(pd.DataFrame({"x0": x}), npartitions=5)
     with dask.config.set(scheduler="sync"):
-        mech.release(frame, rng=21, store=tmp_path / "s")
+        mech.release(frame, rng=21, store=tmp_path / "s", ids=False)
     rel = pv.load_release(tmp_path / "s")
     mem = mech.release(x[:, None], rng=22)
     z1, z2 = rel.x1[:, 0] - x, rel.x2[:, 0] - x

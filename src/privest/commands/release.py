@@ -106,11 +106,6 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         names = get_engine("dask").columns(args.input)
     else:
         names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
-    if not (args.id_column or args.no_ids):
-        raise ValidationError(
-            "--id-column is required: a store without record ids cannot refuse to release "
-            "a record twice; pass --no-ids to write one anyway"
-        )
     if args.id_column:
         if args.id_column not in names:
             raise ValidationError(f"--id-column: {args.id_column!r} is not a column of the input")
@@ -152,6 +147,11 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         elif columns and list(columns) != list(bounds):
             raise ValidationError("--columns and the names in --bounds disagree; give them once")
         mech = mechanism_from_args(args, bounds, _resolution(args.resolution))
+    if not (args.id_column or args.no_ids):
+        raise ValidationError(
+            "--id-column is required: a store without record ids cannot refuse to release "
+            "a record twice; pass --no-ids to write one anyway"
+        )
     charge_ledger(
         args,
         console,
