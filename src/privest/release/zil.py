@@ -501,10 +501,10 @@ class ZILMechanism(Mechanism):
         ranges = (self.bounds[:, 1] - self.bounds[:, 0])[:, None]
         snap = _snapper(output_grid(self.lam * ranges))
         round_x1 = snap if self.resolution is None else _stepper(self.resolution[:, None])
-        if k == d and np.array_equal(cols, np.arange(d)):
-            x1, x2 = np.empty((n, d), order="F"), np.empty((n, d), order="F")
-        else:
-            x1, x2 = np.array(x, order="F"), np.array(x, order="F")
+        x1, x2 = np.empty((n, d), order="F"), np.empty((n, d), order="F")
+        plain = np.setdiff1d(np.arange(d), cols)  # released as they are
+        if plain.size:
+            x1[:, plain] = x2[:, plain] = x[:, plain]
         in_place = np.array_equal(cols, np.arange(cols[0], cols[0] + k))
         if in_place:  # a range of columns: noised where they are
             rows = slice(int(cols[0]), int(cols[0]) + k)

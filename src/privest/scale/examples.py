@@ -29,6 +29,7 @@ import pandas as pd
 
 from privest.durable import fsync_dir, staged_folder
 from privest.errors import StoreError, ValidationError
+from privest.release.columns import warn_not_secure
 from privest.release.examples import PrivateExamples, labels_pm1
 from privest.release.examples_io import (
     PARTS_FORMAT,
@@ -65,6 +66,7 @@ def release_examples_to_folder(
     ``path``, one part per non-empty partition. ``rng``: ``None`` (secure) or a seed."""
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
         raise ValidationError("rng: a partitioned release takes a seed or None (secure)")
+    warn_not_secure("secure" if rng is None else "seeded")
     frame = as_dask_frame(data)
     names = [str(c) for c in frame.columns if str(c) != label]
     if len(names) == len(frame.columns):
