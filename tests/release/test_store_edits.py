@@ -88,13 +88,20 @@ EDITS = {
 }
 
 
-@pytest.mark.parametrize("recompute", [False, True], ids=["naive", "digest recomputed"])
-@pytest.mark.parametrize("edit", sorted(EDITS))
+#: every edit by both editors, except a relabelled part with a recomputed digest: nothing
+#: in the folder contradicts it (the threat model of docs/zil-release.md: no keyed MAC)
+CASES = [
+    (edit, recompute)
+    for edit in sorted(EDITS)
+    for recompute in (False, True)
+    if not (edit == "randomness label edited" and recompute)
+]
+
+
+@pytest.mark.parametrize(("edit", "recompute"), CASES)
 def test_an_edited_manifest_is_refused_and_nothing_is_deleted(tmp_path, edit, recompute):
     store = _store(tmp_path / "s")
     _rewrite(store, EDITS[edit], recompute)
-    if edit == "randomness label edited" and recompute:
-        pytest.skip("relabelled with a recomputed digest: undetectable by design (threat model)")
     before = _files(store)
     with pytest.raises(pv.StoreError, match="store:") as err:
         pv.load_release(store)
@@ -107,8 +114,8 @@ def test_an_edited_manifest_is_refused_and_nothing_is_deleted(tmp_path, edit, re
 
 
 def test_edit_corpus_counts():
-    """The closing note's counts: 5 edits x 2 editors, one of them skipped by design."""
-    assert len(EDITS) * 2 - 1 == 9
+    """The closing note's counts: 5 edits x 2 editors, less the undetectable relabel."""
+    assert len(CASES) == len(EDITS) * 2 - 1 == 9
 
 
 def test_a_store_whose_manifest_was_deleted_is_not_taken_over(tmp_path):

@@ -33,13 +33,14 @@ import pandas as pd
 
 from privest.accounting.zil import calibrate_lam
 from privest.accounting.zil_guarantee import ZILGuarantee
-from privest.backends import dispatch, get_engine
+from privest.backends import get_engine
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.base import Mechanism
 from privest.noise import sl_scales, zil_scales
 from privest.release.columns import Block, ReleasedColumns, warn_not_secure
 from privest.release.ids import canonical_ids
-from privest.release.store import check_ids_choice, read_release, save_release
+from privest.release.into_store import out_of_core, release_to_store
+from privest.release.store import read_release, save_release
 from privest.rng import RNGKind, resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
@@ -55,9 +56,7 @@ __all__ = [
     "block_rows",
     "bounds_error",
     "load_release",
-    "out_of_core",
     "output_grid",
-    "release_to_store",
     "zil_copies",
 ]
 
@@ -65,8 +64,6 @@ Columns = Sequence[int] | Sequence[str] | None
 Rounder = Callable[[np.ndarray], Any]
 #: a release of at least this many records shows progress (rich, on stderr)
 PROGRESS_ROWS = 1 << 21
-#: the engine that releases a Parquet path given to ``release(..., store=)``
-PATH_ENGINE = "dask"
 
 
 def output_grid(noise_scale: Any) -> np.ndarray:
@@ -440,11 +437,11 @@ class ZILMechanism(Mechanism):
         (default: the epsilon the mechanism was calibrated for).
 
         With ``store=`` the release goes straight into that release store (``append=True``
-        adds to it; :func:`release_to_store`): an in-memory ``X`` is released and saved,
-        out-of-core data (a Dask DataFrame, or a Parquet path, on the ``dask`` engine;
-        docs/scale-out.md) partition by partition by its backend, with ``ids`` the name of
-        the id column and ``rng`` a seed or ``None``. A store needs ids unless
-        ``ids=False``.
+        adds to it; :func:`~privest.release.into_store.release_to_store`): an in-memory
+        ``X`` is released and saved, out-of-core data (a Dask DataFrame, or a Parquet path,
+        on the ``dask`` engine; docs/scale-out.md) partition by partition by its backend,
+        with ``ids`` the name of the id column and ``rng`` a seed or ``None``. A store needs
+        ids unless ``ids=False``.
         """
         if store is not None:
             return release_to_store(
@@ -548,44 +545,6 @@ class ZILMechanism(Mechanism):
             f"ZILMechanism(lam={self.lam:.6g}, zero_prob={self.zero_prob:.4g}, "
             f"columns={self.columns!r}, clip={self.clip})"
         )
-
-
-@dispatch
-def out_of_core(data: Any) -> bool:
-    """Whether ``data`` is held by a backend (e.g. a Dask DataFrame), whose release goes
-    partition by partition into a store (:func:`release_to_store`). A backend registers its
-    types; in-memory data are not."""
-    return False
-
-
-@dispatch
-def release_to_store(
-    data: Any,
-    mech: ZILMechanism,
-    store: str | Path,
-    *,
-    rng: np.random.Generator | int | None = None,
-    ids: Any = None,
-    append: bool = False,
-    budget: Any = None,
-    budget_epsilon: float | None = None,
-    label: str = "ZIL release",
-) -> ReleasedColumns:
-    """Release ``data`` with ``mech`` straight into the release store at ``store`` (a new
-    one, or ``append=True``) and return the released batch (:meth:`ZILMechanism.release`
-    with ``store=``). A dispatch function (:mod:`privest.backends`): here in memory (release,
-    then :func:`~privest.release.store.save_release`); a backend registers its own for
-    its types (Dask: partition by partition); a Parquet path goes to the ``dask`` engine.
-    A store needs ``ids`` (ids or, out of core, the id column's name) unless ``ids=False``.
-    """
-    kwargs = {"rng": rng, "ids": ids, "append": append, "budget": budget, "label": label}
-    if isinstance(data, (str, os.PathLike)):
-        engine = get_engine(PATH_ENGINE)
-        return engine.release_to_store(data, mech, store, budget_epsilon=budget_epsilon, **kwargs)
-    check_ids_choice(ids is not None and ids is not False, ids is not False, warn=False)
-    rel = mech.release(data, rng, ids, budget=budget, budget_epsilon=budget_epsilon, label=label)
-    save_release(rel, store, append=append, ids=ids is not False)
-    return rel
 
 
 def load_release(path: str | Path, *, engine: str = "memory") -> Any:

@@ -8,7 +8,7 @@ found through the entry point group ``privest.backends`` and, when imported, reg
 * the ``dask`` engine (:class:`~privest.scale.engine.DaskEngine`: ``load_release``, the
   release of a Parquet path, the cluster of the command line);
 * its implementations of the core's dispatch functions for Dask DataFrames:
-  :func:`~privest.release.zil.release_to_store` (with ``out_of_core``) and
+  :func:`~privest.release.into_store.release_to_store` (with ``out_of_core``) and
   :func:`~privest.release.examples_io.release_examples_to_folder`.
 """
 
@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from privest.backends import register_engine
 from privest.release.examples_io import release_examples_to_folder
-from privest.release.zil import out_of_core, release_to_store
+from privest.release.into_store import out_of_core, release_to_store
 from privest.scale.dask_release import DaskRelease
 from privest.scale.engine import DaskEngine
 from privest.scale.examples import release_examples_to_folder as _examples_partitioned

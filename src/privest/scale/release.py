@@ -1,7 +1,7 @@
 """ZIL release out of core: a Dask DataFrame (or Parquet data) released partition by partition
 straight into a release store (paper 000, Algorithm 1; docs/scale-out.md).
 
-The Dask implementation of the core's :func:`privest.release.zil.release_to_store`. Each
+The Dask implementation of the core's :func:`privest.release.into_store.release_to_store`. Each
 partition is released where it lives by :meth:`ZILMechanism.release` itself (same bounds
 checks, clipping, output grid, resolution and refusals as in memory) and staged by its
 worker with the store's own :func:`~privest.release.store.stage_part` (a temporary,
