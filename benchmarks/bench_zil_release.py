@@ -106,8 +106,8 @@ def cli_row(n: int, d: int, repeat: int, work: Path) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
-    parser.add_argument("--cli-sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6])
+    parser.add_argument("--sizes", type=float, nargs="*", default=[1e4, 1e5, 1e6])
+    parser.add_argument("--cli-sizes", type=float, nargs="*", default=[1e4, 1e5, 1e6])
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)

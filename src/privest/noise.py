@@ -28,10 +28,10 @@ def zil_scales(n: int, scale: float, zero_prob: float, rng: np.random.Generator)
     """The ``n`` per-record factors of ZIL(zero_prob, scale^2 I) draws: 0 with probability
     ``zero_prob`` (one Bernoulli draw per record), else ``scale * sqrt(W)``; each multiplies
     a vector ``G ~ N(0, I_d)`` drawn after it (Algorithm 1, step 1)."""
-    zero = rng.random(n) < zero_prob
+    noised = rng.random(n) >= zero_prob
     out = np.sqrt(rng.standard_exponential(n))
     out *= scale
-    out[zero] = 0.0
+    out *= noised
     return out
 
 

@@ -139,7 +139,7 @@ def _algorithm1(
         o2 += o1
         if rounders[1] is not None:
             rounders[1](o2)
-        if not (np.isfinite(o1).all() and np.isfinite(o2).all()):
+        if not np.isfinite(o2).all():  # X2 = X1 + S: non-finite if X1 is
             raise ValidationError(
                 "lam: the noise overflowed the float range; use a smaller lam or tighter bounds"
             )
