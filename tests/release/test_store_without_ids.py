@@ -57,6 +57,9 @@ def test_release_with_store_needs_ids_or_the_choice(tmp_path):
         MECH.release(_people(), store=tmp_path / "s", ids=False)
     rel = MECH.release(_people(), ids=np.arange(1000), store=tmp_path / "t")
     assert rel.n == 1000 and pv.load_release(tmp_path / "t").n == 1000
+    named = _people().assign(pid=np.arange(1000) + 5000)  # the id column by name, as on Dask
+    rel = MECH.release(named, ids="pid", store=tmp_path / "t", append=True)
+    assert rel.column_names == ("age", "y") and rel.ids[0] == 5000
 
 
 def test_summary_names_the_columns_stored_as_they_were():

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from privest.backends import dispatch, get_engine
 from privest.release.columns import ReleasedColumns
@@ -52,13 +53,16 @@ def release_to_store(
     function (:mod:`privest.backends`): here in memory (release, then
     :func:`~privest.release.store.save_release`); a backend registers its own for its types
     (Dask: partition by partition); a Parquet path goes to the ``dask`` engine.
-    A store needs ``ids`` (ids or, out of core, the id column's name) unless ``ids=False``.
+    A store needs ``ids`` (one per record, or the name of the id column of a DataFrame, as
+    out of core) unless ``ids=False``.
     """
     kwargs = {"rng": rng, "ids": ids, "append": append, "budget": budget, "label": label}
     if isinstance(data, (str, os.PathLike)):
         engine = get_engine(PATH_ENGINE)
         return engine.release_to_store(data, mech, store, budget_epsilon=budget_epsilon, **kwargs)
     check_ids_choice(ids is not None and ids is not False, ids is not False, warn=False)
+    if isinstance(ids, str) and isinstance(data, pd.DataFrame) and ids in data.columns:
+        data, ids = data.drop(columns=ids), data[ids]
     rel = mech.release(data, rng, ids, budget=budget, budget_epsilon=budget_epsilon, label=label)
     save_release(rel, store, append=append, ids=ids is not False)
     return rel
