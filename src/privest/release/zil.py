@@ -77,14 +77,20 @@ def output_grid(noise_scale: Any) -> np.ndarray:
 
 
 def block_rows(d: int) -> int:
-    """Records per block of Algorithm 1 for ``d`` noised columns: about 2^17 values, so a
+    """Records per block of a release with ``d`` noised columns: about 2^17 values, so a
     block's arrays stay in the processor's cache while every step runs over them."""
     return max(64, (1 << 17) // max(d, 1) // 64 * 64)
 
 
-def _contiguous(buf: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """A C-contiguous (rows, cols) view of the start of ``buf`` (what the sampler fills)."""
-    return buf.reshape(-1)[: rows * cols].reshape(rows, cols)
+def _normals(rng: np.random.Generator, out: np.ndarray, buf: np.ndarray | None) -> np.ndarray:
+    """N(0, 1) draws for the (rows, d) block ``out``, in record order: into ``out`` itself
+    when it is C-contiguous, else into the start of ``buf`` (returned)."""
+    if out.flags.c_contiguous:
+        rng.standard_normal(out=out)
+        return out
+    g = buf.reshape(-1)[: out.size].reshape(out.shape)
+    rng.standard_normal(out=g)
+    return g
 
 
 def _algorithm1(
@@ -97,21 +103,23 @@ def _algorithm1(
     ranges: np.ndarray | None = None,
     rounders: tuple[Rounder | None, Rounder | None] = (None, None),
     check: Callable[[np.ndarray], np.ndarray] | None = None,
+    rows: int | None = None,
     progress: bool = False,
 ) -> None:
-    """Algorithm 1 of paper 000 (Sec. 3.2), records as columns: ``x``, ``x1``, ``x2`` are
-    (d, m) arrays (views), ``x1`` and ``x2`` filled with X1 = X + Z, Z ~ ZIL(zero_prob,
-    lam^2 D^2) (one zero/non-zero draw and one W ~ Exp(1) per record, shared by its d
-    coordinates), and X2 = X1 + S, S ~ SL(zero_prob lam^2 D^2), D = diag(``ranges``)
-    (shape (d, 1); the identity when ``None``). ``rounders`` round X1 (before S is drawn)
-    and X2 in place (post-processing: the output grid, a public resolution); ``check``
-    returns each input block inside its bounds (or raises). Block by block (:func:`block_rows`
-    records), every step runs on data in cache; the stream of draws depends on the seed,
-    d and m only. This is the only place privest draws ZIL noise.
+    """Algorithm 1 of paper 000 (Sec. 3.2) on the records (rows) of ``x`` (m, d): fills
+    ``x1`` with X1 = X + Z, Z ~ ZIL(zero_prob, lam^2 D^2) (one zero/non-zero draw and one
+    W ~ Exp(1) per record, shared by its d coordinates), and ``x2`` with X2 = X1 + S,
+    S ~ SL(zero_prob lam^2 D^2), D = diag(``ranges``) (the identity when ``None``).
+    ``rounders`` round X1 (before S is drawn) and X2 in place (post-processing: the output
+    grid, a public resolution); ``check`` returns each input block inside its bounds (or
+    raises). In blocks of ``rows`` records (all at once when ``None``), each drawn in record
+    order, so the draws depend on the seed, d, m and the blocks only; blocks that fit in
+    the processor's cache (:func:`block_rows`) make every step after the draws nearly free.
+    This is the only place privest draws ZIL noise.
     """
-    d, m = x.shape
-    rows = block_rows(d)
-    buf = np.empty(d * min(rows, m))
+    m, d = x.shape
+    rows = m if rows is None else rows
+    buf = None if x1.flags.c_contiguous else np.empty(d * min(rows, m))
     starts: Iterator[int] | range = range(0, m, rows)
     if progress:
         from privest.progress import progress_iter
@@ -119,21 +127,18 @@ def _algorithm1(
         starts = progress_iter(starts, "releasing (ZIL noise)")
     scale2 = lam * math.sqrt(zero_prob)
     for a in starts:
-        b = min(rows, m - a)
-        xb, o1, o2 = x[:, a : a + b], x1[:, a : a + b], x2[:, a : a + b]
+        xb, o1, o2 = x[a : a + rows], x1[a : a + rows], x2[a : a + rows]
         if check is not None:
             xb = check(xb)
-        g = _contiguous(buf, d, b)
-        mult = zil_scales(b, lam, zero_prob, rng)
-        rng.standard_normal(out=g)
-        np.multiply(g, mult, out=o1)
+        mult = zil_scales(xb.shape[0], lam, zero_prob, rng)[:, None]
+        np.multiply(_normals(rng, o1, buf), mult, out=o1)
         if ranges is not None:
             o1 *= ranges
         o1 += xb
         if rounders[0] is not None:
             rounders[0](o1)
-        rng.standard_normal(out=g)
-        np.multiply(g, sl_scales(b, scale2, rng), out=o2)
+        g = _normals(rng, o2, buf)
+        np.multiply(g, sl_scales(xb.shape[0], scale2, rng)[:, None], out=o2)
         if ranges is not None:
             o2 *= ranges
         o2 += o1
@@ -155,15 +160,15 @@ def zil_copies(
     """Algorithm 1 on the records of ``x`` (shape (..., d)): ``(X1, X2)`` of its shape.
 
     Leading axes of ``x`` are records too, so a batch of R data sets (R, n, d) is released
-    in one call (the paper-000 tables); ``ranges`` (d,) scales each column's noise. The
-    same draws as :meth:`ZILMechanism.release` of the same records (which adds the bounds
-    check and the output grid).
+    in one call (the paper-000 tables); ``ranges`` (d,) scales each column's noise. All
+    records in one block: the draws of :meth:`ZILMechanism.release` when n fits in one of
+    its blocks (it adds the bounds check and the output grid).
     """
     shape = x.shape
     flat = np.asarray(x, dtype=float).reshape(-1, shape[-1])
     x1, x2 = np.empty(flat.shape), np.empty(flat.shape)
-    d_ranges = None if ranges is None else np.asarray(ranges, dtype=float)[:, None]
-    _algorithm1(flat.T, x1.T, x2.T, lam, zero_prob, rng, d_ranges)
+    d_ranges = None if ranges is None else np.asarray(ranges, dtype=float)
+    _algorithm1(flat, x1, x2, lam, zero_prob, rng, d_ranges)
     return x1.reshape(shape), x2.reshape(shape)
 
 
@@ -179,7 +184,7 @@ def bounds_error(columns: list[str]) -> BoundsError:
 
 
 def _snapper(grid: np.ndarray) -> Rounder:
-    """In-place rounding of (d, rows) blocks to multiples of ``grid`` (d, 1): powers of two,
+    """In-place rounding of (rows, d) blocks to multiples of ``grid`` (d,): powers of two,
     so the scaling is exact."""
     inverse = 1.0 / grid
 
@@ -192,7 +197,7 @@ def _snapper(grid: np.ndarray) -> Rounder:
 
 
 def _stepper(step: np.ndarray) -> Rounder:
-    """In-place rounding of (d, rows) blocks to multiples of the public ``step`` (d, 1)."""
+    """In-place rounding of (rows, d) blocks to multiples of the public ``step`` (d,)."""
 
     def to_step(values: np.ndarray) -> None:
         values /= step
@@ -495,47 +500,45 @@ class ZILMechanism(Mechanism):
         output grid; the other columns as they are."""
         n, d = x.shape
         k = cols.size
-        ranges = (self.bounds[:, 1] - self.bounds[:, 0])[:, None]
+        ranges = self.bounds[:, 1] - self.bounds[:, 0]
         snap = _snapper(output_grid(self.lam * ranges))
-        round_x1 = snap if self.resolution is None else _stepper(self.resolution[:, None])
+        round_x1 = snap if self.resolution is None else _stepper(self.resolution)
         x1, x2 = np.empty((n, d), order="F"), np.empty((n, d), order="F")
         plain = np.setdiff1d(np.arange(d), cols)  # released as they are
         if plain.size:
             x1[:, plain] = x2[:, plain] = x[:, plain]
         in_place = np.array_equal(cols, np.arange(cols[0], cols[0] + k))
         if in_place:  # a range of columns: noised where they are
-            rows = slice(int(cols[0]), int(cols[0]) + k)
-            src, out1, out2 = x.T[rows], x1.T[rows], x2.T[rows]
+            span = slice(int(cols[0]), int(cols[0]) + k)
+            src, out1, out2 = x[:, span], x1[:, span], x2[:, span]
         else:  # gathered, then put back
-            src = np.ascontiguousarray(x[:, cols].T)
-            out1, out2 = np.empty((k, n)), np.empty((k, n))
+            src = np.asfortranarray(x[:, cols])
+            out1, out2 = np.empty((n, k), order="F"), np.empty((n, k), order="F")
         check = self._bounds_check(x, cols, names)
-        rounders = (round_x1, snap)
-        lam, zp = self.lam, self.zero_prob
-        _algorithm1(src, out1, out2, lam, zp, gen, ranges, rounders, check, n >= PROGRESS_ROWS)
+        lam, zp, rows = self.lam, self.zero_prob, block_rows(k)
+        progress = n >= PROGRESS_ROWS
+        _algorithm1(src, out1, out2, lam, zp, gen, ranges, (round_x1, snap), check, rows, progress)
         if not in_place:
-            x1[:, cols], x2[:, cols] = out1.T, out2.T
+            x1[:, cols], x2[:, cols] = out1, out2
         return x1, x2
 
     def _bounds_check(
         self, x: np.ndarray, cols: np.ndarray, names: list[str]
     ) -> Callable[[np.ndarray], np.ndarray]:
-        """The check of each (k, rows) block of the noised columns: the block if inside the
+        """The check of each (rows, k) block of the noised columns: the block if inside the
         public bounds, clipped with ``clip=True``, else a :class:`BoundsError` naming every
         column of ``x`` with a value outside (no value, row or count)."""
-        lo, hi = self.bounds[:, :1], self.bounds[:, 1:]
+        lo, hi = self.bounds[:, 0], self.bounds[:, 1]
 
         def check(block: np.ndarray) -> np.ndarray:
-            if block.strides[1] != block.itemsize:  # C-ordered input: one copy, in cache
-                block = np.ascontiguousarray(block)
-            if np.all(block.min(axis=1, keepdims=True) >= lo) and np.all(
-                block.max(axis=1, keepdims=True) <= hi
-            ):
+            if block.strides[0] != block.itemsize:  # C-ordered input: one copy, in cache
+                block = np.asfortranarray(block)
+            if np.all(block.min(axis=0) >= lo) and np.all(block.max(axis=0) <= hi):
                 return block
             if self.clip:
                 return np.clip(block, lo, hi)
             sub = x[:, cols]
-            out = ((sub < lo.T) | (sub > hi.T)).any(axis=0)
+            out = ((sub < lo) | (sub > hi)).any(axis=0)
             raise bounds_error([names[c] for c in cols[out]])
 
         return check
