@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from privest.backends import get_engine
 from privest.errors import ValidationError
 
 __all__ = ["add_engine_arguments", "dask_engine"]
@@ -60,6 +59,8 @@ def dask_engine(args: argparse.Namespace) -> Iterator[Any]:
             raise ValidationError("--scheduler and --workers need --engine dask")
         yield None
         return
+    from privest.backends import get_engine
+
     with ExitStack() as stack:
         cluster = get_engine("dask").cluster(args.scheduler, args.workers, args.memory_limit)
         try:

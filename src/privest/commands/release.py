@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privest.backends import get_engine
 from privest.commands._common import (
     add_budget_argument,
     add_command,
@@ -98,6 +97,7 @@ def run(args: argparse.Namespace, console: Any) -> None:
 
 
 def _run(args: argparse.Namespace, console: Any) -> None:
+    from privest.backends import get_engine
     from privest.release.manifest import read_manifest
     from privest.release.zil import ZILMechanism
 
