@@ -36,8 +36,6 @@ EXAMPLES = (
     "privest release more.csv --append --id-column id -o store   # refuses released ids",
     "privest release data.csv --columns age --bounds 18:90 --lam 0.5 --zero-prob 0.1 --clip "
     "--id-column id -o store-age",
-    "privest release data.csv --bounds 0:1 --lam 0.5 --zero-prob 0.1 --no-ids -o store-no-ids"
-    "   # cannot refuse a record released twice",
     'privest release big.parquet --engine dask --workers 2 --bounds "age=18:90" --lam 0.5 '
     "--zero-prob 0.1 --id-column id -o big-store   # out of core (privest[dask])",
 )

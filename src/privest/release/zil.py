@@ -172,6 +172,19 @@ def zil_copies(
     return x1.reshape(shape), x2.reshape(shape)
 
 
+def _column_range(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's minimum and maximum over a (rows, d) block. A C-ordered block is
+    reduced as (rows / 64, 64 d) first: reducing over few long rows is ten times faster
+    than over many short ones."""
+    rows, d = block.shape
+    if block.flags.c_contiguous and rows % 64 == 0:
+        wide = block.reshape(rows // 64, 64 * d)
+        return wide.min(axis=0).reshape(64, d).min(axis=0), wide.max(axis=0).reshape(64, d).max(
+            axis=0
+        )
+    return block.min(axis=0), block.max(axis=0)
+
+
 def bounds_error(columns: list[str]) -> BoundsError:
     """The refusal of data with values outside the public bounds in ``columns`` (names
     only: no value, row or count); the names are also its ``columns`` attribute."""
@@ -494,7 +507,7 @@ class ZILMechanism(Mechanism):
     def _noised(
         self, x: np.ndarray, cols: np.ndarray, names: list[str], gen: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(X1, X2)`` of ``x`` (column-major): Algorithm 1 on the noised columns ``cols``,
+        """``(X1, X2)`` of ``x``: Algorithm 1 on the noised columns ``cols``,
         the unit cube's ZIL(zero_prob, lam^2 I) noise mapped back by the ranges D; X1 on
         the output grid (or the public resolution) before X2 = X1 + S is drawn, X2 on the
         output grid; the other columns as they are."""
@@ -503,7 +516,7 @@ class ZILMechanism(Mechanism):
         ranges = self.bounds[:, 1] - self.bounds[:, 0]
         snap = _snapper(output_grid(self.lam * ranges))
         round_x1 = snap if self.resolution is None else _stepper(self.resolution)
-        x1, x2 = np.empty((n, d), order="F"), np.empty((n, d), order="F")
+        x1, x2 = np.empty((n, d)), np.empty((n, d))
         plain = np.setdiff1d(np.arange(d), cols)  # released as they are
         if plain.size:
             x1[:, plain] = x2[:, plain] = x[:, plain]
@@ -512,8 +525,8 @@ class ZILMechanism(Mechanism):
             span = slice(int(cols[0]), int(cols[0]) + k)
             src, out1, out2 = x[:, span], x1[:, span], x2[:, span]
         else:  # gathered, then put back
-            src = np.asfortranarray(x[:, cols])
-            out1, out2 = np.empty((n, k), order="F"), np.empty((n, k), order="F")
+            src = x[:, cols]
+            out1, out2 = np.empty((n, k)), np.empty((n, k))
         check = self._bounds_check(x, cols, names)
         lam, zp, rows = self.lam, self.zero_prob, block_rows(k)
         progress = n >= PROGRESS_ROWS
@@ -531,9 +544,8 @@ class ZILMechanism(Mechanism):
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
 
         def check(block: np.ndarray) -> np.ndarray:
-            if block.strides[0] != block.itemsize:  # C-ordered input: one copy, in cache
-                block = np.asfortranarray(block)
-            if np.all(block.min(axis=0) >= lo) and np.all(block.max(axis=0) <= hi):
+            low, high = _column_range(block)
+            if np.all(low >= lo) and np.all(high <= hi):
                 return block
             if self.clip:
                 return np.clip(block, lo, hi)
