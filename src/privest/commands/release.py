@@ -159,11 +159,14 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         epsilon=args.budget_epsilon if args.budget_epsilon is not None else mech.target_epsilon,
     )
     if args.engine == "dask":  # a Parquet path, released partition by partition
-        data, ids = args.input, args.id_column or False
+        out, ids = args.output, args.id_column or False
+        rel = mech.release(args.input, rng=args.seed, ids=ids, store=out, append=args.append)
     else:
         data = read_csv(args.input, args.sep, text_columns=text)
         ids = data.pop(args.id_column) if args.id_column else False
-    rel = mech.release(data, rng=args.seed, ids=ids, store=args.output, append=args.append)
+        rel = mech.release(data, rng=args.seed, ids=ids)
+        del data, ids  # the raw records: not held while the part is written
+        rel.save(args.output, append=args.append, ids=bool(args.id_column))
     console.print(rel.summary())
     console.print(f"written to {args.output}" + (" (appended)" if args.append else ""))
     console.print(rel.guarantee.summary())
