@@ -59,7 +59,7 @@ def build_store(path: Path, n: int, part_rows: int) -> None:
     frame = dd.from_map(
         _records, range(-(-n // part_rows)), part_rows=part_rows, n=n, meta=_records(0, 1, 1)
     )
-    mech.release(frame, store=path, rng=100)
+    mech.release(frame, store=path, rng=100, ids=False)
 
 
 def in_memory(path: Path, n: int, rows: int) -> tuple[float, object | None]:

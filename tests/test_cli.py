@@ -255,6 +255,7 @@ def test_fit_prints_summary_and_writes_csv(tmp_path, capsys):
                 "0.3",
                 "--zero-prob",
                 "0.3",
+                "--no-ids",
                 "-o",
                 str(store),
                 "--seed",

@@ -53,7 +53,7 @@ BAD_CSVS = {
     "empty id": ("id,a,b\n1,0.5,0.1\n,0.4,0.2\n3,0.3,0.3\n", 2, "missing"),
     "float ids that were released": ("id,a,b\n1.0,0.5,0.1\n7.0,0.4,0.2\n", 1, "already released"),
     "text ids into an int store": ("id,a,b\nx1,0.5,0.1\nx2,0.4,0.2\n", 1, "one id type"),
-    "non-whole id": ("id,a,b\n1.5,0.5,0.1\n2.5,0.4,0.2\n", 1, "one id type"),
+    "non-whole id": ("id,a,b\n1.5,0.5,0.1\n2.5,0.4,0.2\n", 2, "whole numbers"),
     "duplicate ids in the batch": ("id,a,b\n100,0.5,0.1\n100,0.4,0.2\n", 2, "duplicates"),
     "reserved x2 name": ("id,a,b,a~x2\n100,0.5,0.1,0.3\n", 2, "columns"),
     "nan value": ("id,a,b\n100,nan,0.1\n101,0.4,0.2\n", 2, "NaN"),
@@ -115,7 +115,22 @@ def test_seeded_cli_release_says_so_and_cannot_enter_a_secure_store(store, tmp_p
     assert "secure" in capsys.readouterr().err
     new = tmp_path / "seeded"
     assert (
-        main(["release", str(more), "--bounds", BOUNDS, *ZIL, "--seed", "3", "-o", str(new)]) == 0
+        main(
+            [
+                "release",
+                str(more),
+                "--bounds",
+                BOUNDS,
+                *ZIL,
+                "--seed",
+                "3",
+                "--id-column",
+                "id",
+                "-o",
+                str(new),
+            ]
+        )
+        == 0
     )
     assert "reproducible" in capsys.readouterr().out
 

@@ -56,3 +56,14 @@ class PrivacyHabitWarning(UserWarning):
     """A scikit-learn habit that spends or leaks privacy around a private estimator: a
     data-dependent scaler before it in a Pipeline, or a model search / cross-validation
     that refits it on the same records (:mod:`privest.sklearn_contract`)."""
+
+
+class SeededRandomnessWarning(UserWarning):
+    """A release drew its noise from seeded (or caller-supplied) randomness: reproducible,
+    hence for experiments only, never for a real release (docs/randomness.md)."""
+
+
+class NoRecordIdsWarning(UserWarning):
+    """Records were written to a release store without record ids, by the caller's explicit
+    choice (``ids=False``, ``--no-ids``): such a store cannot refuse to release a record
+    twice (docs/zil-release.md, "The release store")."""

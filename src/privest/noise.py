@@ -10,17 +10,35 @@ Only isotropic ``Sigma = lam^2 I`` is used by the mechanism, as in the paper.
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
-__all__ = ["sample_sl", "sample_zil", "sl_logpdf"]
+__all__ = ["sample_sl", "sample_zil", "sl_logpdf", "sl_scales", "zil_scales"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def sl_scales(n: int, scale: float, rng: np.random.Generator) -> np.ndarray:
+    """The ``n`` per-vector factors ``scale * sqrt(W)``, ``W ~ Exp(1)``, of SL_d(scale^2 I)
+    draws (each multiplies a vector ``G ~ N(0, I_d)``, drawn before it)."""
+    out = np.sqrt(rng.standard_exponential(n))
+    out *= scale
+    return out
+
+
+def zil_scales(n: int, scale: float, zero_prob: float, rng: np.random.Generator) -> np.ndarray:
+    """The ``n`` per-record factors of ZIL(zero_prob, scale^2 I) draws: 0 with probability
+    ``zero_prob`` (one Bernoulli draw per record), else ``scale * sqrt(W)``; each multiplies
+    a vector ``G ~ N(0, I_d)`` drawn after it (Algorithm 1, step 1)."""
+    noised = rng.random(n) >= zero_prob
+    out = np.sqrt(rng.standard_exponential(n))
+    out *= scale
+    out *= noised
+    return out
 
 
 def sample_sl(n: int, d: int, scale: float, rng: np.random.Generator) -> np.ndarray:
     """``n`` draws of SL_d(scale^2 I): each row is ``scale * sqrt(W) * G`` (one W per row)."""
     out = rng.standard_normal((n, d))
-    out *= (scale * np.sqrt(rng.standard_exponential(n)))[:, None]
+    out *= sl_scales(n, scale, rng)[:, None]
     return out
 
 
@@ -32,12 +50,10 @@ def sample_zil(
     One Bernoulli draw per record decides whether the whole vector is zero
     (Algorithm 1, step 1), and one ``W ~ Exp(1)`` per record is shared by its coordinates.
     """
-    zero = rng.random(n) < zero_prob
-    mult = scale * np.sqrt(rng.standard_exponential(n))
-    mult[zero] = 0.0
+    mult = zil_scales(n, scale, zero_prob, rng)
     out = rng.standard_normal((n, d))
     out *= mult[:, None]
-    return out, zero
+    return out, mult == 0.0
 
 
 def sl_logpdf(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
@@ -47,6 +63,8 @@ def sl_logpdf(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
     v = (2 - d)/2 (Kotz, Kozubowski and Podgorski). Uses ``log K_v(z) = log kve(v, z) - z``.
     The density is infinite at 0 for d >= 2.
     """
+    from scipy import special
+
     x = np.atleast_2d(np.asarray(x, dtype=float))
     d = x.shape[1]
     v = (2.0 - d) / 2.0

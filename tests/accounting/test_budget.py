@@ -217,7 +217,7 @@ def test_release_charges_the_calibration_point_and_append_is_refused(tmp_path):
     Budget.create(ledger, 3.0, 0.5)
     store = tmp_path / "store"
     argv = ["release", str(data), "--bounds", "18:90", "--epsilon", "1", "--delta", "0.2"]
-    argv += ["--zero-prob", "0.05", "-o", str(store), "--budget", str(ledger)]
+    argv += ["--zero-prob", "0.05", "--no-ids", "-o", str(store), "--budget", str(ledger)]
     assert main(argv) == 0
     (spend,) = Budget.open(ledger).spends
     assert spend.epsilon == 1.0 and spend.delta == pytest.approx(0.2, rel=1e-3)

@@ -14,6 +14,12 @@ import pytest
 import privest as pv
 from privest.release import store as store_mod
 
+# stores without ids (ids=False) and seeded releases warn; both are deliberate here
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::privest.errors.NoRecordIdsWarning"),
+    pytest.mark.filterwarnings("ignore::privest.errors.SeededRandomnessWarning"),
+]
+
 
 def _release(n, seed, ids=None):
     rng = np.random.default_rng(seed)
@@ -66,22 +72,22 @@ def test_a_released_record_is_refused(tmp_path):
 
 
 def test_append_needs_the_same_mechanism(tmp_path):
-    _release(10, 6).save(tmp_path / "s")
+    _release(10, 6).save(tmp_path / "s", ids=False)
     other = pv.ZILMechanism(lam=0.9, zero_prob=0.1, bounds={"a": (0, 1), "b": (-1, 1)}).release(
         pd.DataFrame({"a": [0.5], "b": [0.0], "y": [1.0]}), rng=pv.make_rng(7)
     )
     with pytest.raises(pv.StoreError, match="lam"):
-        other.save(tmp_path / "s", append=True)
+        other.save(tmp_path / "s", append=True, ids=False)
 
 
 def test_existing_store_is_not_overwritten(tmp_path):
-    _release(10, 8).save(tmp_path / "s")
+    _release(10, 8).save(tmp_path / "s", ids=False)
     with pytest.raises(pv.StoreError, match="already exists"):
-        _release(10, 9).save(tmp_path / "s")
+        _release(10, 9).save(tmp_path / "s", ids=False)
 
 
 def test_interrupted_append_leaves_the_previous_state(tmp_path, monkeypatch):
-    _release(10, 10).save(tmp_path / "s")
+    _release(10, 10).save(tmp_path / "s", ids=False)
     before = (tmp_path / "s" / "manifest.json").read_text()
     real_replace = os.replace
 
@@ -92,11 +98,13 @@ def test_interrupted_append_leaves_the_previous_state(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_mod.os, "replace", crash_on_manifest)
     with pytest.raises(OSError, match="simulated crash"):
-        _release(5, 11).save(tmp_path / "s", append=True)
+        _release(5, 11).save(tmp_path / "s", append=True, ids=False)
     monkeypatch.undo()
     assert (tmp_path / "s" / "manifest.json").read_text() == before
     assert pv.load_release(tmp_path / "s").n == 10
-    _release(5, 12).save(tmp_path / "s", append=True)  # the orphan part is replaced cleanly
+    _release(5, 12).save(
+        tmp_path / "s", append=True, ids=False
+    )  # the orphan part is replaced cleanly
     assert pv.load_release(tmp_path / "s").n == 15
 
 
@@ -106,19 +114,19 @@ def test_interrupted_create_leaves_no_released_data(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_mod.os, "replace", fail)
     with pytest.raises(OSError, match="disk full"):
-        _release(10, 13).save(tmp_path / "s")
+        _release(10, 13).save(tmp_path / "s", ids=False)
     monkeypatch.undo()
     leftovers = [p.name for p in (tmp_path / "s").rglob("*") if p.is_file()]
     assert leftovers == [".lock"]  # no part, no temporary, no hidden folder elsewhere
     assert [p.name for p in tmp_path.iterdir()] == ["s"]
     with pytest.raises(pv.StoreError, match="no release store"):
         pv.load_release(tmp_path / "s")
-    _release(10, 13).save(tmp_path / "s")  # the retry takes the abandoned folder over
+    _release(10, 13).save(tmp_path / "s", ids=False)  # the retry takes the abandoned folder over
     assert pv.load_release(tmp_path / "s").n == 10
 
 
 def test_tampered_part_is_detected(tmp_path):
-    _release(10, 14).save(tmp_path / "s")
+    _release(10, 14).save(tmp_path / "s", ids=False)
     part = tmp_path / "s" / "parts" / "part-000000.parquet"
     df = pd.read_parquet(part)
     df.loc[0, "a"] = 0.123

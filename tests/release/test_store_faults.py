@@ -174,7 +174,7 @@ DAMAGE = {
     "n_rows edited": _edit_manifest(lambda m: _set(m, ["n_rows"], 999)),
     "sha edited": _edit_manifest(lambda m: _set(m, ["parts", 0, "sha256"], "0" * 64)),
     "old version": _edit_manifest(lambda m: _set(m, ["version"], 1)),
-    "digest removed": _edit_manifest(lambda m: m.pop("mechanism_sha256")),
+    "digest removed": _edit_manifest(lambda m: m.pop("manifest_sha256")),
     "unknown randomness": _edit_manifest(lambda m: _set(m, ["parts", 0, "randomness"], "x")),
 }
 
@@ -202,10 +202,11 @@ def test_corpus_counts():
 
 
 def test_stale_temporaries_are_removed_by_the_next_write(tmp_path):
+    """Temporaries no manifest lists are removed; an unlisted *final* part is refused, never
+    removed (issue 30, item 8: tests/release/test_store_edits.py)."""
     store = tmp_path / "s"
     _seed_store(store)
     (store / "parts" / ".part-000001-99999.tmp").write_bytes(b"released data")
-    (store / "parts" / "part-000001.parquet").write_bytes(b"an unlisted part")
     (store / ".manifest-99999.tmp").write_text("{}")
     mech = pv.ZILMechanism(MECH["lam"], MECH["zero_prob"], MECH["bounds"])
     mech.release(pd.DataFrame({"a": [0.5], "b": [0.0]}), ids=[1]).save(store, append=True)
@@ -271,7 +272,7 @@ def test_store_folder_with_foreign_files_is_not_taken_over(tmp_path):
     (tmp_path / "s" / "notes.txt").write_text("mine")
     mech = pv.ZILMechanism(MECH["lam"], MECH["zero_prob"], MECH["bounds"])
     with pytest.raises(pv.StoreError, match="other files"):
-        mech.release(pd.DataFrame({"a": [0.5], "b": [0.0]})).save(tmp_path / "s")
+        mech.release(pd.DataFrame({"a": [0.5], "b": [0.0]})).save(tmp_path / "s", ids=False)
     assert sorted(f.name for f in (tmp_path / "s").iterdir()) == [".lock", "notes.txt"]
     shutil.rmtree(tmp_path / "s")
     assert os.listdir(tmp_path) == []

@@ -29,7 +29,7 @@ def store(tmp_path):
     for k, rows in enumerate((slice(0, 1800), slice(1800, None))):  # two parts: two chunks
         csv = tmp_path / f"data{k}.csv"
         frame[rows].to_csv(csv, index=False)
-        more = ["--append"] if k else mech
+        more = ["--append", "--no-ids"] if k else [*mech, "--no-ids"]
         assert main(["release", str(csv), *more, "--seed", str(k), "-o", str(out)]) == 0
     return out
 

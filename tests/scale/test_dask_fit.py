@@ -120,7 +120,7 @@ def test_release_larger_than_the_memory_rule_streams_from_the_store(
         part = dataclasses.replace(
             release, x1=release.x1[start : start + 1500], x2=release.x2[start : start + 1500]
         )
-        part.save(tmp_path / "s", append=start > 0)
+        part.save(tmp_path / "s", append=start > 0, ids=False)
     log = tmp_path / "reads"  # a file: the tasks reach the workers pickled
 
     def counted(*args):

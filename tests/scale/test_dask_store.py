@@ -1,15 +1,20 @@
 """load_release(store, engine="dask"): one chunk per part, each part checked on its worker."""
 
+import json
 import os
 import subprocess
 import sys
 
+import dask
 import numpy as np
 import pytest
 
 import privest as pv
 from privest.errors import StoreError, ValidationError
+from privest.release.manifest import _digest
 from privest.release.zil import ZILMechanism
+
+pytestmark = pytest.mark.filterwarnings("ignore::privest.errors.SeededRandomnessWarning")
 
 
 @pytest.fixture
@@ -65,3 +70,55 @@ def test_core_never_imports_dask(store):
         "assert 'dask' in sys.modules  # control: the check can fail\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_blocks_are_the_same_records_in_memory_and_on_dask(store):
+    """The released-columns protocol: both releases iterate the same (x1, x2, ids) blocks."""
+    mem, drel = pv.load_release(store), pv.load_release(store, engine="dask")
+    with dask.config.set(scheduler="sync"):
+        blocks = list(drel.iter_blocks())
+        assert [b[0].shape[0] for b in blocks] == [400, 250, 300]  # one per part
+        small = list(drel.iter_blocks(rows=128))
+    assert max(b[0].shape[0] for b in small) == 128
+    for got in (blocks, small):
+        for k in range(3):
+            np.testing.assert_array_equal(
+                np.concatenate([b[k] for b in got]), [mem.x1, mem.x2, mem.ids][k]
+            )
+    (one,) = list(mem.iter_blocks())
+    np.testing.assert_array_equal(one[1], mem.x2)
+    assert drel.summary() == mem.summary()
+
+
+def test_a_store_with_an_unlisted_part_is_refused_on_dask_too(store):
+    meta = json.loads((store / "manifest.json").read_text())
+    meta["parts"].pop()
+    meta["n_rows"] = sum(p["rows"] for p in meta["parts"])
+    meta["manifest_sha256"] = _digest(meta)  # a determined editor
+    (store / "manifest.json").write_text(json.dumps(meta))
+    with pytest.raises(StoreError, match="part-000002.parquet is in .* but not in its manifest"):
+        pv.load_release(store, engine="dask")
+
+
+def test_out_of_core_data_need_a_store_and_find_their_backend(tmp_path):
+    """In a fresh process, without privest.scale imported: a Dask DataFrame given to
+    release() loads the backend through the entry point and is refused without store=; with
+    store= it is released partition by partition."""
+    code = (
+        "import sys, numpy as np, pandas as pd, dask, dask.dataframe as dd, privest as pv\n"
+        "df = pd.DataFrame({'id': range(100), 'a': np.zeros(100)})\n"
+        "frame = dd.from_pandas(df, npartitions=2)\n"
+        "mech = pv.ZILMechanism(0.5, 0.2, {'a': (-1.0, 1.0)})\n"
+        "assert 'privest.scale' not in sys.modules\n"
+        "try:\n"
+        "    mech.release(frame)\n"
+        "    raise SystemExit('accepted')\n"
+        "except pv.ValidationError as exc:\n"
+        "    assert 'pass store=' in str(exc)\n"
+        "assert 'privest.scale' in sys.modules\n"
+        "with dask.config.set(scheduler='sync'):\n"
+        f"    batch = mech.release(frame, ids='id', store={str(tmp_path / 's')!r})\n"
+        "print(type(batch).__name__, batch.n)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["DaskRelease", "100"]

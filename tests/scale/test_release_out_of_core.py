@@ -23,6 +23,10 @@ from privest.errors import BoundsError, StoreError, ValidationError
 from privest.release.store import read_manifest, save_release
 
 BOUNDS = {"a": (-1.0, 1.0), "b": (0.0, 10.0)}
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::privest.errors.SeededRandomnessWarning"),
+    pytest.mark.filterwarnings("ignore::privest.errors.NoRecordIdsWarning"),
+]
 
 
 def _data(n: int, seed: int = 0, start: int = 0) -> pd.DataFrame:
@@ -109,7 +113,7 @@ def test_agrees_in_law_with_the_in_memory_release(tmp_path):
     mech = pv.ZILMechanism(lam=lam, zero_prob=zero_prob, bounds=(-1.0, 1.0))
     frame = dd.from_pandas(pd.DataFrame({"x0": x}), npartitions=5)
     with dask.config.set(scheduler="sync"):
-        mech.release(frame, rng=21, store=tmp_path / "s")
+        mech.release(frame, rng=21, store=tmp_path / "s", ids=False)
     rel = pv.load_release(tmp_path / "s")
     mem = mech.release(x[:, None], rng=22)
     z1, z2 = rel.x1[:, 0] - x, rel.x2[:, 0] - x
@@ -289,3 +293,47 @@ def test_killed_dask_release_leaves_a_store_the_next_write_cleans(mode, tmp_path
     assert rel.n == (600 if mode == "append" else 300)
     listed = json.loads((store / "manifest.json").read_text())["parts"]
     assert sorted(f.name for f in store.glob("parts/*")) == [Path(p["file"]).name for p in listed]
+
+
+def test_ids_are_required_canonical_and_seeds_warn_out_of_core(tmp_path):
+    """Issue 30, items 8 and 10, on Dask: no ids without ids=False (refused before the
+    budget is charged); ids=False warns; a text id spelled otherwise is still refused."""
+    mech = pv.ZILMechanism(lam=0.5, zero_prob=0.2, bounds=BOUNDS)
+    frame = dd.from_pandas(_data(600), npartitions=3)
+    budget = pv.Budget(epsilon=10.0, delta=0.9)
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ValidationError, match="ids=False"):
+            mech.release(frame, store=tmp_path / "s", budget=budget)
+        assert budget.remaining() == (10.0, 0.9) and not (tmp_path / "s").exists()
+        with pytest.warns(pv.errors.NoRecordIdsWarning):
+            mech.release(frame.drop(columns="id"), store=tmp_path / "s", ids=False)
+        with pytest.warns(pv.errors.SeededRandomnessWarning):
+            mech.release(frame, rng=3, ids="id", store=tmp_path / "seeded")
+        text = _data(600)
+        text["id"] = [f"p{i}" if i % 2 else str(i) for i in range(600)]  # text ids
+        mech.release(dd.from_pandas(text, npartitions=3), ids="id", store=tmp_path / "t")
+        again = _data(10, start=0)
+        again["id"] = ["0010", "+12.0", *[f"q{i}" for i in range(8)]]  # ids 10 and 12
+        with pytest.raises(pv.DuplicateRecordError, match="e.g. id '10'"):
+            mech.release(
+                dd.from_pandas(again, npartitions=2), ids="id", store=tmp_path / "t", append=True
+            )
+    assert pv.load_release(tmp_path / "t").n == 600
+
+
+def test_the_example_release_dispatches_to_the_backend(tmp_path):
+    """The core's release_examples_to_folder: a Dask DataFrame goes to the Dask
+    implementation; a pandas DataFrame is refused with where to go instead."""
+    from privest.release.examples_io import release_examples_to_folder
+    from privest.scale.examples import load_examples_dask
+
+    mech = pv.ExampleMechanism(epsilon_x=1.0, epsilon_y=1.0, delta=1e-5, bounds=(-1.0, 1.0))
+    df = _data(400).drop(columns=["id", "b"]).assign(label=lambda d: (d["c"] > 0).astype(int))
+    with dask.config.set(scheduler="sync"):
+        path = release_examples_to_folder(
+            dd.from_pandas(df.drop(columns="c"), npartitions=2), mech, tmp_path / "e", label="label"
+        )
+        _, X, y = load_examples_dask(path)
+        assert X.shape == (400, 1) and y.compute().size == 400
+    with pytest.raises(ValidationError, match="held in memory"):
+        release_examples_to_folder(df, mech, tmp_path / "m", label="label")

@@ -2,15 +2,16 @@
 
 ``--engine memory`` (the default) reads the data into this process. ``--engine dask`` runs on
 Dask: on the cluster whose scheduler is at ``--scheduler``, on a LocalCluster of
-``--workers`` worker processes, or, with neither, on Dask's local threads. Dask is imported
-only here, and only for ``--engine dask``.
+``--workers`` worker processes, or, with neither, on Dask's local threads. The backend is
+reached through its engine (:func:`privest.backends.get_engine`), and only for ``--engine
+dask``; this module imports neither Dask nor the backend.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from privest.errors import ValidationError
@@ -51,37 +52,22 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def dask_engine(args: argparse.Namespace) -> Iterator[Any]:
-    """Connect to (or start) the Dask cluster the arguments name, for the command's body."""
+    """Connect to (or start) the Dask cluster the arguments name, for the command's body:
+    the ``dask`` engine's ``cluster`` (:func:`privest.backends.get_engine`)."""
     if args.engine != "dask":
         if args.scheduler or args.workers is not None:
             raise ValidationError("--scheduler and --workers need --engine dask")
         yield None
         return
-    try:
-        from distributed import Client, LocalCluster
+    from privest.backends import get_engine
 
-        import privest.scale  # noqa: F401
-    except ImportError:
-        raise ValidationError(
-            "--engine dask needs the extra: pip install 'privest[dask]' (dask[dataframe] and "
-            "distributed)"
-        ) from None
-    if args.scheduler:
-        with Client(args.scheduler) as client:
-            yield client
-        return
-    if args.workers is None:
-        yield None  # Dask's default local threads
-        return
-    if args.workers < 1:
-        raise ValidationError(f"--workers: {args.workers} must be at least 1")
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            memory_limit=args.memory_limit,
-            dashboard_address=":0",
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with ExitStack() as stack:
+        cluster = get_engine("dask").cluster(args.scheduler, args.workers, args.memory_limit)
+        try:
+            client = stack.enter_context(cluster)
+        except ImportError:  # the backend is there, distributed is not
+            raise ValidationError(
+                "--engine dask needs the extra: pip install 'privest[dask]' (dask[dataframe] "
+                "and distributed)"
+            ) from None
         yield client

@@ -132,7 +132,7 @@ def _estimator(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace, console: Any) -> None:
     """Fit on the store and print (and write) the coefficient table."""
-    from privest.release.store import load_release
+    from privest.release.zil import load_release
 
     with dask_engine(args):
         release = load_release(args.store, engine=args.engine)

@@ -1,8 +1,11 @@
 """``privest release DATA.csv -o STORE``: release a CSV once with ZIL noise into a store.
 
-The noised columns get zero-inflated Laplace noise; the other columns are stored exactly.
-``--append`` adds records to an existing store with the store's mechanism; an id that was
-already released is refused (releasing it again would compose privacy loss).
+The noised columns get zero-inflated Laplace noise; the other columns (a target, the id)
+are stored as they are, unprotected, and the report names them. ``--id-column`` gives each
+record its id: ``--append`` adds records to an existing store with the store's mechanism and
+refuses an id that was already released (releasing it again would compose privacy loss),
+whatever its spelling (7, 07, 7.0 and +7 are one id). A store without ids cannot refuse a
+record released twice: it is written only with ``--no-ids``, with a warning every time.
 ``--engine dask`` releases a Parquet file or folder out of core, one store part per
 partition, on a Dask cluster (docs/scale-out.md).
 """
@@ -62,7 +65,14 @@ def add_parser(sub: Any) -> None:
         "(one step, or name=step,...): on discrete data it hides which records were "
         "released without noise",
     )
-    p.add_argument("--id-column", help="column of record ids; a released id is refused later")
+    ids = p.add_mutually_exclusive_group()
+    ids.add_argument("--id-column", help="column of record ids; a released id is refused later")
+    ids.add_argument(
+        "--no-ids",
+        action="store_true",
+        help="write (or append to) a store without record ids, which cannot refuse a record "
+        "released twice (a warning every time); without it, --id-column is required",
+    )
     add_sep_argument(p)
     add_seed_argument(p)
     p.add_argument("-o", "--output", required=True, metavar="STORE", help="release store folder")
@@ -85,13 +95,13 @@ def run(args: argparse.Namespace, console: Any) -> None:
 
 
 def _run(args: argparse.Namespace, console: Any) -> None:
-    from privest.release.store import read_manifest
-    from privest.release.zil import ZILMechanism, ZILRelease
-    from privest.rng import make_rng
+    from privest.backends import get_engine
+    from privest.release.manifest import read_manifest
+    from privest.release.zil import ZILMechanism
 
     text = [args.id_column] if args.id_column else []
     if args.engine == "dask":
-        names = _parquet_columns(args.input)
+        names = get_engine("dask").columns(args.input)
     else:
         names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
     if args.id_column:
@@ -135,6 +145,11 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         elif columns and list(columns) != list(bounds):
             raise ValidationError("--columns and the names in --bounds disagree; give them once")
         mech = mechanism_from_args(args, bounds, _resolution(args.resolution))
+    if not (args.id_column or args.no_ids):
+        raise ValidationError(
+            "--id-column is required: a store without record ids cannot refuse to release "
+            "a record twice; pass --no-ids to write one anyway"
+        )
     charge_ledger(
         args,
         console,
@@ -143,29 +158,18 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         mechanism="zil",
         epsilon=args.budget_epsilon if args.budget_epsilon is not None else mech.target_epsilon,
     )
-    if args.engine == "dask":
-        rel = mech.release(
-            args.input, rng=args.seed, ids=args.id_column, store=args.output, append=args.append
-        )
+    if args.engine == "dask":  # a Parquet path, released partition by partition
+        out, ids = args.output, args.id_column or False
+        rel = mech.release(args.input, rng=args.seed, ids=ids, store=out, append=args.append)
     else:
-        df = read_csv(args.input, args.sep, text_columns=text)
-        ids = df.pop(args.id_column).to_numpy() if args.id_column else None
-        rel = mech.release(df, rng=make_rng(args.seed), ids=ids)
-        rel.save(args.output, append=args.append)
-    console.print(ZILRelease.summary(rel))  # the same report for a DaskRelease
+        data = read_csv(args.input, args.sep, text_columns=text)
+        ids = data.pop(args.id_column) if args.id_column else False
+        rel = mech.release(data, rng=args.seed, ids=ids)
+        del data, ids  # the raw records: not held while the part is written
+        rel.save(args.output, append=args.append, ids=bool(args.id_column))
+    console.print(rel.summary())
     console.print(f"written to {args.output}" + (" (appended)" if args.append else ""))
     console.print(rel.guarantee.summary())
-
-
-def _parquet_columns(path: str) -> list[str]:
-    """The column names of a Parquet file or folder (read from its metadata only)."""
-    from pathlib import Path
-
-    import dask.dataframe as dd
-
-    if not Path(path).exists():
-        raise ValidationError(f"input: {path!r} does not exist")
-    return [str(c) for c in dd.read_parquet(path).columns]
 
 
 def _resolution(spec: str | None) -> Any:

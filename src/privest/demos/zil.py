@@ -49,7 +49,7 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         f"Target ({EPSILON:g}, {DELTA:g})-DP at the attribute unit with zero_prob = "
         f"{ZERO_PROB:g}  ->  calibrated lam = {mech.lam:.4f}"
     )
-    rel = mech.release(data.X, rng=rng)
+    rel = mech.release(data.X, rng=rng, ids=np.arange(data.X.shape[0]))
     store = output / "release-store"
     if store.exists():
         shutil.rmtree(store)

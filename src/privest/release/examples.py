@@ -41,6 +41,7 @@ from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussia
 from privest.contract import Mechanism
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 from privest.projection import project_rows
+from privest.release.columns import warn_not_secure
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
@@ -58,6 +59,7 @@ __all__ = [
     "RegressionExampleMechanism",
     "check_gaussian_part",
     "keep_probability",
+    "labels_pm1",
     "project_features",
     "randomized_response",
     "release_examples",
@@ -125,7 +127,8 @@ def project_features(
     return Z, math.sqrt(p), b, n_out
 
 
-def _labels_pm1(y: Any) -> tuple[np.ndarray, np.ndarray]:
+def labels_pm1(y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels as -1/+1 and their two classes (the larger one is +1)."""
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValidationError(f"y: has shape {arr.shape}; expected a 1-D array of labels")
@@ -334,13 +337,14 @@ class ExampleMechanism(Mechanism):
         ``rng=None`` uses the secure generator; integer seeds are for experiments.
         """
         Z, R, b, _ = project_features(X, self.x_radius, self.bounds, self.clip)
-        ypm, classes = _labels_pm1(y)
+        ypm, classes = labels_pm1(y)
         if ypm.shape[0] != Z.shape[0]:
             raise ValidationError(f"y: has {ypm.shape[0]} labels for {Z.shape[0]} records")
         sigma = _gaussian_part_sigma(
             self.epsilon_x, self.delta, 2.0 * R, self.calibration, "epsilon_x"
         )
         gen = resolve_rng(rng)
+        warn_not_secure(rng_kind(gen))
         return _release_with_sigma(
             Z,
             ypm,
@@ -449,6 +453,7 @@ class RegressionExampleMechanism(Mechanism):
             self.epsilon_y, self.delta_y, 2.0, self.calibration, "epsilon_y"
         )
         gen = resolve_rng(rng)
+        warn_not_secure(rng_kind(gen))
         Xn = Z + sigma * gen.standard_normal(Z.shape) if sigma > 0 else Z.copy()
         yn = t + sigma_y * gen.standard_normal(t.shape)
         return PrivateExamples(

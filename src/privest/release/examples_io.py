@@ -4,6 +4,11 @@ A release is a folder ``manifest.json`` + ``data.npz`` with the sha256 of the da
 is written to a temporary folder beside the target, every file flushed to disk (fsync), then
 renamed into place and the parent folder fsynced (the release store's rules,
 :mod:`privest.durable`): a crash leaves no folder or a complete one.
+
+A release made partition by partition by a backend (:func:`release_examples_to_folder`)
+has the same rules and another layout (``PARTS_FORMAT``): ``manifest.json`` (the public
+parameters, the guarantee and, per part, rows and sha256) and ``parts/part-NNNNNN.parquet``
+(columns ``x0 .. x{p-1}`` and ``y``), written and read by the functions here.
 """
 
 from __future__ import annotations
@@ -17,16 +22,35 @@ from typing import Any
 
 import numpy as np
 
+from privest.backends import dispatch, get_engine
 from privest.durable import staged_folder
-from privest.errors import StoreError
+from privest.errors import StoreError, ValidationError
+from privest.release.manifest import sha256_file
 
-__all__ = ["FORMAT", "VERSION", "examples_from_meta", "load_examples", "save_examples"]
+__all__ = [
+    "FORMAT",
+    "PARTS_FORMAT",
+    "PARTS_VERSION",
+    "VERSION",
+    "examples_from_meta",
+    "examples_metadata",
+    "load_examples",
+    "parts_manifest",
+    "read_examples_part",
+    "release_examples_to_folder",
+    "save_examples",
+    "write_examples_part",
+]
 
 FORMAT = "privest-iwp-examples"
 VERSION = 3
+PARTS_FORMAT, PARTS_VERSION = "privest-iwp-examples-parts", 1
+#: the engine that releases a Parquet path given to :func:`release_examples_to_folder`
+PATH_ENGINE = "dask"
 
 
-def _meta(rel: Any) -> dict[str, Any]:
+def examples_metadata(rel: Any) -> dict[str, Any]:
+    """The public fields of a release of examples (its manifest's ``mechanism`` block)."""
     return {
         "sigma2": rel.sigma2,
         "epsilon_x": rel.epsilon_x,
@@ -64,7 +88,7 @@ def save_examples(rel: Any, path: Path) -> Path:
             "version": VERSION,
             "n": rel.n,
             "p": rel.p,
-            "mechanism": _meta(rel),
+            "mechanism": examples_metadata(rel),
             "guarantee": rel.guarantee.to_dict(),
             "sha256": digest,
         }
@@ -116,3 +140,73 @@ def examples_from_meta(cls: Any, m: dict[str, Any], X: np.ndarray, y: np.ndarray
         delta_y=float(m["delta_y"]),
         y_bounds=None if m["y_bounds"] is None else tuple(m["y_bounds"]),
     )
+
+
+# ------------------------------------------------------------------ the partitioned layout
+@dispatch
+def release_examples_to_folder(
+    data: Any, mech: Any, path: str | Path, *, label: str, rng: int | None = None
+) -> Path:
+    """Release ``data`` (features: every column but ``label``) with ``mech`` (an
+    :class:`~privest.release.examples.ExampleMechanism` or
+    :class:`~privest.release.examples.RegressionExampleMechanism`) partition by partition
+    into the new folder ``path`` (``PARTS_FORMAT``); ``rng``: ``None`` (secure) or a seed.
+
+    A dispatch function (:mod:`privest.backends`): a backend registers it for its types
+    (Dask DataFrames, docs/scale-out.md); a Parquet path goes to the ``dask`` engine. Data
+    held in memory are released with ``mech.release(X, y)`` and saved with
+    :meth:`~privest.release.examples.PrivateExamples.save`.
+    """
+    if isinstance(data, (str, os.PathLike)):
+        engine = get_engine(PATH_ENGINE)
+        return engine.release_examples_to_folder(data, mech, path, label=label, rng=rng)
+    raise ValidationError(
+        f"data: a {type(data).__name__} is held in memory: release it with "
+        "mech.release(X, y) and save it with .save(path); this function takes out-of-core "
+        "data (a Dask DataFrame or a Parquet path)"
+    )
+
+
+def write_examples_part(rel: Any, file: Path) -> dict[str, Any]:
+    """Write the records of ``rel`` as one part (columns ``x0 ..``, ``y``), flushed to
+    disk; return its ``rows``, ``sha256`` and public fields ``meta``."""
+    import pandas as pd
+
+    cols = {f"x{j}": rel.X[:, j] for j in range(rel.p)}
+    pd.DataFrame({**cols, "y": rel.y}).to_parquet(file, index=False)
+    with open(file, "rb") as fh:
+        os.fsync(fh.fileno())
+    return {"rows": rel.n, "sha256": sha256_file(file), "meta": examples_metadata(rel)}
+
+
+def parts_manifest(
+    mech: Any, parts: list[dict[str, Any]], p: int, classes: Any, secure: bool
+) -> dict[str, Any]:
+    """The manifest of a partitioned release: ``parts`` (each with ``k`` and what
+    :func:`write_examples_part` returned) in partition order, of ``p`` features."""
+    meta = dict(parts[0]["meta"])
+    meta["classes"] = None if classes is None else np.asarray(classes).tolist()
+    meta["randomness"] = "secure" if secure else meta["randomness"]
+    return {
+        "format": PARTS_FORMAT,
+        "version": PARTS_VERSION,
+        "n": int(sum(r["rows"] for r in parts)),
+        "p": int(p),
+        "mechanism": meta,
+        "guarantee": mech.guarantee.to_dict(),
+        "parts": [
+            {"file": f"parts/part-{r['k']:06d}.parquet", "rows": r["rows"], "sha256": r["sha256"]}
+            for r in parts
+        ],
+    }
+
+
+def read_examples_part(path: str | Path, part: dict[str, Any], p: int) -> tuple[Any, Any]:
+    """One part of a partitioned release as ``(X, y)``, checked against its sha256."""
+    import pandas as pd
+
+    file = Path(path) / part["file"]
+    if sha256_file(file) != part["sha256"]:
+        raise StoreError(f"path: {file} does not match its checksum; it was modified")
+    df = pd.read_parquet(file)
+    return df[[f"x{j}" for j in range(p)]].to_numpy(float), df["y"].to_numpy(float)

@@ -11,24 +11,29 @@ A store is a folder::
 What it promises, and how:
 
 * **Each record is released once.** A record id that was released before is refused
-  (releasing it again would compose its privacy loss). Ids have one canonical type per
-  store (:mod:`privest.release.ids`); a batch of another type is refused.
+  (releasing it again would compose its privacy loss); ids are canonical whatever their
+  spelling (:mod:`privest.release.ids`). A store without ids, which cannot refuse a
+  record released twice, is written only on the caller's explicit ``ids=False``, with a
+  :class:`~privest.errors.NoRecordIdsWarning` on every write.
 * **Concurrent writers lose nothing.** Every write holds an exclusive lock on
-  ``STORE/.lock`` across read-manifest -> duplicate check -> write-part ->
-  replace-manifest, so N appenders are serialised; the operating system releases the lock
-  when a writer dies, even by ``kill -9``.
-* **Crashes leave the previous state or the new one.** A part is written under a temporary
-  name, flushed to disk (fsync), made read-only and renamed; the parts folder is fsynced;
-  then the manifest is replaced atomically and the store folder fsynced. A part the
-  manifest does not list is ignored and removed by the next write, like any temporary
-  file a dead writer left behind. A fresh store is built inside its own folder, so no
-  hidden folder with released data is ever left elsewhere.
-* **Edits are detected.** The manifest is validated on every load (schema, part paths
-  confined to ``parts/``, row counts) and carries the sha256 of its mechanism block; the
-  stored guarantee must be the one recomputed from that block, and every part its sha256.
-  Threat model: this detects accidental and naive edits; someone who can write the folder
-  can also recompute the digests (a keyed MAC is out of scope), so protect the folder
-  with file permissions.
+  ``STORE/.lock`` across read-manifest -> checks -> write-part -> commit, so N appenders
+  are serialised; the operating system releases the lock when a writer dies (``kill -9``).
+* **A crash leaves the previous state or the new one.** A part is written under a
+  temporary name (``parts/.part-*.tmp``), flushed to disk (fsync) and made read-only; the
+  manifest that lists it under its final name is then replaced atomically, and only then
+  is the part renamed. A writer killed before the commit leaves temporaries that no
+  manifest lists (removed by the next write); one killed after it leaves listed parts
+  still under their temporary names, which readers find by their sha256 and the next
+  write renames. So a final-named part that the manifest does not list never comes from
+  a crash.
+* **A failure never deletes released data.** A listed part is never removed; a part on
+  disk that the manifest does not list (the manifest was edited or replaced) is refused
+  with a :class:`~privest.errors.StoreError`, and nothing is written or deleted.
+* **Edits are detected** (:mod:`privest.release.manifest`): the manifest carries a digest
+  of all its fields; every part its size and sha256; the guarantee is recomputed. Threat
+  model: this detects accidental and naive edits; someone who can write the folder can
+  also recompute the digests (a keyed MAC is out of scope), so protect the folder with
+  file permissions.
 * **Nothing data-dependent beyond the release.** The manifest holds public parameters,
   row counts (public n) and how each part's randomness was made; no clipping counts.
 """
@@ -36,10 +41,10 @@ What it promises, and how:
 from __future__ import annotations
 
 import hashlib
-import json
-import math
+import io
 import os
-import re
+import secrets
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -47,46 +52,54 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from privest.durable import exclusive_lock, fsync_dir, write_json_atomic
-from privest.errors import DuplicateRecordError, StoreError, ValidationError
+from privest.errors import DuplicateRecordError, NoRecordIdsWarning, StoreError, ValidationError
+from privest.release.columns import ReleasedColumns
 from privest.release.ids import id_type_of
+from privest.release.manifest import (
+    ID_COLUMN,
+    MANIFEST,
+    PART_NAME,
+    X2_SUFFIX,
+    layout,
+    mechanism_block,
+    read_manifest,
+    release_metadata,
+    seal,
+    sha256_file,
+    x2_name,
+)
 
-__all__ = ["load_release", "read_manifest", "save_release"]
+__all__ = [
+    "LOCK_TIMEOUT",
+    "check_append",
+    "check_ids_choice",
+    "check_names",
+    "commit",
+    "duplicate_error",
+    "open_write",
+    "read_manifest",
+    "read_part_arrays",
+    "read_part_ids",
+    "read_release",
+    "read_staged_ids",
+    "save_release",
+    "stage_part",
+    "store_manifest",
+]
 
-FORMAT = "privest-zil-store"
-#: v3: per-column lam (v2), typed ids, mechanism digest, per-part randomness, locking
-VERSION = 3
-MANIFEST = "manifest.json"
 LOCK = ".lock"
-ID_COLUMN = "id"
-X2_SUFFIX = "~x2"
-PART_NAME = re.compile(r"^parts/part-(\d{6})\.parquet$")
 #: how long a writer waits for another writer's lock before giving up (seconds)
 LOCK_TIMEOUT = 600.0
-
-
-def _x2_name(name: str) -> str:
-    return f"{name}{X2_SUFFIX}"
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _digest(block: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of a manifest block."""
-    text = json.dumps(block, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+#: rows per Parquet row group when a part is written
+GROUP_ROWS = 1 << 17
+#: a release of at least this many rows shows progress while it is written
+PROGRESS_ROWS = 1 << 21
 
 
 @contextmanager
-def _locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
+def _locked(path: Path, timeout: float) -> Iterator[None]:
     """Hold the store's exclusive writer lock (released by the OS if the process dies)."""
     busy = StoreError(
         f"store: another writer has held {str(path)!r} for over {timeout:g} s; try again "
@@ -96,382 +109,276 @@ def _locked(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
         yield
 
 
-# ------------------------------------------------------------------ the manifest
-def _mechanism_block(rel: Any) -> dict[str, Any]:
-    return {
-        "lam": float(rel.lam),
-        "zero_prob": float(rel.zero_prob),
-        "bounds": rel.bounds.tolist(),
-        "columns": [rel.column_names[j] for j in rel.columns],
-        "column_names": list(rel.column_names),
-        "id_type": id_type_of(rel.ids),
-        "resolution": None if rel.resolution is None else rel.resolution.tolist(),
-    }
+# ------------------------------------------------------------------ parts on disk
+def _pending_file(path: Path, part: dict[str, Any]) -> Path | None:
+    """The temporary that holds a listed part its writer died before renaming, if any."""
+    for tmp in (path / "parts").glob(".part-*.tmp"):
+        try:
+            if tmp.stat().st_size == part["bytes"] and sha256_file(tmp) == part["sha256"]:
+                return tmp
+        except FileNotFoundError:  # renamed meanwhile by a writer
+            continue
+    return None
 
 
-def _fail(mpath: Path, what: str) -> StoreError:
-    return StoreError(f"store: {mpath} is damaged: {what}")
+def _locate(path: Path, part: dict[str, Any]) -> Path:
+    """Where a listed part is: its final name, or a pending temporary (module docstring)."""
+    final = path / part["file"]
+    if final.is_file():
+        return final
+    pending = _pending_file(path, part)
+    if pending is not None:
+        return pending
+    if final.is_file():  # a writer renamed it while we looked
+        return final
+    raise StoreError(f"store: part {part['file']} listed in the manifest is missing")
 
 
-def _require(cond: bool, mpath: Path, what: str) -> None:
-    if not cond:
-        raise _fail(mpath, what)
+def _strays(path: Path, meta: dict[str, Any] | None) -> None:
+    """Refuse to write while a final-named part that the manifest does not list is on disk."""
+    listed = {p["file"] for p in meta["parts"]} if meta else set()
+    parts = path / "parts"
+    names = sorted(f"parts/{f.name}" for f in parts.iterdir()) if parts.is_dir() else []
+    stray = [f for f in names if PART_NAME.match(f) and f not in listed]
+    if stray:
+        where = "its manifest" if meta else "a manifest (there is none)"
+        raise StoreError(
+            f"store: {stray[0]} is in {str(path)!r} but not in {where}: the manifest was "
+            "edited or replaced, or the file copied in; the store is refused and nothing was "
+            "written or deleted. Restore the manifest from a copy, or move the file out if "
+            "it is not this store's"
+        )
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _validate(meta: Any, mpath: Path) -> dict[str, Any]:
-    """Check the manifest's schema, digests and part paths; return it or raise StoreError."""
-    _require(isinstance(meta, dict), mpath, "it is not a JSON object")
-    _require(
-        meta.get("format") == FORMAT and meta.get("version") == VERSION,
-        mpath,
-        f"not a {FORMAT} v{VERSION} manifest (format={meta.get('format')!r}, "
-        f"version={meta.get('version')!r}); stores of earlier versions are not read",
-    )
-    for key, kind in (("mechanism", dict), ("parts", list), ("guarantee", dict)):
-        _require(isinstance(meta.get(key), kind), mpath, f"key {key!r} is missing or malformed")
-    _validate_mechanism(meta, mpath)
-    _validate_parts(meta, mpath)
+def store_manifest(path: str | Path) -> dict[str, Any]:
+    """The validated manifest of the store at ``path``, refused (:class:`StoreError`) while
+    a part on disk is not listed in it: what every reader of the records starts with."""
+    meta = read_manifest(path)
+    _strays(Path(path), meta)
     return meta
 
 
-def _validate_mechanism(meta: dict[str, Any], mpath: Path) -> None:
-    """The mechanism block: its digest, columns, bounds, parameters and guarantee."""
-    mech = meta["mechanism"]
-    _require(
-        meta.get("mechanism_sha256") == _digest(mech),
-        mpath,
-        "the mechanism block does not match its digest (lam, bounds or columns were edited)",
-    )
-    names, cols = mech.get("column_names"), mech.get("columns")
-    _require(
-        isinstance(names, list) and all(isinstance(c, str) for c in names) and names,
-        mpath,
-        "column_names must be a non-empty list of names",
-    )
-    _require(
-        isinstance(cols, list) and cols and set(cols) <= set(names) and len(set(cols)) == len(cols),
-        mpath,
-        "columns must name distinct columns of column_names",
-    )
-    bounds = mech.get("bounds")
-    _require(
-        isinstance(bounds, list)
-        and len(bounds) == len(cols)
-        and all(
-            isinstance(b, list) and len(b) == 2 and all(map(_is_number, b)) and b[0] < b[1]
-            for b in bounds
-        ),
-        mpath,
-        "bounds must hold one (lo, hi) pair with lo < hi per noised column",
-    )
-    _require(_is_number(mech.get("lam")) and mech["lam"] > 0, mpath, "lam must be > 0")
-    _require(
-        _is_number(mech.get("zero_prob")) and 0 < mech["zero_prob"] < 1,
-        mpath,
-        "zero_prob must be in (0, 1)",
-    )
-    _require(mech.get("id_type") in (None, "int", "str"), mpath, "id_type must be int or str")
-    res = mech.get("resolution")
-    _require(
-        res is None
-        or (isinstance(res, list) and len(res) == len(cols) and all(map(_is_number, res))),
-        mpath,
-        "resolution must be null or one step per noised column",
-    )
-    from privest.accounting.zil_guarantee import ZILGuarantee
-
-    expected = ZILGuarantee(mech["lam"], mech["zero_prob"], len(cols)).to_dict()
-    _require(
-        meta["guarantee"] == json.loads(json.dumps(expected)),
-        mpath,
-        "the stored guarantee is not the one its mechanism gives",
-    )
+def _tidy(path: Path, meta: dict[str, Any] | None) -> None:
+    """Under the lock: rename listed parts left pending by a dead writer, then remove every
+    temporary no manifest lists (a dead or failed writer's). Never removes a final part."""
+    parts = path / "parts"
+    renamed = False
+    for part in meta["parts"] if meta else ():
+        if not (path / part["file"]).is_file():
+            os.replace(_locate(path, part), path / part["file"])
+            renamed = True
+    if renamed:
+        fsync_dir(parts)
+    for tmp in [*parts.glob(".part-*.tmp"), *path.glob(".manifest-*.tmp")]:
+        tmp.chmod(0o644)
+        tmp.unlink(missing_ok=True)
 
 
-def _validate_parts(meta: dict[str, Any], mpath: Path) -> None:
-    """Each part's path (in order), row count, sha256 and randomness; n_rows their sum."""
-    total = 0
-    for i, part in enumerate(meta["parts"]):
-        _require(isinstance(part, dict), mpath, f"part {i} is not an object")
-        file = part.get("file")
-        m = PART_NAME.match(file) if isinstance(file, str) else None
-        _require(
-            m is not None and int(m.group(1)) == i,
-            mpath,
-            f"part {i} has the path {file!r}; parts must be parts/part-NNNNNN.parquet in order",
-        )
-        rows = part.get("rows")
-        _require(isinstance(rows, int) and rows > 0, mpath, f"part {i} has a bad row count")
-        _require(
-            isinstance(part.get("sha256"), str) and len(part["sha256"]) == 64,
-            mpath,
-            f"part {i} has no sha256",
-        )
-        _require(
-            part.get("randomness") in ("secure", "seeded", "user"),
-            mpath,
-            f"part {i} has an unknown randomness",
-        )
-        total += rows
-    _require(meta.get("n_rows") == total, mpath, "n_rows is not the sum of the parts' rows")
-
-
-def read_manifest(path: str | Path) -> dict[str, Any]:
-    """The validated manifest of the store at ``path`` (:class:`StoreError` if there is none
-    or it is damaged)."""
-    mpath = Path(path) / MANIFEST
+def _fresh_folder(path: Path) -> bool:
+    """Make the folder of a new store; whether it was made here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        text = mpath.read_text()
-    except FileNotFoundError:
-        raise StoreError(f"store: no release store at {str(path)!r} (missing {MANIFEST})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StoreError(f"store: cannot read {mpath} ({type(exc).__name__})") from None
+        path.mkdir()
+        return True
+    except FileExistsError:
+        if not path.is_dir():
+            raise StoreError(f"store: {str(path)!r} exists and is not a folder") from None
+        return False
+
+
+def _leftovers_only(path: Path) -> bool:
+    """Whether ``path`` holds nothing but a store's files without a manifest: what a failed
+    creation leaves (temporaries, refused later if a final part is among them)."""
+    for f in path.iterdir():
+        if f.name == LOCK or f.name.startswith(".manifest-"):
+            continue
+        if f.name == "parts" and f.is_dir():
+            if all(g.name.startswith(".part-") or _is_part(g) for g in f.iterdir()):
+                continue
+        return False
+    return True
+
+
+def _is_part(file: Path) -> bool:
+    return PART_NAME.match(f"parts/{file.name}") is not None
+
+
+@contextmanager
+def open_write(path: Path, *, append: bool, timeout: float = LOCK_TIMEOUT) -> Iterator[Any]:
+    """Hold the store's lock for one write; yield its manifest (append) or ``None`` (new).
+
+    A new store's folder is made here (it may hold only a failed creation's leftovers).
+    Before the body runs, listed parts left pending are renamed and dead writers'
+    temporaries removed; a final-named part that the manifest does not list stops the
+    write. If the body raises, its temporaries are removed (never a listed part).
+    """
+    if append and not (path / MANIFEST).is_file():
+        read_manifest(path)  # raises the "no release store" error
+    fresh = False if append else _fresh_folder(path)
+    with _locked(path, timeout):
+        if append:
+            meta = read_manifest(path)
+        else:
+            if (path / MANIFEST).exists():
+                raise StoreError(
+                    f"store: {str(path)!r} already exists; pass append=True (--append) to add "
+                    "records, or choose a new path"
+                )
+            if not fresh and not _leftovers_only(path):
+                raise StoreError(
+                    f"store: {str(path)!r} is a folder with other files; choose a new path"
+                )
+            meta = None
+        _strays(path, meta)
+        _tidy(path, meta)
+        (path / "parts").mkdir(exist_ok=True)
+        try:
+            yield meta
+        except BaseException:
+            _tidy_after_failure(path)
+            raise
+
+
+def _tidy_after_failure(path: Path) -> None:
+    """After a failed write: :func:`_tidy` against the manifest on disk now (the commit may
+    have happened); a manifest that cannot be read leaves the temporaries for later."""
     try:
-        meta = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(mpath, f"it is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    return _validate(meta, mpath)
+        _tidy(path, read_manifest(path) if (path / MANIFEST).is_file() else None)
+    except StoreError:
+        pass
 
 
-# ------------------------------------------------------------------ parts
-def _part_frame(rel: Any) -> pd.DataFrame:
-    names = list(rel.column_names)
+def check_names(names: Any, has_ids: bool) -> None:
+    """Refuse column names the store reserves: ``id`` (with ids) and ``<name>~x2``."""
     clash = [c for c in names if c.endswith(X2_SUFFIX)]
-    if rel.ids is not None and ID_COLUMN in names:
+    if has_ids and ID_COLUMN in names:
         clash.append(ID_COLUMN)
     if clash:
         raise ValidationError(
             f"X: column names {clash} are reserved by the store (the id column "
             f"{ID_COLUMN!r} and the doubly random copies '<name>{X2_SUFFIX}'); rename them"
         )
-    data: dict[str, Any] = {}
-    if rel.ids is not None:
-        data[ID_COLUMN] = rel.ids
-    for j, name in enumerate(names):
-        data[name] = rel.x1[:, j]
-    for j in rel.columns:
-        data[_x2_name(names[j])] = rel.x2[:, j]
-    return pd.DataFrame(data)
 
 
-def _write_part(frame: pd.DataFrame, parts_dir: Path, index: int) -> str:
-    """Write one immutable part durably; return its sha256."""
-    final = parts_dir / f"part-{index:06d}.parquet"
-    tmp = parts_dir / f".part-{index:06d}-{os.getpid()}.tmp"
+def stage_part(rel: ReleasedColumns, parts: Path, name: str, progress: bool = True) -> dict:
+    """Write the records of ``rel`` durably as the temporary part ``parts/name`` (fsynced,
+    read-only) and return what the commit needs: ``tmp``, ``rows``, ``bytes``, ``sha256``,
+    ``randomness``, ``id_type``. Runs where the records are (a Dask worker, or here)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    check_names(rel.column_names, rel.ids is not None)
+    names = list(rel.column_names)
+    cols = [int(j) for j in rel.columns]
+    id_type = id_type_of(rel.ids)
+    fields = [pa.field(c, pa.float64()) for c in [*names, *(x2_name(names[j]) for j in cols)]]
+    if id_type is not None:
+        fields.insert(0, pa.field(ID_COLUMN, pa.int64() if id_type == "int" else pa.string()))
+    schema = pa.schema(fields)
+    tmp = parts / name
+    blocks = rel.iter_blocks(GROUP_ROWS)
+    if progress and rel.n >= PROGRESS_ROWS:
+        from privest.progress import progress_iter
+
+        blocks = progress_iter(blocks, "writing the release", total=-(-rel.n // GROUP_ROWS))
     try:
-        frame.to_parquet(tmp, index=False)
-        with open(tmp, "rb") as fh:
+        with open(tmp, "wb") as fh:
+            out = _Hashing(fh)
+            # no dictionary encoding: released floats are all distinct (and it triples the time)
+            with pq.ParquetWriter(out, schema, use_dictionary=False) as writer:
+                for x1, x2, ids in blocks:
+                    if not (np.isfinite(x1).all() and np.isfinite(x2).all()):
+                        raise ValidationError(
+                            "release: holds non-finite values; nothing was written"
+                        )
+                    data = [] if ids is None else [pa.array(ids)]
+                    data += [pa.array(x1[:, j]) for j in range(len(names))]
+                    data += [pa.array(x2[:, j]) for j in cols]
+                    writer.write_table(pa.Table.from_arrays(data, schema=schema))
+            fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o444)  # parts are immutable once written
-        os.replace(tmp, final)
-        fsync_dir(parts_dir)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return _sha256_file(final)
-
-
-def _clean(path: Path, listed: set[str]) -> None:
-    """Remove what dead writers left: temporaries and parts the manifest does not list."""
-    for tmp in path.glob(".manifest-*.tmp"):
-        tmp.unlink(missing_ok=True)
-    parts = path / "parts"
-    if not parts.is_dir():
-        return
-    for f in parts.iterdir():
-        rel = f"parts/{f.name}"
-        if rel not in listed and (f.name.startswith(".part-") or PART_NAME.match(rel)):
-            f.chmod(0o644)
-            f.unlink(missing_ok=True)
-
-
-def _leftovers_only(path: Path) -> bool:
-    """Whether ``path`` holds nothing but what a crashed creation of a store leaves."""
-    for f in path.iterdir():
-        if f.name == LOCK or f.name.startswith(".manifest-"):
-            continue
-        if f.name == "parts" and f.is_dir():
-            if all(g.name.startswith(".part-") or g.name.startswith("part-") for g in f.iterdir()):
-                continue
-        return False
-    return True
-
-
-def _read_part(
-    path: Path, part: dict[str, Any], want: list[str], columns: list[str] | None = None
-) -> pd.DataFrame:
-    """One listed part, checked against its sha256 and the manifest's layout."""
-    fpath = path / part["file"]
-    if not fpath.is_file():
-        raise StoreError(f"store: part {part['file']} listed in the manifest is missing")
-    if _sha256_file(fpath) != part["sha256"]:
-        raise StoreError(f"store: part {part['file']} does not match its checksum")
-    try:
-        frame = pd.read_parquet(fpath, columns=columns)
-    except Exception as exc:  # noqa: BLE001 - any reader error means a damaged part
-        raise StoreError(
-            f"store: part {part['file']} cannot be read ({type(exc).__name__})"
-        ) from None
-    if list(frame.columns) != (columns or want) or len(frame) != part["rows"]:
-        raise StoreError(f"store: part {part['file']} does not have the manifest's layout")
-    return frame
-
-
-def _layout(mech: dict[str, Any]) -> list[str]:
-    """The columns of every part, in order."""
-    ids = [ID_COLUMN] if mech["id_type"] else []
-    return ids + mech["column_names"] + [_x2_name(c) for c in mech["columns"]]
-
-
-def _existing_ids(path: Path, meta: dict[str, Any]) -> np.ndarray:
-    want = _layout(meta["mechanism"])
-    frames = [_read_part(path, p, want, [ID_COLUMN]) for p in meta["parts"]]
-    return pd.concat(frames)[ID_COLUMN].to_numpy()
-
-
-def _part_entry(rel: Any, sha: str, index: int) -> dict[str, Any]:
     return {
-        "file": f"parts/part-{index:06d}.parquet",
-        "rows": int(rel.n),
-        "sha256": sha,
+        "tmp": name,
+        "rows": rel.n,
+        "bytes": out.size,
+        "sha256": out.sha.hexdigest(),
         "randomness": rel.randomness,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "id_type": id_type,
     }
 
 
-# ------------------------------------------------------------------ save and load
-def save_release(
-    rel: Any, path: str | Path, *, append: bool = False, lock_timeout: float = LOCK_TIMEOUT
-) -> None:
-    """Write ``rel`` as a new store at ``path``, or append it to the store there.
+class _Hashing(io.RawIOBase):
+    """A binary file that hashes (sha256) and counts what is written through it, so a part's
+    digest needs no second read."""
 
-    Appending checks, under the store's lock, that the mechanism (lam, zero_prob, bounds,
-    columns, resolution) and the id type are the store's, that no record id was released
-    before, and that a non-secure release does not enter a secure store.
-    """
-    path = Path(path)
-    frame = _part_frame(rel)
-    if not np.all(np.isfinite(rel.x1)) or not np.all(np.isfinite(rel.x2)):
-        raise ValidationError("release: holds non-finite values; nothing was written")
-    mech = _mechanism_block(rel)
-    if append:
-        _append(rel, frame, mech, path, lock_timeout)
-    else:
-        _create(rel, frame, mech, path, lock_timeout)
+    def __init__(self, fh: Any) -> None:
+        self.fh, self.sha, self.size = fh, hashlib.sha256(), 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.sha.update(data)
+        self.size += len(data)
+        return self.fh.write(data)
+
+    def tell(self) -> int:
+        return self.size
 
 
-def _create(rel, frame, mech, path: Path, timeout: float) -> None:
-    with begin_write(path, append=False, timeout=timeout):
-        _write_new_store(rel, frame, mech, path)
-
-
-@contextmanager
-def begin_write(path: Path, *, append: bool, timeout: float = LOCK_TIMEOUT) -> Iterator[Any]:
-    """Hold the store's lock for one write; yield its manifest (append) or ``None`` (new).
-
-    A new store's folder is made here (and must hold nothing but a crashed creation's
-    leftovers); what dead writers left is removed first. If the body raises, whatever a
-    new store got is removed again (the parts of an append are unlisted, so harmless).
-    """
-    if append:
-        if not (path / MANIFEST).is_file():
-            read_manifest(path)  # raises the "no release store" error
-        with _locked(path, timeout):
-            meta = read_manifest(path)
-            _clean(path, {p["file"] for p in meta["parts"]})
-            yield meta
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        path.mkdir()
-        fresh = True
-    except FileExistsError:
-        fresh = False
-    if not path.is_dir():
-        raise StoreError(f"store: {str(path)!r} exists and is not a folder")
-    with _locked(path, timeout):
-        if (path / MANIFEST).exists():
-            raise StoreError(
-                f"store: {str(path)!r} already exists; pass append=True (--append) to add "
-                "records, or choose a new path"
-            )
-        if not fresh and not _leftovers_only(path):
-            raise StoreError(
-                f"store: {str(path)!r} is a folder with other files; choose a new path"
-            )
-        _clean(path, set())
-        (path / "parts").mkdir(exist_ok=True)
-        try:
-            yield None
-        except BaseException:
-            _clean(path, set())  # nothing half-written stays behind
-            raise
-
-
-def commit_parts(
-    path: Path, meta: dict[str, Any] | None, mech: dict[str, Any], entries: list[dict[str, Any]]
+def commit(
+    path: Path, meta: dict[str, Any] | None, block: dict[str, Any], staged: list[dict]
 ) -> dict[str, Any]:
-    """Replace the manifest by ``meta`` (``None``: a new store of ``mech``) plus the part
-    ``entries`` (already written and fsynced under their final names), under the lock;
-    returns the manifest written."""
-    from privest.accounting.zil_guarantee import ZILGuarantee
-
-    if meta is None:
-        meta = {
-            "format": FORMAT,
-            "version": VERSION,
-            "mechanism": mech,
-            "mechanism_sha256": _digest(mech),
-            "guarantee": ZILGuarantee(
-                mech["lam"], mech["zero_prob"], len(mech["columns"])
-            ).to_dict(),
-            "parts": [],
-            "n_rows": 0,
+    """Under the lock: list the ``staged`` parts (in order) after those of ``meta``
+    (``None``: a new store of mechanism ``block``), replace the manifest, then rename the
+    temporaries into place (module docstring). Returns the manifest written."""
+    old = meta["parts"] if meta else []
+    shas = [p["sha256"] for p in old] + [s["sha256"] for s in staged]
+    if len(set(shas)) != len(shas):
+        raise StoreError(
+            "store: cannot append: this batch is a byte-for-byte copy of a part in the store "
+            "(its records were written before); release the records again only if they "
+            "are new people"
+        )
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    entries = [
+        {
+            "file": f"parts/part-{len(old) + i:06d}.parquet",
+            "rows": int(s["rows"]),
+            "bytes": int(s["bytes"]),
+            "sha256": s["sha256"],
+            "randomness": s["randomness"],
+            "created": now,
         }
-    meta["parts"].extend(entries)
-    meta["n_rows"] += sum(int(e["rows"]) for e in entries)
-    write_json_atomic(path / MANIFEST, meta)
-    return meta
+        for i, s in enumerate(staged)
+    ]
+    manifest = seal(meta["mechanism"] if meta else block, [*old, *entries])
+    write_json_atomic(path / MANIFEST, manifest)
+    for s, e in zip(staged, entries, strict=True):
+        os.replace(path / "parts" / s["tmp"], path / e["file"])
+    fsync_dir(path / "parts")
+    return manifest
 
 
-def _write_new_store(rel, frame, mech, path: Path) -> None:
-    """The first part and the manifest of a new store (under its lock)."""
-    sha = _write_part(frame, path / "parts", 0)
-    commit_parts(path, None, mech, [_part_entry(rel, sha, 0)])
-
-
-def _append(rel, frame, mech, path: Path, timeout: float) -> None:
-    with begin_write(path, append=True, timeout=timeout) as meta:
-        check_append(meta, mech, rel.randomness)
-        if rel.ids is not None:
-            seen = np.intersect1d(_existing_ids(path, meta), rel.ids)
-            if seen.size:
-                raise duplicate_error(seen[0])
-        index = len(meta["parts"])
-        sha = _write_part(frame, path / "parts", index)
-        commit_parts(path, meta, mech, [_part_entry(rel, sha, index)])
-
-
-def check_append(meta: dict[str, Any], mech: dict[str, Any], randomness: str) -> None:
+def check_append(meta: dict[str, Any], block: dict[str, Any], randomness: str) -> None:
     """Refuse a batch whose mechanism, id type or randomness does not fit the store."""
     old = meta["mechanism"]
     for key in ("lam", "zero_prob", "bounds", "columns", "column_names", "resolution"):
-        if old[key] != mech[key]:
+        if old[key] != block[key]:
             raise StoreError(
-                f"store: cannot append: {key} is {mech[key]!r} but the store has "
+                f"store: cannot append: {key} is {block[key]!r} but the store has "
                 f"{old[key]!r}; every record of a store must come from the same mechanism"
             )
-    if old["id_type"] != mech["id_type"]:
+    if old["id_type"] != block["id_type"]:
         raise StoreError(
-            f"store: cannot append: the batch's ids are {mech['id_type'] or 'absent'} but "
+            f"store: cannot append: the batch's ids are {block['id_type'] or 'absent'} but "
             f"the store's are {old['id_type'] or 'absent'}; one id type per store"
         )
-    kinds = {p["randomness"] for p in meta["parts"]}
-    if kinds == {"secure"} and randomness != "secure":
+    if {p["randomness"] for p in meta["parts"]} == {"secure"} and randomness != "secure":
         raise StoreError(
             f"store: cannot append a {randomness} release to a store of secure "
             "releases; release with secure randomness (rng=None, or omit --seed)"
@@ -487,31 +394,102 @@ def duplicate_error(published: Any) -> DuplicateRecordError:
     )
 
 
-def _store_randomness(kinds: set[str]) -> str:
-    """A store is secure only if every part is; a caller-supplied part makes it "user"."""
-    if kinds == {"secure"}:
-        return "secure"
-    return "user" if "user" in kinds else "seeded"
+def check_ids_choice(has_ids: bool, ids: bool, warn: bool = True) -> None:
+    """Refuse to write records without ids unless ``ids=False`` chose it, and (``warn``)
+    warn when it did (:class:`~privest.errors.NoRecordIdsWarning`); refuse ``ids=False``
+    with ids."""
+    if has_ids:
+        if ids is False:
+            raise ValidationError("ids=False, but the release has record ids; drop ids=False")
+        return
+    if ids is not False:
+        raise ValidationError(
+            "ids: the records have no ids, so the store could not refuse to release a "
+            "record twice; give one pseudonymous id per record (ids=, --id-column), or pass "
+            "ids=False (--no-ids) to write a store without that protection "
+            "(docs/zil-release.md, 'The release store')"
+        )
+    if not warn:
+        return
+    warnings.warn(
+        "records written to a release store without ids (ids=False): the store cannot "
+        "refuse a record released twice; the same people may be in it more than once",
+        NoRecordIdsWarning,
+        stacklevel=4,
+    )
 
 
-def part_arrays(
-    frame: pd.DataFrame, mech: dict[str, Any]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """``(x1, x2, ids)`` of parts read by :func:`_read_part` (StoreError if non-finite)."""
-    names = mech["column_names"]
-    noised = mech["columns"]
-    x1 = frame[names].to_numpy(dtype=float)
-    x2 = x1.copy()
-    cols = np.asarray([names.index(c) for c in noised], dtype=np.intp)
-    x2[:, cols] = frame[[_x2_name(c) for c in noised]].to_numpy(dtype=float)
-    if not (np.all(np.isfinite(x1)) and np.all(np.isfinite(x2))):
-        raise StoreError("store: a part holds non-finite values")
-    ids = None
-    if mech["id_type"] == "int":
-        ids = frame[ID_COLUMN].to_numpy(dtype=np.int64)
-    elif mech["id_type"] == "str":
-        ids = frame[ID_COLUMN].to_numpy().astype(str)
-    return x1, x2, ids
+# ------------------------------------------------------------------ save and load
+def save_release(
+    rel: ReleasedColumns,
+    path: str | Path,
+    *,
+    append: bool = False,
+    ids: bool = True,
+    lock_timeout: float = LOCK_TIMEOUT,
+) -> None:
+    """Write ``rel`` as a new store at ``path``, or append it to the store there.
+
+    ``rel`` must carry record ids, unless ``ids=False`` chooses a store without them (a
+    :class:`~privest.errors.NoRecordIdsWarning` on every write). Appending checks, under the
+    store's lock, that the mechanism (lam, zero_prob, bounds, columns, resolution) and the
+    id type are the store's, that no record id was released before, and that a non-secure
+    release does not enter a secure store.
+    """
+    path = Path(path)
+    check_names(rel.column_names, rel.ids is not None)
+    check_ids_choice(rel.ids is not None, ids)
+    block = mechanism_block(rel, rel.column_names, rel.columns, id_type_of(rel.ids))
+    with open_write(path, append=append, timeout=lock_timeout) as meta:
+        if meta is not None:
+            check_append(meta, block, rel.randomness)
+            if rel.ids is not None:
+                seen = np.intersect1d(_store_ids(path, meta), np.asarray(rel.ids))
+                if seen.size:
+                    raise duplicate_error(seen[0])
+        staged = stage_part(rel, path / "parts", f".part-{secrets.token_hex(6)}-000000.tmp")
+        commit(path, meta, block, [staged])
+
+
+def _read_table(path: Path, part: dict[str, Any], mech: dict[str, Any], columns=None) -> Any:
+    """One listed part as a pyarrow Table, checked against its size, sha256 and layout."""
+    import pyarrow.parquet as pq
+
+    file = _locate(path, part)
+    if file.stat().st_size != part["bytes"] or sha256_file(file) != part["sha256"]:
+        raise StoreError(f"store: part {part['file']} does not match its checksum")
+    try:
+        table = pq.read_table(file, columns=columns)
+    except Exception as exc:  # noqa: BLE001 - any reader error means a damaged part
+        raise StoreError(
+            f"store: part {part['file']} cannot be read ({type(exc).__name__})"
+        ) from None
+    if table.column_names != (columns or layout(mech)) or table.num_rows != part["rows"]:
+        raise StoreError(f"store: part {part['file']} does not have the manifest's layout")
+    return table
+
+
+def _ids_of(column: Any, id_type: str) -> np.ndarray:
+    values = column.to_numpy()
+    return values.astype(np.int64) if id_type == "int" else values.astype(str)
+
+
+def read_part_ids(path: Path, part: dict[str, Any], mech: dict[str, Any]) -> np.ndarray:
+    """The ids of one listed part, checked against its size, sha256 and layout."""
+    table = _read_table(path, part, mech, [ID_COLUMN])
+    return _ids_of(table.column(ID_COLUMN), mech["id_type"])
+
+
+def _store_ids(path: Path, meta: dict[str, Any]) -> np.ndarray:
+    return np.concatenate([read_part_ids(path, p, meta["mechanism"]) for p in meta["parts"]])
+
+
+def read_staged_ids(path: Path, name: str, id_type: str) -> np.ndarray:
+    """The ids of the staged (not yet committed) part ``parts/name``."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path / "parts" / name, columns=[ID_COLUMN])
+    return _ids_of(table.column(ID_COLUMN), id_type)
 
 
 def read_part_arrays(
@@ -519,44 +497,47 @@ def read_part_arrays(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """One listed part as ``(x1, x2, ids)``, checked against its sha256 and the manifest's
     layout (what each Dask worker runs on the part it reads)."""
-    return part_arrays(_read_part(Path(path), part, _layout(mech)), mech)
+    table = _read_table(Path(path), part, mech)
+    names, noised = mech["column_names"], mech["columns"]
+    x1 = np.empty((table.num_rows, len(names)), order="F")
+    for j, name in enumerate(names):
+        x1[:, j] = table.column(name).to_numpy()
+    x2 = x1.copy(order="F")
+    for name in noised:
+        x2[:, names.index(name)] = table.column(x2_name(name)).to_numpy()
+    if not (np.isfinite(x1).all() and np.isfinite(x2).all()):
+        raise StoreError(f"store: part {part['file']} holds non-finite values")
+    ids = None if not mech["id_type"] else _ids_of(table.column(ID_COLUMN), mech["id_type"])
+    return x1, x2, ids
 
 
-def release_metadata(meta: dict[str, Any]) -> dict[str, Any]:
-    """The public fields of the release a validated manifest describes (all but the records)."""
-    mech = meta["mechanism"]
-    names = mech["column_names"]
-    return {
-        "lam": float(mech["lam"]),
-        "zero_prob": float(mech["zero_prob"]),
-        "bounds": np.asarray(mech["bounds"], dtype=float),
-        "columns": np.asarray([names.index(c) for c in mech["columns"]], dtype=np.intp),
-        "column_names": tuple(names),
-        "randomness": _store_randomness({p["randomness"] for p in meta["parts"]}),
-        "resolution": None if mech["resolution"] is None else np.asarray(mech["resolution"]),
-    }
-
-
-def load_release(path: str | Path, *, engine: str = "memory") -> Any:
-    """Read the release stored at ``path``.
-
-    ``engine="memory"`` (default) reads every part listed in the manifest into one
-    :class:`~privest.release.zil.ZILRelease`; ``engine="dask"`` returns a
-    :class:`~privest.scale.DaskRelease` with one chunk per part, read on the workers
-    (needs the extra ``privest[dask]``; docs/scale-out.md). Either way every part is
-    checked against its sha256 and the manifest's layout before its records are used.
-    """
-    if engine == "dask":
-        from privest.scale.store import load_dask_release
-
-        return load_dask_release(path)
-    if engine != "memory":
-        raise ValidationError(f"engine: {engine!r}; use 'memory' or 'dask'")
-    from privest.release.zil import ZILRelease
-
+def read_release(path: str | Path) -> dict[str, Any]:
+    """Every record of the store at ``path``: the fields of an in-memory release (``x1``,
+    ``x2`` column-major, ``ids`` and the public metadata), each part checked against its
+    size, sha256 and layout; a store that holds an id twice is refused."""
     path = Path(path)
-    meta = read_manifest(path)
-    want = _layout(meta["mechanism"])
-    frames = [_read_part(path, part, want) for part in meta["parts"]]
-    x1, x2, ids = part_arrays(pd.concat(frames, ignore_index=True), meta["mechanism"])
-    return ZILRelease(x1=x1, x2=x2, ids=ids, **release_metadata(meta))
+    meta = store_manifest(path)
+    pieces = [read_part_arrays(path, part, meta["mechanism"]) for part in meta["parts"]]
+    x1, x2 = (_stack([p[k] for p in pieces]) for k in (0, 1))
+    ids = None if pieces[0][2] is None else np.concatenate([p[2] for p in pieces])
+    if ids is not None and _repeats(ids):
+        raise StoreError(
+            f"store: {str(path)!r} holds an id in two parts (a part was copied or edited); "
+            "its records would be counted twice"
+        )
+    return {"x1": x1, "x2": x2, "ids": ids, **release_metadata(meta)}
+
+
+def _stack(blocks: list[np.ndarray]) -> np.ndarray:
+    """Row blocks stacked into one column-major array (no copy for one block)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    out = np.empty((sum(b.shape[0] for b in blocks), blocks[0].shape[1]), order="F")
+    np.concatenate(blocks, out=out)
+    return out
+
+
+def _repeats(ids: np.ndarray) -> bool:
+    import pandas as pd
+
+    return bool(pd.Index(ids).has_duplicates)

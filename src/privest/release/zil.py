@@ -22,21 +22,26 @@ bits of a released value do not betray the raw value; the induced bias is below
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from privest.accounting.zil import calibrate_lam
 from privest.accounting.zil_guarantee import ZILGuarantee
+from privest.backends import get_engine
 from privest.contract import Mechanism
 from privest.errors import BoundsError, ValidationError
-from privest.noise import sample_sl, sample_zil
+from privest.noise import sl_scales, zil_scales
+from privest.release.columns import Block, ReleasedColumns, warn_not_secure
 from privest.release.ids import canonical_ids
-from privest.rng import RNGKind, randomness_note, resolve_rng, rng_kind
+from privest.release.into_store import out_of_core, release_to_store
+from privest.release.store import read_release, save_release
+from privest.rng import RNGKind, resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
     check_bounds,
@@ -45,12 +50,20 @@ from privest.validation import (
     check_probability,
 )
 
-if TYPE_CHECKING:
-    from privest.scale import DaskRelease
-
-__all__ = ["ZILMechanism", "ZILRelease", "output_grid", "zil_copies"]
+__all__ = [
+    "ZILMechanism",
+    "ZILRelease",
+    "block_rows",
+    "bounds_error",
+    "load_release",
+    "output_grid",
+    "zil_copies",
+]
 
 Columns = Sequence[int] | Sequence[str] | None
+Rounder = Callable[[np.ndarray], Any]
+#: a release of at least this many records shows progress (rich, on stderr)
+PROGRESS_ROWS = 1 << 21
 
 
 def output_grid(noise_scale: Any) -> np.ndarray:
@@ -63,92 +76,148 @@ def output_grid(noise_scale: Any) -> np.ndarray:
     return np.ldexp(1.0, np.floor(np.log2(s)).astype(int) - 20)
 
 
+def block_rows(d: int) -> int:
+    """Records per block of a release with ``d`` noised columns: about 2^17 values, so a
+    block's arrays stay in the processor's cache while every step runs over them."""
+    return max(64, (1 << 17) // max(d, 1) // 64 * 64)
+
+
+def _normals(rng: np.random.Generator, out: np.ndarray, buf: np.ndarray | None) -> np.ndarray:
+    """N(0, 1) draws for the (rows, d) block ``out``, in record order: into ``out`` itself
+    when it is C-contiguous, else into the start of ``buf`` (returned)."""
+    if out.flags.c_contiguous:
+        rng.standard_normal(out=out)
+        return out
+    g = buf.reshape(-1)[: out.size].reshape(out.shape)
+    rng.standard_normal(out=g)
+    return g
+
+
+def _algorithm1(
+    x: np.ndarray,
+    x1: np.ndarray,
+    x2: np.ndarray,
+    lam: float,
+    zero_prob: float,
+    rng: np.random.Generator,
+    ranges: np.ndarray | None = None,
+    rounders: tuple[Rounder | None, Rounder | None] = (None, None),
+    check: Callable[[np.ndarray], np.ndarray] | None = None,
+    rows: int | None = None,
+    progress: bool = False,
+) -> None:
+    """Algorithm 1 of paper 000 (Sec. 3.2) on the records (rows) of ``x`` (m, d): fills
+    ``x1`` with X1 = X + Z, Z ~ ZIL(zero_prob, lam^2 D^2) (one zero/non-zero draw and one
+    W ~ Exp(1) per record, shared by its d coordinates), and ``x2`` with X2 = X1 + S,
+    S ~ SL(zero_prob lam^2 D^2), D = diag(``ranges``) (the identity when ``None``).
+    ``rounders`` round X1 (before S is drawn) and X2 in place (post-processing: the output
+    grid, a public resolution); ``check`` returns each input block inside its bounds (or
+    raises). In blocks of ``rows`` records (all at once when ``None``), each drawn in record
+    order, so the draws depend on the seed, d, m and the blocks only; blocks that fit in
+    the processor's cache (:func:`block_rows`) make every step after the draws nearly free.
+    This is the only place privest draws ZIL noise.
+    """
+    m, d = x.shape
+    rows = m if rows is None else rows
+    buf = None if x1.flags.c_contiguous else np.empty(d * min(rows, m))
+    starts: Iterator[int] | range = range(0, m, rows)
+    if progress:
+        from privest.progress import progress_iter
+
+        starts = progress_iter(starts, "releasing (ZIL noise)")
+    scale2 = lam * math.sqrt(zero_prob)
+    for a in starts:
+        xb, o1, o2 = x[a : a + rows], x1[a : a + rows], x2[a : a + rows]
+        if check is not None:
+            xb = check(xb)
+        mult = zil_scales(xb.shape[0], lam, zero_prob, rng)[:, None]
+        np.multiply(_normals(rng, o1, buf), mult, out=o1)
+        if ranges is not None:
+            o1 *= ranges
+        o1 += xb
+        if rounders[0] is not None:
+            rounders[0](o1)
+        g = _normals(rng, o2, buf)
+        np.multiply(g, sl_scales(xb.shape[0], scale2, rng)[:, None], out=o2)
+        if ranges is not None:
+            o2 *= ranges
+        o2 += o1
+        if rounders[1] is not None:
+            rounders[1](o2)
+        if not np.isfinite(o2).all():  # X2 = X1 + S: non-finite if X1 is
+            raise ValidationError(
+                "lam: the noise overflowed the float range; use a smaller lam or tighter bounds"
+            )
+
+
 def zil_copies(
     x: np.ndarray,
     lam: float,
     zero_prob: float,
     rng: np.random.Generator,
     ranges: np.ndarray | None = None,
-    round_x1: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1 of paper 000 (Sec. 3.2) on the records of ``x`` (shape (..., d)).
+    """Algorithm 1 on the records of ``x`` (shape (..., d)): ``(X1, X2)`` of its shape.
 
-    X1 = X + Z with Z ~ ZIL(zero_prob, lam^2 D^2) (one zero/non-zero draw and one
-    W ~ Exp(1) per record, shared by its d coordinates) and X2 = X1 + S with
-    S ~ SL(zero_prob lam^2 D^2), where D = diag(``ranges``) (the identity when ``None``).
-    Leading axes of ``x`` are records too, so a batch of R data sets (R, n, d) is released in
-    one call (the paper-000 tables) and one data set (n, d) by :meth:`ZILMechanism.release`.
-    ``round_x1`` (optional) is applied to X1 in place before S is drawn (post-processing,
-    e.g. the release's output grid). This is the only place privest draws ZIL noise.
+    Leading axes of ``x`` are records too, so a batch of R data sets (R, n, d) is released
+    in one call (the paper-000 tables); ``ranges`` (d,) scales each column's noise. All
+    records in one block: the draws of :meth:`ZILMechanism.release` when n fits in one of
+    its blocks (it adds the bounds check and the output grid).
     """
     shape = x.shape
-    d = shape[-1]
-    m = int(np.prod(shape[:-1]))
-    z, _ = sample_zil(m, d, lam, zero_prob, rng)
-    if ranges is not None:
-        z *= ranges
-    x1 = z.reshape(shape)
-    x1 += x
-    if round_x1 is not None:
-        round_x1(x1)
-    s = sample_sl(m, d, lam * math.sqrt(zero_prob), rng)
-    if ranges is not None:
-        s *= ranges
-    x2 = s.reshape(shape)
-    x2 += x1
-    return x1, x2
+    flat = np.asarray(x, dtype=float).reshape(-1, shape[-1])
+    x1, x2 = np.empty(flat.shape), np.empty(flat.shape)
+    d_ranges = None if ranges is None else np.asarray(ranges, dtype=float)
+    _algorithm1(flat, x1, x2, lam, zero_prob, rng, d_ranges)
+    return x1.reshape(shape), x2.reshape(shape)
 
 
-def _snap(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Round the columns in place to multiples of ``grid`` (powers of two: exact scaling)."""
-    values *= 1.0 / grid
-    np.rint(values, out=values)
-    values *= grid
-    return values
+def _column_range(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's minimum and maximum over a (rows, d) block. A C-ordered block is
+    reduced as (rows / 64, 64 d) first: reducing over few long rows is ten times faster
+    than over many short ones."""
+    rows, d = block.shape
+    if block.flags.c_contiguous and rows % 64 == 0:
+        wide = block.reshape(rows // 64, 64 * d)
+        return wide.min(axis=0).reshape(64, d).min(axis=0), wide.max(axis=0).reshape(64, d).max(
+            axis=0
+        )
+    return block.min(axis=0), block.max(axis=0)
 
 
-class ReleasedColumns:
-    """What a release's public metadata says about its columns; shared by the in-memory
-    :class:`ZILRelease` and its Dask twin (``privest.scale.DaskRelease``), which both have
-    ``x1`` of shape (n, d), ``columns``, ``column_names``, ``bounds``, ``lam`` and
-    ``zero_prob``."""
+def bounds_error(columns: list[str]) -> BoundsError:
+    """The refusal of data with values outside the public bounds in ``columns`` (names
+    only: no value, row or count); the names are also its ``columns`` attribute."""
+    err = BoundsError(
+        f"X: columns {list(columns)} have values outside their public bounds; widen the "
+        "bounds or pass clip=True to clip them"
+    )
+    err.columns = list(columns)  # type: ignore[attr-defined]
+    return err
 
-    x1: Any
-    lam: float
-    zero_prob: float
-    bounds: np.ndarray
-    columns: np.ndarray
-    column_names: tuple[str, ...]
 
-    @property
-    def n(self) -> int:
-        """Number of released records."""
-        return int(self.x1.shape[0])
+def _snapper(grid: np.ndarray) -> Rounder:
+    """In-place rounding of (rows, d) blocks to multiples of ``grid`` (d,): powers of two,
+    so the scaling is exact."""
+    inverse = 1.0 / grid
 
-    @property
-    def d(self) -> int:
-        """Number of columns (noised or not)."""
-        return int(self.x1.shape[1])
+    def snap(values: np.ndarray) -> None:
+        values *= inverse
+        np.rint(values, out=values)
+        values *= grid
 
-    @property
-    def noised_names(self) -> tuple[str, ...]:
-        """Names of the noised columns."""
-        return tuple(self.column_names[j] for j in self.columns)
+    return snap
 
-    @property
-    def noise_scale(self) -> np.ndarray:
-        """(d,) SL scale of each column's noise: ``lam (hi_j - lo_j)`` if noised, else 0.
 
-        ``X2 - x ~ SL(diag(noise_scale)^2)`` given the raw record x (Section 3.1).
-        """
-        out = np.zeros(self.d)
-        out[self.columns] = self.lam * (self.bounds[:, 1] - self.bounds[:, 0])
-        return out
+def _stepper(step: np.ndarray) -> Rounder:
+    """In-place rounding of (rows, d) blocks to multiples of the public ``step`` (d,)."""
 
-    @property
-    def guarantee(self) -> ZILGuarantee:
-        """The privacy guarantee of the noised columns (Thm 3.1-3.2), at both units."""
-        return ZILGuarantee(self.lam, self.zero_prob, self.columns.size)
+    def to_step(values: np.ndarray) -> None:
+        values /= step
+        np.rint(values, out=values)
+        values *= step
+
+    return to_step
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,43 +245,29 @@ class ZILRelease(ReleasedColumns):
             if arr is not None:
                 arr.setflags(write=False)
 
+    def iter_blocks(self, rows: int | None = None) -> Iterator[Block]:
+        """Row blocks ``(x1, x2, ids)`` (views): one, or of at most ``rows`` rows."""
+        step = self.n if rows is None else max(1, int(rows))
+        for a in range(0, self.n, step):
+            ids = None if self.ids is None else self.ids[a : a + step]
+            yield self.x1[a : a + step], self.x2[a : a + step], ids
+
     def frame(self, which: Literal["x1", "x2"] = "x1") -> pd.DataFrame:
         """The released copy ``x1`` or ``x2`` as a DataFrame (ids as the index if present)."""
         data = self.x1 if which == "x1" else self.x2
         index = pd.Index(self.ids, name="id") if self.ids is not None else None
         return pd.DataFrame(data, columns=list(self.column_names), index=index)
 
-    def save(self, path: str | Path, *, append: bool = False) -> None:
-        """Write to (or, with ``append=True``, add to) an append-only release store."""
-        from privest.release.store import save_release
-
-        save_release(self, path, append=append)
+    def save(self, path: str | Path, *, append: bool = False, ids: bool = True) -> None:
+        """Write to (or, with ``append=True``, add to) an append-only release store
+        (:func:`~privest.release.store.save_release`; ``ids=False`` for a store without
+        record ids, which cannot refuse a record released twice)."""
+        save_release(self, path, append=append, ids=ids)
 
     @classmethod
     def load(cls, path: str | Path) -> ZILRelease:
         """Read every record of a release store."""
-        from privest.release.store import load_release
-
-        return load_release(path)
-
-    def summary(self) -> str:
-        """A short text report: size, noised columns, randomness and privacy (no data-
-        dependent count beyond the public n)."""
-        note = randomness_note(self.randomness)
-        lines = [
-            f"ZIL release: {self.n} records, {self.d} columns, "
-            f"noised: {', '.join(self.noised_names)}",
-            f"  lam = {self.lam:.6g} (per unit of each column's range), zero_prob = "
-            f"{self.zero_prob:.4g} (about {self.zero_prob:.1%} of records released without "
-            "noise)",
-            f"  randomness: {self.randomness}" + (f" ({note})" if note else ""),
-        ]
-        if self.resolution is not None:
-            res = ", ".join(
-                f"{n}: {r:g}" for n, r in zip(self.noised_names, self.resolution, strict=True)
-            )
-            lines.append(f"  X1 rounded to the public resolution {res}")
-        return "\n".join(lines)
+        return cls(**read_release(path))
 
 
 class ZILMechanism(Mechanism):
@@ -340,7 +395,9 @@ class ZILMechanism(Mechanism):
         """Privacy guarantee of a release by this mechanism (individual and attribute unit)."""
         return ZILGuarantee(self.lam, self.zero_prob, self.bounds.shape[0])
 
-    def _resolve_columns(self, names: list[str], d: int) -> np.ndarray:
+    def resolve_columns(self, names: list[str], d: int) -> np.ndarray:
+        """The indices of the noised columns among ``names`` (``d`` columns): a clear error
+        for a column that is not there, a wrong number of bounds or a repeated column."""
         if self.columns is None:
             if len(self.bounds) != d:
                 raise BoundsError(
@@ -364,6 +421,14 @@ class ZILMechanism(Mechanism):
             raise ValidationError(f"columns: {self.columns!r} names a column twice")
         return np.asarray(idx, dtype=np.intp)
 
+    def charge(self, budget: Any, budget_epsilon: float | None, label: str) -> None:
+        """Charge ``budget`` (if any) for one release, before any data are read: at
+        ``budget_epsilon`` on the individual-unit curve (default: the calibrated epsilon)."""
+        from privest.accounting.budget import charge
+
+        epsilon = budget_epsilon if budget_epsilon is not None else self.target_epsilon
+        charge(budget, self.guarantee, label=label, mechanism="zil", epsilon=epsilon)
+
     def release(
         self,
         X: Any,
@@ -375,82 +440,57 @@ class ZILMechanism(Mechanism):
         label: str = "ZIL release",
         store: str | Path | None = None,
         append: bool = False,
-    ) -> ZILRelease | DaskRelease:
+    ) -> Any:
         """Release ``X`` (array or DataFrame) once: Algorithm 1, steps 1 and 2.
 
-        ``rng=None`` draws from a secure generator (:func:`privest.make_rng`); pass a
-        seeded one only for experiments. ``ids`` (one per record, optional; whole numbers
-        or text, see :func:`~privest.release.ids.canonical_ids`) are published with the
-        records so that a store can refuse to release a record twice.
+        ``rng=None`` draws from a secure generator (:func:`privest.make_rng`); a seed (or a
+        Generator of the caller's) is for experiments only and warns
+        (:class:`~privest.errors.SeededRandomnessWarning`). ``ids`` (one per record; whole
+        numbers or text, canonical whatever their spelling: :mod:`privest.release.ids`)
+        are published with the records so that a store can refuse to release a record
+        twice; ``ids=False`` says there are none on purpose.
 
         ``budget`` (a :class:`~privest.Budget`) is charged before ``X`` is read, at the
         point ``(budget_epsilon, delta(budget_epsilon))`` of the individual-unit curve
         (default: the epsilon the mechanism was calibrated for).
 
-        Out of core (docs/scale-out.md): with ``store=`` a Dask DataFrame or a Parquet path
-        ``X`` is released partition by partition on the current Dask scheduler straight into
-        the store (``append=True`` adds to it); ``ids`` is then the name of the id column,
-        ``rng`` a seed or ``None``, and the result a :class:`~privest.scale.DaskRelease`.
+        With ``store=`` the release goes straight into that release store (``append=True``
+        adds to it; :func:`~privest.release.into_store.release_to_store`): an in-memory
+        ``X`` is released and saved, out-of-core data (a Dask DataFrame, or a Parquet path,
+        on the ``dask`` engine; docs/scale-out.md) partition by partition by its backend,
+        with ``ids`` the name of the id column and ``rng`` a seed or ``None``. A store needs
+        ids unless ``ids=False``.
         """
-        from privest.accounting.budget import charge
-
         if store is not None:
-            from privest.scale.release import release_to_store
-
             return release_to_store(
-                self,
                 X,
+                self,
                 store,
                 rng=rng,
-                id_column=ids,
+                ids=ids,
                 append=append,
                 budget=budget,
                 budget_epsilon=budget_epsilon,
                 label=label,
             )
-        if isinstance(X, (str, Path)) or type(X).__module__.startswith("dask"):
+        if isinstance(X, (str, os.PathLike)) or out_of_core(X):
             raise ValidationError(
-                "X: a Dask DataFrame or a Parquet path is released into a store: pass store="
+                "X: a Parquet path or out-of-core data is released straight into a store: "
+                "pass store="
             )
-
-        charge(
-            budget,
-            self.guarantee,
-            label=label,
-            mechanism="zil",
-            epsilon=budget_epsilon if budget_epsilon is not None else self.target_epsilon,
-        )
-        if isinstance(X, pd.DataFrame):
-            names = [str(c) for c in X.columns]
-        else:
-            names = None
+        self.charge(budget, budget_epsilon, label)
+        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         x = as_float_matrix(X, "X")
         n, d = x.shape
         names = names or [f"x{j}" for j in range(d)]
-        cols = self._resolve_columns(names, d)
-        if ids is not None:
+        cols = self.resolve_columns(names, d)
+        if ids is not None and ids is not False:
             ids, _ = canonical_ids(ids, n)
-        all_cols = cols.size == d and bool(np.all(cols == np.arange(d)))
-        sub = self._within_bounds(x if all_cols else x[:, cols], [names[c] for c in cols])
-        gen = resolve_rng(rng)
-        ranges = self.bounds[:, 1] - self.bounds[:, 0]
-        grid = output_grid(self.lam * ranges)
-        # Algorithm 1 on the noised columns: the unit cube's ZIL(zero_prob, lam^2 I) noise
-        # mapped back by the ranges D; X1 on the output grid (or the public resolution)
-        # before the doubly random copy X2 = X1 + S (post-processing of X1).
-        z, s = zil_copies(sub, self.lam, self.zero_prob, gen, ranges, self._rounder(grid))
-        _snap(s, grid)
-        if not (np.isfinite(z).all() and np.isfinite(s).all()):
-            raise ValidationError(
-                "lam: the noise overflowed the float range; use a smaller lam or tighter bounds"
-            )
-        if all_cols:
-            x1, x2 = z, s
         else:
-            x1 = x.copy()
-            x1[:, cols] = z
-            x2 = x1.copy()
-            x2[:, cols] = s
+            ids = None
+        gen = resolve_rng(rng)
+        warn_not_secure(rng_kind(gen))
+        x1, x2 = self._noised(x, cols, names, gen)
         return ZILRelease(
             x1=x1,
             x2=x2,
@@ -464,37 +504,73 @@ class ZILMechanism(Mechanism):
             resolution=None if self.resolution is None else self.resolution.copy(),
         )
 
-    def _within_bounds(self, sub: np.ndarray, names: list[str]) -> np.ndarray:
-        """The noised columns ``sub`` inside their public bounds: clipped with ``clip=True``,
-        else a :class:`BoundsError` naming every column with a value outside."""
+    def _noised(
+        self, x: np.ndarray, cols: np.ndarray, names: list[str], gen: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(X1, X2)`` of ``x``: Algorithm 1 on the noised columns ``cols``,
+        the unit cube's ZIL(zero_prob, lam^2 I) noise mapped back by the ranges D; X1 on
+        the output grid (or the public resolution) before X2 = X1 + S is drawn, X2 on the
+        output grid; the other columns as they are."""
+        n, d = x.shape
+        k = cols.size
+        ranges = self.bounds[:, 1] - self.bounds[:, 0]
+        snap = _snapper(output_grid(self.lam * ranges))
+        round_x1 = snap if self.resolution is None else _stepper(self.resolution)
+        x1, x2 = np.empty((n, d)), np.empty((n, d))
+        plain = np.setdiff1d(np.arange(d), cols)  # released as they are
+        if plain.size:
+            x1[:, plain] = x2[:, plain] = x[:, plain]
+        in_place = np.array_equal(cols, np.arange(cols[0], cols[0] + k))
+        if in_place:  # a range of columns: noised where they are
+            span = slice(int(cols[0]), int(cols[0]) + k)
+            src, out1, out2 = x[:, span], x1[:, span], x2[:, span]
+        else:  # gathered, then put back
+            src = x[:, cols]
+            out1, out2 = np.empty((n, k)), np.empty((n, k))
+        check = self._bounds_check(x, cols, names)
+        lam, zp, rows = self.lam, self.zero_prob, block_rows(k)
+        progress = n >= PROGRESS_ROWS
+        _algorithm1(src, out1, out2, lam, zp, gen, ranges, (round_x1, snap), check, rows, progress)
+        if not in_place:
+            x1[:, cols], x2[:, cols] = out1, out2
+        return x1, x2
+
+    def _bounds_check(
+        self, x: np.ndarray, cols: np.ndarray, names: list[str]
+    ) -> Callable[[np.ndarray], np.ndarray]:
+        """The check of each (rows, k) block of the noised columns: the block if inside the
+        public bounds, clipped with ``clip=True``, else a :class:`BoundsError` naming every
+        column of ``x`` with a value outside (no value, row or count)."""
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
-        if not (np.any(sub.min(axis=0) < lo) or np.any(sub.max(axis=0) > hi)):
-            return sub
-        if not self.clip:
-            n_out = ((sub < lo) | (sub > hi)).sum(axis=0)
-            bad = [names[j] for j in np.flatnonzero(n_out)]
-            raise BoundsError(
-                f"X: columns {bad} have values outside their public bounds; widen the "
-                "bounds or pass clip=True to clip them"
-            )
-        return np.clip(sub, lo, hi)
 
-    def _rounder(self, grid: np.ndarray) -> Any:
-        """In-place rounding of X1: the power-of-two output grid, or every released X1,
-        noised or not, on the public ``resolution`` (post-processing)."""
-        if self.resolution is None:
-            return lambda z: _snap(z, grid)
-        step = self.resolution
+        def check(block: np.ndarray) -> np.ndarray:
+            low, high = _column_range(block)
+            if np.all(low >= lo) and np.all(high <= hi):
+                return block
+            if self.clip:
+                return np.clip(block, lo, hi)
+            sub = x[:, cols]
+            out = ((sub < lo) | (sub > hi)).any(axis=0)
+            raise bounds_error([names[c] for c in cols[out]])
 
-        def to_resolution(z: np.ndarray) -> None:
-            z /= step
-            np.rint(z, out=z)
-            z *= step
-
-        return to_resolution
+        return check
 
     def __repr__(self) -> str:
         return (
             f"ZILMechanism(lam={self.lam:.6g}, zero_prob={self.zero_prob:.4g}, "
             f"columns={self.columns!r}, clip={self.clip})"
         )
+
+
+def load_release(path: str | Path, *, engine: str = "memory") -> Any:
+    """Read the release stored at ``path`` (docs/zil-release.md, "The release store").
+
+    ``engine="memory"`` (default) reads every part listed in the manifest into one
+    :class:`ZILRelease`; another engine (``"dask"``: the extra ``privest[dask]``,
+    docs/scale-out.md) returns its own release with the records where it keeps them
+    (:func:`privest.backends.get_engine`). Either way every part is checked against its
+    sha256 and the manifest's layout before its records are used.
+    """
+    if engine != "memory":
+        return get_engine(engine).load_release(path)
+    return ZILRelease(**read_release(path))

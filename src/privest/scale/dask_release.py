@@ -1,14 +1,18 @@
-"""A ZIL release backed by Dask arrays: the out-of-core twin of ``ZILRelease``."""
+"""A ZIL release backed by Dask arrays: the out-of-core implementation of the core's
+released-columns protocol (:class:`~privest.release.columns.ReleasedColumns`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 
-from privest.release.zil import ReleasedColumns, ZILRelease
+from privest.release.columns import Block, ReleasedColumns
+from privest.release.zil import ZILRelease
 from privest.rng import RNGKind
 
 __all__ = ["DaskRelease"]
@@ -41,6 +45,16 @@ class DaskRelease(ReleasedColumns):
         if len(self.x1.chunks[1]) != 1 or self.x1.chunks != self.x2.chunks:
             raise ValueError("DaskRelease: x1 and x2 must be chunked by rows only, alike")
 
+    def iter_blocks(self, rows: int | None = None) -> Iterator[Block]:
+        """The chunks, one at a time on the client, as numpy blocks ``(x1, x2, ids)`` (cut
+        into blocks of at most ``rows`` rows when given)."""
+        for i in range(len(self.x1.chunks[0])):
+            ids = None if self.ids is None else self.ids.blocks[i]
+            x1, x2, ids = dask.compute(self.x1.blocks[i], self.x2.blocks[i], ids)
+            step = x1.shape[0] if rows is None else max(1, int(rows))
+            for a in range(0, x1.shape[0], step):
+                yield x1[a : a + step], x2[a : a + step], None if ids is None else ids[a : a + step]
+
     @classmethod
     def from_release(cls, rel: ZILRelease, chunk_rows: int | None = None) -> DaskRelease:
         """An in-memory release as Dask arrays of ``chunk_rows`` rows (default: n / 4)."""
@@ -49,7 +63,7 @@ class DaskRelease(ReleasedColumns):
         return cls(
             x1=da.from_array(np.asarray(rel.x1), chunks=(rows, rel.d)),
             x2=da.from_array(np.asarray(rel.x2), chunks=(rows, rel.d)),
-            **_metadata(rel),
+            **rel.metadata(),
             ids=ids,
         )
 
@@ -57,20 +71,14 @@ class DaskRelease(ReleasedColumns):
         """Bring every record to the client as an in-memory :class:`ZILRelease`."""
         x1, x2, ids = da.compute(self.x1, self.x2, self.ids, **kwargs)
         return ZILRelease(
-            x1=np.ascontiguousarray(x1, dtype=float),
-            x2=np.ascontiguousarray(x2, dtype=float),
-            **_metadata(self),
+            x1=np.asarray(x1, dtype=float),
+            x2=np.asarray(x2, dtype=float),
+            **self.metadata(),
             ids=None if ids is None else np.asarray(ids),
         )
 
 
 def _metadata(rel: Any) -> dict[str, Any]:
-    return {
-        "lam": float(rel.lam),
-        "zero_prob": float(rel.zero_prob),
-        "bounds": np.array(rel.bounds, dtype=float),
-        "columns": np.array(rel.columns),
-        "column_names": tuple(rel.column_names),
-        "randomness": rel.randomness,
-        "resolution": None if rel.resolution is None else np.array(rel.resolution),
-    }
+    """The public fields of ``rel`` (:meth:`ReleasedColumns.metadata`; the name
+    ``privest.scale.fit`` imports)."""
+    return rel.metadata()

@@ -1,22 +1,21 @@
 """The example release of paper 004 (Sec. 3) out of core: a Dask DataFrame (or Parquet data)
 released partition by partition into a folder of Parquet parts, and read back as Dask arrays.
 
-Each partition is released where it lives by the mechanism's own ``release`` (same
-projection, calibration checks and refusals as in memory) with the generator
+The Dask implementation of the core's
+:func:`privest.release.examples_io.release_examples_to_folder`, in the core's partitioned
+layout (:mod:`privest.release.examples_io`: its part writer, reader and manifest). Each
+partition is released where it lives by the mechanism's own ``release`` (same projection,
+calibration checks and refusals as in memory) with the generator
 :func:`privest.rng.partition_rng` (seed, k): a seeded release depends on the seed and the
 partitioning only, never on the workers or the scheduling; ``rng=None`` gives each
 partition a fresh secure key. Labels are mapped to -1/+1 with the classes of the whole
 column (found on the cluster first), so a partition holding one class is released as in
-memory. The folder, like :meth:`PrivateExamples.save`'s, is written beside its target,
-every file fsynced, and renamed into place: ``manifest.json`` (the public parameters, the
-guarantee and, per part, rows and sha256) and ``parts/part-NNNNNN.parquet`` (columns
-``x0 .. x{p-1}`` and ``y``). :func:`load_examples_dask` checks every part's sha256 on the
-worker that reads it; its arrays feed :func:`privest.scale.fit.partial_fit_stream`.
+memory. The folder is written beside its target, every file fsynced, and renamed into
+place. :func:`load_examples_dask` checks every part's sha256 on the worker that reads it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -30,18 +29,21 @@ import pandas as pd
 
 from privest.durable import fsync_dir, staged_folder
 from privest.errors import StoreError, ValidationError
-from privest.release.examples import PrivateExamples, _labels_pm1
-from privest.release.examples_io import _meta, examples_from_meta, read_examples_manifest
+from privest.release.columns import warn_not_secure
+from privest.release.examples import PrivateExamples, labels_pm1
+from privest.release.examples_io import (
+    PARTS_FORMAT,
+    PARTS_VERSION,
+    examples_from_meta,
+    parts_manifest,
+    read_examples_manifest,
+    read_examples_part,
+    write_examples_part,
+)
 from privest.rng import partition_rng
-from privest.scale.release import _as_dask_frame
+from privest.scale.release import as_dask_frame
 
-__all__ = ["FORMAT", "load_examples_dask", "release_examples_to_folder"]
-
-FORMAT, VERSION = "privest-iwp-examples-parts", 1
-
-
-def _sha256(file: Path) -> str:
-    return hashlib.sha256(file.read_bytes()).hexdigest()
+__all__ = ["load_examples_dask", "release_examples_to_folder"]
 
 
 def _release_part(part: pd.DataFrame, k: int, spec: SimpleNamespace) -> dict[str, Any]:
@@ -52,12 +54,7 @@ def _release_part(part: pd.DataFrame, k: int, spec: SimpleNamespace) -> dict[str
     if spec.classes is not None:
         y = np.where(y == spec.classes[1], 1.0, -1.0)
     rel = spec.mech.release(part[spec.names], y, rng=partition_rng(spec.seed, k))
-    cols = {f"x{j}": rel.X[:, j] for j in range(rel.p)}
-    file = spec.folder / "parts" / f"part-{k:06d}.parquet"
-    pd.DataFrame({**cols, "y": rel.y}).to_parquet(file, index=False)
-    with open(file, "rb") as fh:
-        os.fsync(fh.fileno())
-    return {"k": k, "rows": rel.n, "sha256": _sha256(file), "meta": _meta(rel)}
+    return {"k": k, **write_examples_part(rel, spec.folder / "parts" / f"part-{k:06d}.parquet")}
 
 
 def release_examples_to_folder(
@@ -69,13 +66,14 @@ def release_examples_to_folder(
     ``path``, one part per non-empty partition. ``rng``: ``None`` (secure) or a seed."""
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer))):
         raise ValidationError("rng: a partitioned release takes a seed or None (secure)")
-    frame = _as_dask_frame(data)
+    warn_not_secure("secure" if rng is None else "seeded")
+    frame = as_dask_frame(data)
     names = [str(c) for c in frame.columns if str(c) != label]
     if len(names) == len(frame.columns):
         raise ValidationError(f"label: {label!r} is not a column of the data")
     classes = None
     if mech.task == "classification":  # the classes of the whole column, as in memory
-        classes = _labels_pm1(np.sort(frame[label].unique().compute().to_numpy()))[1]
+        classes = labels_pm1(np.sort(frame[label].unique().compute().to_numpy()))[1]
     path = Path(path).resolve()
     if path.exists():
         raise StoreError(f"path: {str(path)!r} already exists; choose a new folder")
@@ -88,25 +86,7 @@ def release_examples_to_folder(
         done = [r for r in dask.compute(*tasks) if r["rows"] > 0]
         if not done:
             raise ValidationError("data: is empty; need at least one record")
-        meta = dict(done[0]["meta"])
-        meta["classes"] = None if classes is None else classes.tolist()
-        meta["randomness"] = "secure" if rng is None else meta["randomness"]
-        manifest = {
-            "format": FORMAT,
-            "version": VERSION,
-            "n": int(sum(r["rows"] for r in done)),
-            "p": len(names),
-            "mechanism": meta,
-            "guarantee": mech.guarantee.to_dict(),
-            "parts": [
-                {
-                    "file": f"parts/part-{r['k']:06d}.parquet",
-                    "rows": r["rows"],
-                    "sha256": r["sha256"],
-                }
-                for r in done
-            ],
-        }
+        manifest = parts_manifest(mech, done, len(names), classes, secure=rng is None)
         with open(tmp / "manifest.json", "w") as fh:
             json.dump(manifest, fh, indent=2)
             fh.flush()
@@ -115,25 +95,16 @@ def release_examples_to_folder(
     return path
 
 
-def _read_part(path: str, part: dict[str, Any], p: int) -> tuple[np.ndarray, np.ndarray]:
-    """One part as (X, y), checked against its sha256 (on the worker that reads it)."""
-    file = Path(path) / part["file"]
-    if _sha256(file) != part["sha256"]:
-        raise StoreError(f"path: {file} does not match its checksum; it was modified")
-    df = pd.read_parquet(file)
-    return df[[f"x{j}" for j in range(p)]].to_numpy(float), df["y"].to_numpy(float)
-
-
 def load_examples_dask(path: str | Path) -> tuple[PrivateExamples, Any, Any]:
     """``(examples, X, y)``: the release's public parameters (a :class:`PrivateExamples`
     with no records) and its noisy features (n, p) and labels (n,) as Dask arrays, one
     chunk per part, the arguments of :func:`~privest.scale.fit.partial_fit_stream`."""
     path = Path(path).resolve()
-    manifest = read_examples_manifest(path, FORMAT, VERSION)
+    manifest = read_examples_manifest(path, PARTS_FORMAT, PARTS_VERSION)
     p = int(manifest["p"])
     xs, ys = [], []
     for part in manifest["parts"]:
-        pair = dask.delayed(_read_part, nout=2, pure=True)(str(path), part, p)
+        pair = dask.delayed(read_examples_part, nout=2, pure=True)(str(path), part, p)
         xs.append(da.from_delayed(pair[0], shape=(part["rows"], p), dtype=float))
         ys.append(da.from_delayed(pair[1], shape=(part["rows"],), dtype=float))
     empty = (np.zeros((0, p)), np.zeros(0))

@@ -1,4 +1,5 @@
-"""Reading a release store into a :class:`~privest.scale.DaskRelease` (one chunk per part)."""
+"""Reading a release store into a :class:`~privest.scale.DaskRelease` (one chunk per part):
+the ``dask`` engine's ``load_release``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import dask
 import dask.array as da
 import numpy as np
 
-from privest.release.store import read_manifest, read_part_arrays, release_metadata
+from privest.release.manifest import release_metadata
+from privest.release.store import read_part_arrays, store_manifest
 from privest.scale.dask_release import DaskRelease
 
 __all__ = ["dask_release_from_manifest", "load_dask_release"]
@@ -21,7 +23,7 @@ def load_dask_release(path: str | Path) -> DaskRelease:
     worker that computes its chunk (a damaged part raises the in-memory reader's
     :class:`~privest.errors.StoreError` there, re-raised on the client)."""
     path = Path(path).resolve()
-    return dask_release_from_manifest(path, read_manifest(path))
+    return dask_release_from_manifest(path, store_manifest(path))
 
 
 def dask_release_from_manifest(path: Path, meta: dict[str, Any]) -> DaskRelease:
