@@ -242,8 +242,8 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> EPTRKernelRegressor:
         """Run Algorithm 5 at every query point; ``released_[j]`` says which passed."""
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
         warn_privacy_habits(self, self.guarantee.eps, self.guarantee.dlt)
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
         queries, X, y, _ = self._check(X, y)
         n, d = X.shape
         m = queries.shape[0]

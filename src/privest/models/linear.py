@@ -48,7 +48,7 @@ from privest.sklearn_contract import (
     validate_predict_data,
     warn_privacy_habits,
 )
-from privest.validation import check_bounds, check_epsilon, check_probability
+from privest.validation import EPSILON_RANGE, check_bounds, check_delta, check_epsilon
 
 __all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
 
@@ -57,6 +57,8 @@ METHODS = ("auto", "adassp", "eptr")
 ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
+#: the largest row and response bound: n B^2 must stay far inside the float range
+MAX_RADIUS = 1e100
 
 
 def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool) -> dict:
@@ -67,15 +69,22 @@ def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool)
     the centre of ``y_bounds``. Without: no centring, B = ||max(|lo|, |hi|)||.
     """
     lo, hi = bounds[:, 0], bounds[:, 1]
-    if fit_intercept:
-        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-        const = float(np.sqrt(np.mean(half**2)))
-        radius = float(np.sqrt(np.sum(half**2) + const**2))
-        y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
-    else:
-        centre, const = np.zeros_like(lo), 0.0
-        radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
-        y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
+    with np.errstate(over="ignore"):  # an overflow is refused below
+        if fit_intercept:
+            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+            const = float(np.sqrt(np.mean(half**2)))
+            radius = float(np.sqrt(np.sum(half**2) + const**2))
+            y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
+        else:
+            centre, const = np.zeros_like(lo), 0.0
+            radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
+            y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
+    if not (radius < MAX_RADIUS and y_half < MAX_RADIUS):
+        raise BoundsError(
+            f"bounds, y_bounds: these boxes bound a row by {radius:.3g} and the response by "
+            f"{y_half:.3g}; the sufficient statistics (n B^2) would overflow the float range: "
+            f"use bounds below {MAX_RADIUS:g} (rescale the data)"
+        )
     return {
         "centre": centre,
         "const": const,
@@ -121,6 +130,8 @@ def choose_linear_method(
     c0 = lam_ref / 2.0
     alpha = ols_local_sensitivity(n, d["x_radius"], 2 * theta_norm, c0, d["y_radius"], "tight")
     eps2 = 0.9 * epsilon
+    if min(eps2 / 2.0, 0.1 * epsilon) < EPSILON_RANGE[0]:
+        return "adassp"  # ePTR's c0 or Gaussian step would fall below the accepted epsilon
     eptr_sd = gaussian_sigma(eps2 / 2.0, delta, alpha, "analytic")
     gamma = max(n * (lam_ref - c0) - d["x_radius"] ** 2, 0.0) / d["x_radius"] ** 2
     q = float(release_probability(gamma, eps2, delta))
@@ -231,7 +242,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         check_epsilon(self.epsilon)
-        check_probability(self.delta, "delta")
+        check_delta(self.delta, allow_zero=False)
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
         if self.bounds is None or self.y_bounds is None:
@@ -260,13 +271,13 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
+        warn_privacy_habits(self, self.epsilon, self.delta)
         charge(
             self.budget,
             self.guarantee,
             label=type(self).__name__,
             mechanism="private linear regression",
         )
-        warn_privacy_habits(self, self.epsilon, self.delta)
         X, y, b, yb = self._check(X, y)
         n, p = X.shape
         design = public_design(b, yb, self.fit_intercept)

@@ -350,6 +350,11 @@ def private_count(
     mech = statistic_mechanism("count", epsilon=epsilon, mechanism=mechanism)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
     ind = np.asarray(x) if where is None else np.asarray(where(np.asarray(x)))
+    if where is not None and ind.shape != np.shape(x)[:1]:
+        raise ValidationError(
+            f"where: returned shape {ind.shape}; expected one indicator per record, shape "
+            f"{np.shape(x)[:1]}"
+        )
     if ind.dtype == bool:
         ind = ind.astype(float)
     return mech.release(ind, rng=rng)
