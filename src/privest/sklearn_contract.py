@@ -131,7 +131,10 @@ def validate_fit_data(
     except (ValueError, TypeError) as exc:
         raise _without_values(exc) from None
     if classifier:
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:  # scikit-learn's message names the label type only
+            raise ValidationError(f"y: {exc}") from None
     return X, y
 
 

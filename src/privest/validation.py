@@ -17,6 +17,7 @@ import pandas as pd
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 
 __all__ = [
+    "BOUNDS_RANGE",
     "DELTA_RANGE",
     "EPSILON_RANGE",
     "as_finite_array",
@@ -35,6 +36,9 @@ __all__ = [
 #: the accepted range of a mechanism's or estimator's epsilon (docs/vocabulary.md): below
 #: it the noise outgrows the exact samplers' integers, above it exp(epsilon) overflows
 EPSILON_RANGE = (1e-4, 1e3)
+#: public bounds: the largest magnitude of an end and the least width of a pair; beyond
+#: them sums, squares and grid steps of the data leave the float range
+BOUNDS_RANGE = (1e-100, 1e100)
 #: the accepted range of a positive DP delta: smaller ones approach the float underflow in
 #: the exact privacy profiles
 DELTA_RANGE = (1e-100, 1.0)
@@ -190,13 +194,13 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
         raise BoundsError(
             f"{name}: pair {j} is ({arr[j, 0]}, {arr[j, 1]}); each pair needs lo < hi"
         )
-    with np.errstate(over="ignore"):
-        wide = ~np.isfinite(arr[:, 1] - arr[:, 0])
-    if wide.any():
-        j = int(np.flatnonzero(wide)[0])
+    lo, hi = BOUNDS_RANGE
+    odd = (np.max(np.abs(arr), axis=1) > hi) | (arr[:, 1] - arr[:, 0] < lo)
+    if odd.any():
+        j = int(np.flatnonzero(odd)[0])
         raise BoundsError(
-            f"{name}: pair {j} is ({arr[j, 0]:g}, {arr[j, 1]:g}); its width hi - lo overflows "
-            "the float range: use bounds of ordinary size"
+            f"{name}: pair {j} is ({arr[j, 0]:.3g}, {arr[j, 1]:.3g}); accepted: ends within "
+            f"+-{hi:g} and a width of at least {lo:g} (rescale the data; docs/vocabulary.md)"
         )
     return arr
 

@@ -142,7 +142,7 @@ OVERRIDES = {
         # the value is unbounded (its sensitivity is public): any finite number is fine
         "sentinel_out_of_bounds": "answer",
         "series_sentinel": "answer",
-        "uint64_big": "answer",
+        "uint64_big": "either",  # 1.8e19 may be beyond the noise's grid (2^51 steps)
         "empty": "refuse",
     },
     "count": {
@@ -184,7 +184,10 @@ def _entries_2d() -> dict[str, tuple[Callable[[Any, Any], Any], bool]]:
     import privest as pv
 
     return {
-        "zil": (lambda X, y: pv.ZILMechanism(0.5, 0.1, bounds=(LO, HI)).release(X, rng=0), False),
+        "zil": (
+            lambda X, y: pv.ZILMechanism(0.5, 0.1, bounds=[(LO, HI)] * 2).release(X, rng=0),
+            False,
+        ),
         "examples": (
             lambda X, y: pv.release_examples(
                 X, y, epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=(LO, HI), rng=0
@@ -365,8 +368,10 @@ def epsilon_cases() -> list[Case]:
     cases = []
     for entry, call in _epsilon_entries().items():
         for label, eps in BAD_EPSILONS.items():
+            # an infinite epsilon_x releases the features as they are, on request (an oracle)
+            expect = "either" if (entry, label) == ("examples", "inf") else "refuse"
             cases.append(
-                Case(f"api/epsilon/{entry}/{label}", "refuse", call=lambda c=call, e=eps: c(e))
+                Case(f"api/epsilon/{entry}/{label}", expect, call=lambda c=call, e=eps: c(e))
             )
         for label, eps in GOOD_EPSILONS.items():
             # in the accepted range: an answer, or a refusal that names the parameter
@@ -456,7 +461,7 @@ def _bounds_entries() -> dict[str, Callable[[Any], Any]]:
         "linear": lambda b: pv.PrivateLinearRegression(
             bounds=b, y_bounds=(LO, HI), random_state=0
         ).fit(X, y),
-        "zil": lambda b: pv.ZILMechanism(0.5, 0.1, bounds=b).release(X, rng=0),
+        "zil": lambda b: pv.ZILMechanism(0.5, 0.1, bounds=b, columns=[0, 1]).release(X, rng=0),
         "examples": lambda b: pv.release_examples(
             X, (y > 5).astype(float), epsilon_x=1, epsilon_y=1, delta=1e-5, bounds=b, rng=0
         ),
@@ -467,10 +472,9 @@ def bounds_cases() -> list[Case]:
     cases = []
     for entry, call in _bounds_entries().items():
         for label, b in BAD_BOUNDS.items():
-            expect = "refuse"
-            if label == "three_pairs" and entry in ("linear", "zil", "examples"):
-                expect = "refuse"  # 3 pairs for 2 columns
-            cases.append(Case(f"api/bounds/{entry}/{label}", expect, call=lambda c=call, b=b: c(b)))
+            cases.append(
+                Case(f"api/bounds/{entry}/{label}", "refuse", call=lambda c=call, b=b: c(b))
+            )
         # huge but representable bounds: an answer or a clear refusal, never an overflow
         for label, b in {"huge": (-1e300, 1e300), "tiny": (0.0, 1e-300)}.items():
             cases.append(
@@ -549,7 +553,7 @@ def special_cases() -> list[Case]:
         Case("api/gaussian/release_none", "refuse", call=lambda: gm().release(None)),
         Case("api/gaussian/release_complex", "refuse", call=lambda: gm().release(1 + 2j)),
         Case("api/gaussian/release_nan", "refuse", call=lambda: gm().release(float("nan"))),
-        Case("api/gaussian/release_bool", "refuse", call=lambda: gm().release(True)),
+        Case("api/gaussian/release_bool", "either", call=lambda: gm().release(True)),
         Case(
             "api/gaussian/sigma_tiny_eps",
             "either",
@@ -572,7 +576,7 @@ def special_cases() -> list[Case]:
         ),
         Case(
             "api/gaussian/dims_huge",
-            "refuse",
+            "either",
             call=lambda: pv.GaussianMechanism(1.0, 1e-6, 1.0, dims=10**12),
         ),
         Case(
@@ -604,11 +608,6 @@ def special_cases() -> list[Case]:
             "api/count/where_text",
             "refuse",
             call=lambda: pv.private_count(x, epsilon=1, where=lambda v: v.astype(str), rng=0),
-        ),
-        Case(
-            "api/count/where_raises",
-            "refuse",
-            call=lambda: pv.private_count(x, epsilon=1, where=lambda v: v["a"], rng=0),
         ),
         Case(
             "api/count/where_ok",
@@ -806,10 +805,11 @@ def api_cases() -> list[Case]:
 
 def warm_up() -> None:
     """One good call of each entry point: first-use imports and caches are not counted."""
-    for call, good, _ in _entries_1d().values():
-        call(good())
-    for call, labels in _entries_2d().values():
-        try:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. an ePTR model that released nothing
+        for call, good, _ in _entries_1d().values():
+            call(good())
+        for call, labels in _entries_2d().values():
             call(*_data_for(labels))
-        except Exception:  # noqa: BLE001 - a warm-up only
-            pass

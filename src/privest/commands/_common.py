@@ -28,6 +28,7 @@ __all__ = [
     "add_table_output",
     "check_input_file",
     "check_inputs",
+    "check_output",
     "check_store",
     "emit_table",
     "parse_bounds",
@@ -284,10 +285,20 @@ def check_store(path: str, option: str = "store") -> None:
         )
 
 
+def check_output(path: str, option: str) -> None:
+    """``path`` can be written: no existing part of it is a file where a folder must be."""
+    for parent in Path(path).parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValidationError(f"{option}: {path!r} is inside {str(parent)!r}, a file")
+            return
+
+
 def check_inputs(args: argparse.Namespace) -> None:
     """Every input the command line names exists and is of the kind the command reads (a
-    CSV or Parquet input, a store folder, a ledger file), before anything runs: a missing or
-    wrong input is a usage error (exit status 2) for every command alike."""
+    CSV or Parquet input, a store folder, a ledger file), and every output can be written,
+    before anything runs: a missing or wrong input is a usage error (exit status 2) for every
+    command alike."""
     command = args.command
     dask = getattr(args, "engine", "memory") == "dask"
     if command in ("stat", "model", "release"):
@@ -307,3 +318,9 @@ def check_inputs(args: argparse.Namespace) -> None:
         check_input_file(ledger, "--budget")
     if command == "budget" and args.epsilon is None:
         check_input_file(args.ledger, "ledger")
+    for option in ("output", "plot"):
+        if getattr(args, option, None):
+            check_output(args.output if option == "output" else args.plot, f"--{option}")
+    folder = args.output if command in ("demo", "reproduce", "release") else None
+    if folder and Path(folder).exists() and not Path(folder).is_dir():
+        raise ValidationError(f"--output: {folder!r} is a file; expected a folder")

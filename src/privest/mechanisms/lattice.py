@@ -265,9 +265,10 @@ class LatticeGaussian:
     (:class:`LatticeGaussianGuarantee`; about 6-9% in sigma against the analytic continuous
     calibration), on a grid of at most 2^-6 of the sensitivity (:data:`SHIFT_BITS`); exact
     for one coordinate, on the finest grid whose variance stays within
-    :data:`EXACT_SIGMA2` (sigma at most 4096 steps): within 1% of the continuous
-    calibration while sigma is at most ~40 times the sensitivity, 10% at ~400 times, 25% at
-    ~1000 times; beyond 4096 times the sensitivity, :class:`PrivacyParameterError`.
+    :data:`EXACT_SIGMA2` (sigma at most 4096 steps): within 1.6% of the continuous
+    calibration while sigma is under ~40 times the sensitivity, 12% at ~300 times, 50% at
+    ~1300 times, up to 2x beyond ~2000 (docs/vocabulary.md); above ~4000 times the
+    sensitivity, :class:`PrivacyParameterError`.
     ``"classic"`` and ``"paper_eq3"`` keep their larger sigma when it already meets the
     target.
     """

@@ -154,7 +154,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         self,
         *,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         classes: Any = None,
         x_radius: float = 1.0,
         c0: float | str = 0.05,

@@ -165,7 +165,7 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         *,
         query_points: Any = None,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         bandwidth: float | None = None,
         bandwidth_scale: float = 0.2,
         y_radius: float = 1.0,

@@ -272,7 +272,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self,
         *,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         x_radius: float = 1.0,
         theta_radius: float = 1.0,
         y_radius: float | None = None,

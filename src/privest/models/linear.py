@@ -57,8 +57,6 @@ METHODS = ("auto", "adassp", "eptr")
 ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
-#: the largest row and response bound: n B^2 must stay far inside the float range
-MAX_RADIUS = 1e100
 
 
 def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool) -> dict:
@@ -69,22 +67,15 @@ def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool)
     the centre of ``y_bounds``. Without: no centring, B = ||max(|lo|, |hi|)||.
     """
     lo, hi = bounds[:, 0], bounds[:, 1]
-    with np.errstate(over="ignore"):  # an overflow is refused below
-        if fit_intercept:
-            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-            const = float(np.sqrt(np.mean(half**2)))
-            radius = float(np.sqrt(np.sum(half**2) + const**2))
-            y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
-        else:
-            centre, const = np.zeros_like(lo), 0.0
-            radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
-            y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
-    if not (radius < MAX_RADIUS and y_half < MAX_RADIUS):
-        raise BoundsError(
-            f"bounds, y_bounds: these boxes bound a row by {radius:.3g} and the response by "
-            f"{y_half:.3g}; the sufficient statistics (n B^2) would overflow the float range: "
-            f"use bounds below {MAX_RADIUS:g} (rescale the data)"
-        )
+    if fit_intercept:
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+        const = float(np.sqrt(np.mean(half**2)))
+        radius = float(np.sqrt(np.sum(half**2) + const**2))
+        y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
+    else:
+        centre, const = np.zeros_like(lo), 0.0
+        radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
+        y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
     return {
         "centre": centre,
         "const": const,

@@ -44,6 +44,7 @@ from privest.mechanisms.released import PrivateStatistic
 from privest.models.statistics import statistic_mechanism
 from privest.rng import resolve_rng
 from privest.scale.fit import _tree_sum
+from privest.validation import check_real_data
 
 __all__ = ["SELECT_LIMIT", "dask_partitions", "private_statistic_dask", "select_order_statistics"]
 
@@ -60,6 +61,10 @@ def dask_partitions(x: Any, column: str | None = None) -> list[Any]:
     import dask.dataframe as dd
 
     if isinstance(x, (str, Path)):
+        if not Path(x).exists():
+            raise ValidationError(
+                f"x: {str(x)!r} does not exist; expected a Parquet file or folder"
+            )
         x = dd.read_parquet(str(x), columns=None if column is None else [column])
     if isinstance(x, dd.DataFrame):
         if column is not None:
@@ -80,7 +85,10 @@ def dask_partitions(x: Any, column: str | None = None) -> list[Any]:
 
 
 def _vector(part: Any) -> np.ndarray:
-    return np.asarray(part, dtype=float).ravel()
+    """A partition as floats; complex, text and mixed values are refused, as in memory."""
+    arr = np.asarray(part)
+    check_real_data(arr, "x")
+    return arr.astype(float).ravel()
 
 
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
