@@ -195,7 +195,8 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
             f"{name}: pair {j} is ({arr[j, 0]}, {arr[j, 1]}); each pair needs lo < hi"
         )
     lo, hi = BOUNDS_RANGE
-    odd = (np.max(np.abs(arr), axis=1) > hi) | (arr[:, 1] - arr[:, 0] < lo)
+    with np.errstate(over="ignore"):  # an overflowing width is refused below
+        odd = (np.max(np.abs(arr), axis=1) > hi) | (arr[:, 1] - arr[:, 0] < lo)
     if odd.any():
         j = int(np.flatnonzero(odd)[0])
         raise BoundsError(

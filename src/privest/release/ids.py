@@ -31,6 +31,8 @@ def canonical_ids(ids: Any, n: int) -> tuple[np.ndarray, IdType]:
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValidationError(f"ids: shape {arr.shape}; expected one id per record ({n},)")
     if arr.dtype.kind in "iu":
+        if arr.dtype.kind == "u" and arr.size and arr.max() >= 2**63:  # would wrap
+            raise ValidationError("ids: numeric ids must be below 2^63")
         out, kind = arr.astype(np.int64), "int"
     elif arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
