@@ -209,7 +209,7 @@ def _search_fits(owner: Any) -> tuple[int, bool] | None:
 _CHECKED_RUNS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def _planned_spends(search: Any, estimator: Any, epsilon: float, delta: float) -> list | None:
+def _planned_spends(search: Any, epsilon: float, delta: float) -> list | None:
     """(epsilon, delta) of every fit the search will make (candidates x folds + the refit at
     the largest candidate), or None when they cannot be known before it runs."""
     from sklearn.model_selection import GridSearchCV, ParameterGrid
@@ -250,7 +250,7 @@ def _refuse_unaffordable_search(
     if checked is not None and checked[0] is run:
         # every fit of a refused run is refused (scikit-learn catches each)
         raise BudgetExceededError(str(checked[1]))
-    plan = _planned_spends(search, estimator, epsilon, delta)
+    plan = _planned_spends(search, epsilon, delta)
     refusal = None
     if plan is not None:
         spends = [Spend("search", *spend_of(ApproxDP(e, d), None, None)) for e, d in plan]

@@ -169,10 +169,7 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
     """
     try:
         raw = np.asarray(bounds)
-        if raw.dtype.kind not in "biuf" and not (
-            raw.dtype.kind == "O" and pd.api.types.infer_dtype(raw.ravel()) in _REAL_KINDS
-        ):
-            raise TypeError
+        check_real_data(raw, name)  # a ValidationError is a ValueError
         arr = raw.astype(float)
     except (TypeError, ValueError, OverflowError):
         raise BoundsError(

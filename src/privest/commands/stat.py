@@ -210,11 +210,12 @@ def _in_interval(s: Any, lo: float, hi: float) -> Any:
     """The 0/1 indicators of a partition's values in [lo, hi]; NaN and inf are refused (as in
     memory), so no record is counted silently."""
     import numpy as np
+    import pandas as pd
 
     from privest.validation import as_float_vector
 
     values = as_float_vector(s, "--column") if len(s) else np.asarray(s, dtype=float)
-    return s.__class__(((values >= lo) & (values <= hi)).astype(float), index=s.index)
+    return pd.Series(((values >= lo) & (values <= hi)).astype(float), index=s.index)
 
 
 def run(args: argparse.Namespace, console: Any) -> None:
