@@ -17,7 +17,8 @@ Exit status:
 
 Errors print one line on stderr, ``privest <command>: error: <message>``, and no traceback;
 bad input leaves no partial output. The message of an error raised by a dependency (not
-privest's) is withheld, as it may quote a data value: the line names its type, and
+privest's, and not an ``OSError``, whose reason and path are shown) is withheld, as it may
+quote a data value: the line names its type, and
 ``PRIVEST_TRACEBACK=1`` in the environment shows the traceback instead. Warnings print one
 line each, ``privest <command>: warning: <message>``; the deprecation warnings of
 dependencies (meant for developers) are not shown. Building the parser (and so
@@ -112,17 +113,18 @@ def exit_status(exc: BaseException) -> int:
 
 
 def error_message(exc: BaseException) -> str:
-    """The one-line message of ``exc``: privest's own messages (which never quote data), the
-    reason and file of an ``OSError``, and only the type of any other error (a dependency's
+    """The one-line message of ``exc``: privest's own messages (which never quote data), an
+    ``OSError``'s reason and path, and only the type of any other error (a dependency's
     message may quote a data value or hold a traceback)."""
     if isinstance(exc, PrivestError):
         msg = " ".join(str(exc).split()) or type(exc).__name__
         for keyword, option in OPTION_NAMES.items():  # name the flag, not the keyword
             msg = msg.replace(keyword, option)
         return msg
-    if isinstance(exc, OSError) and exc.strerror:
-        where = f": {exc.filename}" if exc.filename else ""
-        return f"{exc.strerror}{where}"
+    if isinstance(exc, OSError):  # a reason and a path (the user's), never a record
+        if exc.strerror:
+            return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+        return " ".join(str(exc).split()) or type(exc).__name__
     return (
         f"unexpected {type(exc).__name__} (its message is not shown: it may quote data; "
         "PRIVEST_TRACEBACK=1 shows the traceback)"

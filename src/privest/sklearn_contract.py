@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -76,9 +77,10 @@ class PrivateEstimatorMixin:
 
 
 def _numeric_frame(X: Any, name: str = "X") -> None:
-    """Refuse non-numeric DataFrame columns (named) and text, complex or mixed object
-    arrays (:func:`~privest.validation.check_real_data`), which a float conversion would
-    read silently."""
+    """Refuse non-numeric DataFrame columns (named) and arrays holding text
+    (:func:`~privest.validation.check_real_data`), which a float conversion would read
+    silently ('2' as 2); scikit-learn's own checks refuse complex, sparse and other
+    objects with the messages its estimator checks expect."""
     if isinstance(X, pd.DataFrame):
         bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
         if bad:
@@ -87,10 +89,16 @@ def _numeric_frame(X: Any, name: str = "X") -> None:
                 "(encode categories as numbers first)"
             )
         return
+    if sparse.issparse(X):
+        return  # scikit-learn's "sparse input is not supported"
     try:
         arr = X.to_numpy() if isinstance(X, pd.Series) else np.asarray(X)
     except (TypeError, ValueError):
         return  # ragged input: scikit-learn's own message
+    if arr.dtype.kind == "c" or (
+        arr.dtype.kind == "O" and not any(isinstance(v, str | bytes) for v in arr.ravel())
+    ):
+        return  # complex, or objects without text: scikit-learn's own checks and messages
     check_real_data(arr, name)
 
 

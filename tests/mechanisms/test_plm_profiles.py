@@ -238,7 +238,9 @@ def test_median_conventions():
     assert median_profile(x, (0, 5), even="low").center == 2.0
     assert order_statistic_profile(x, 4, (0, 5)).center == 4.0
     assert quantile_profile(x, 0.9, (0, 5)).center == 4.0
-    assert quantile_profile(x, 0.0, (0, 5)).center == 1.0
+    assert quantile_profile(x, 1e-9, (0, 5)).center == 1.0  # rank 1
+    with pytest.raises(ValidationError, match=r"quantile: .* \(0, 1\]"):  # docs: (0, 1]
+        quantile_profile(x, 0.0, (0, 5))
     for stat in ("median", "quantile:0.3", "mean", "sum", "variance"):
         value = exact_statistic(x, stat, (0, 5)).value
         assert profile_for(x, stat, (0, 5)).center == pytest.approx(value, abs=1e-12)

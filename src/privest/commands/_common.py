@@ -318,6 +318,8 @@ def check_inputs(args: argparse.Namespace) -> None:
         check_input_file(ledger, "--budget")
     if command == "budget" and args.epsilon is None:
         check_input_file(args.ledger, "ledger")
+    if command == "reproduce" and args.data and not Path(args.data).exists():
+        raise ValidationError(f"--data: {args.data!r} does not exist")
     for option in ("output", "plot"):
         if getattr(args, option, None):
             check_output(args.output if option == "output" else args.plot, f"--{option}")
