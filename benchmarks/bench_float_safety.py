@@ -24,7 +24,7 @@ import numpy as np
 
 import privest.models.eptr_ols as eptr_ols
 from privest.mechanisms.eptr import eptr_noise_scale
-from privest.mechanisms.profiles import prepare_data
+from privest.mechanisms.profiles.reaches import prepare_data
 from privest.models.eptr_ols import EPTRLinearRegression
 from privest.models.statistics import private_mean
 

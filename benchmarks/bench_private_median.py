@@ -42,7 +42,7 @@ import numpy as np
 
 from privest.datasets.synthetic_plm import make_plm_data
 from privest.mechanisms.lattice_pf import _nodes
-from privest.mechanisms.profiles import quantile_rank
+from privest.mechanisms.profiles.reaches import quantile_rank
 from privest.models.statistics import private_median, private_quantile, statistic_mechanism
 
 TIGHT = (-10.0, 10.0)

@@ -5,7 +5,7 @@ lattice (``LatticeProfileLaw``, ``shape="stair"``) with ``target="rank"`` and
 ``target="inward"`` (the average of x_(k) and its inner neighbour), on one data set per
 (data, n, bounds), for every eps and q; the ratio inward / rank is grouped by
 ``eps min(k, n + 1 - k)``, the quantity of the public rule
-(:func:`privest.mechanisms.lattice_profile.inward_target`). Both are measured against the
+(:func:`privest.mechanisms.profiles.lattice.inward_target`). Both are measured against the
 same x_(k), so the comparison is in the benchmark's convention (docs/piecewise-laplace.md).
 
     python benchmarks/bench_rank_target.py [--quick]
@@ -19,7 +19,7 @@ import numpy as np
 
 from privest.datasets.synthetic_plm import make_plm_data
 from privest.mechanisms.lattice_plm import LatticeProfileLaw
-from privest.mechanisms.profiles import quantile_rank
+from privest.mechanisms.profiles.reaches import quantile_rank
 
 KINDS = ("normal", "lognormal", "uniform", "bimodal")
 BOUNDS = {"tight": (-10.0, 10.0), "wide": (-1000.0, 1000.0)}

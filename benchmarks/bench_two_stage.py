@@ -17,7 +17,7 @@ import numpy as np
 
 from privest.datasets.synthetic_plm import make_plm_data
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
-from privest.mechanisms.profiles import quantile_rank
+from privest.mechanisms.profiles.reaches import quantile_rank
 from privest.mechanisms.two_stage import TwoStage
 
 KINDS = ("normal", "lognormal", "bimodal")

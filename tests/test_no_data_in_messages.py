@@ -287,7 +287,6 @@ def test_dask_paths_refuse_without_quoting_data(tmp_path, capsys):
     import dask.dataframe as dd
 
     from privest.cli import main
-    from privest.scale.stats import private_statistic_dask
 
     n = 200
     frame = pd.DataFrame(
@@ -299,19 +298,19 @@ def test_dask_paths_refuse_without_quoting_data(tmp_path, capsys):
     )
     frame.to_parquet(tmp_path / "bad.parquet", index=False)
     calls = {
-        "text series": lambda: private_statistic_dask(
+        "text series": lambda: pv.private_statistic(
             dd.from_pandas(pd.Series([SECRET] * n), npartitions=2),
             "mean",
             epsilon=1,
             bounds=(0, 1),
         ),
-        "out of bounds": lambda: private_statistic_dask(
+        "out of bounds": lambda: pv.private_statistic(
             da.from_array(frame["age"].to_numpy(), chunks=50),
             "median",
             epsilon=1,
             bounds=(0, 120),
         ),
-        "object text": lambda: private_statistic_dask(
+        "object text": lambda: pv.private_statistic(
             da.from_array(np.array([1.0, "2", SECRET] * 20, dtype=object), chunks=20),
             "mean",
             epsilon=1,

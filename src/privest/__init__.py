@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         ZILGuarantee,
         ZILTradeoff,
     )
+    from privest.domain import Domain
     from privest.errors import (
         BoundsError,
         BudgetExceededError,
@@ -92,6 +93,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
 
 #: Where each public name lives (the module it is imported from on first use).
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "privest.domain": ("Domain",),
     "privest.accounting": (
         "ApproxDP",
         "Budget",
@@ -177,6 +179,7 @@ __all__ = [
     "BudgetExceededError",
     "ClassicPTR",
     "DRHingeClassifier",
+    "Domain",
     "DRLinearRegression",
     "DRLogisticRegression",
     "DRMEstimator",

@@ -5,7 +5,9 @@ budget was spent), so both follow the same rules: every read-check-write runs un
 exclusive file lock (released by the operating system if the process dies), and a file is
 replaced atomically: written to a temporary in the same folder, flushed to disk (fsync),
 renamed over the old one, and the folder fsynced, so a crash leaves the old or the new
-file, never a torn one.
+file, never a torn one. A file reached through a symbolic link is the link's target (one
+lock, one file replaced); a file with several names (hard links) is refused, since an
+atomic replace through one name would leave the others on the old file.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["exclusive_lock", "fsync_dir", "staged_folder", "write_json_atomic"]
+__all__ = ["exclusive_lock", "fsync_dir", "real_file", "staged_folder", "write_json_atomic"]
 
 
 def fsync_dir(path: Path) -> None:
@@ -65,6 +67,25 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def real_file(path: Path, what: str) -> Path:
+    """The one file behind ``path`` (module docstring): symbolic links resolved, and
+    :class:`~privest.errors.StoreError` when the file has other names (hard links)."""
+    from privest.errors import StoreError
+
+    real = Path(os.path.realpath(path))
+    try:
+        names = real.stat().st_nlink
+    except FileNotFoundError:
+        return real
+    if names > 1:
+        raise StoreError(
+            f"{what}: {str(path)!r} has {names} names (hard links); each would become a "
+            "separate file at the next write. Keep one name (remove the others), or use a "
+            "symbolic link"
+        )
+    return real
 
 
 @contextmanager

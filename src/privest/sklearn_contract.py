@@ -248,8 +248,9 @@ def _refuse_unaffordable_search(
     """:class:`BudgetExceededError` at the first fit of a search run whose fits together
     cannot fit what is left of ``budget`` (the same composition as ``Budget.charge``), so a
     search never spends part of a budget and then fails at its refit."""
+    from privest.accounting.accountants import best, compose_events
     from privest.accounting.base import ApproxDP
-    from privest.accounting.budget import Spend, compose, spend_of
+    from privest.accounting.budget import event_of
 
     run = getattr(search, "_checked_cv_orig", None)
     checked = _CHECKED_RUNS.get(search)
@@ -261,8 +262,8 @@ def _refuse_unaffordable_search(
     plan = _planned_spends(search, epsilon, delta)
     refusal = None
     if plan is not None:
-        spends = [Spend("search", *spend_of(ApproxDP(e, d), None, None)) for e, d in plan]
-        after = compose([*budget.spends, *spends], budget.delta)
+        events = [s.event for s in budget.spends] + [event_of(ApproxDP(e, d)) for e, d in plan]
+        after = best(compose_events(events, budget.delta, budget.accountant))
         if after.epsilon > budget.epsilon * (1 + 1e-12) or after.delta > budget.delta * (1 + 1e-12):
             refusal = BudgetExceededError(
                 f"budget: {type(search).__name__} would fit {type(estimator).__name__} "

@@ -195,12 +195,12 @@ def dask_api_cases() -> list[Case]:
     import dask.array as da
     import dask.dataframe as dd
 
-    from privest.scale.stats import private_statistic_dask
+    from privest import private_statistic
 
     x = np.random.default_rng(1).uniform(1, 9, N)
 
     def stat(data, statistic="mean"):
-        return lambda: private_statistic_dask(data(), statistic, epsilon=1, bounds=(0, 10), rng=0)
+        return lambda: private_statistic(data(), statistic, epsilon=1, bounds=(0, 10), rng=0)
 
     arrays = {
         "nan": lambda: da.from_array(np.r_[x[:-1], np.nan], chunks=100),
@@ -224,25 +224,16 @@ def dask_api_cases() -> list[Case]:
         c.append(Case(f"dask-api/{statistic}/ok", "answer", call=stat(ok, statistic)))
     c.append(
         Case(
-            "dask-api/median/path_missing",
-            "refuse",
-            call=lambda: private_statistic_dask(
-                "nope.parquet", "median", epsilon=1, bounds=(0, 10), column="age"
-            ),
-        )
-    )
-    c.append(
-        Case(
             "dask-api/mean/epsilon_1e308",
             "refuse",
-            call=lambda: private_statistic_dask(ok(), "mean", epsilon=1e308, bounds=(0, 10)),
+            call=lambda: private_statistic(ok(), "mean", epsilon=1e308, bounds=(0, 10)),
         )
     )
     c.append(
         Case(
             "dask-api/median/epsilon_1e-300",
             "refuse",
-            call=lambda: private_statistic_dask(ok(), "median", epsilon=1e-300, bounds=(0, 10)),
+            call=lambda: private_statistic(ok(), "median", epsilon=1e-300, bounds=(0, 10)),
         )
     )
     return c
@@ -253,7 +244,7 @@ def warm_up_dask(f: dict[str, Path]) -> None:
     import dask.array as da
 
     from corpus.harness import run_cli
-    from privest.scale.stats import private_statistic_dask
+    from privest import private_statistic
 
     ok = ["stat", "--engine", "dask", str(f["good"]), "--column", "age", "--epsilon", "1"]
     for extra in (
@@ -263,7 +254,7 @@ def warm_up_dask(f: dict[str, Path]) -> None:
         run_cli(ok + extra)
     x = da.from_array(np.linspace(1, 9, N), chunks=100)
     for statistic in ("mean", "median"):
-        private_statistic_dask(x, statistic, epsilon=1, bounds=(0, 10), rng=0)
+        private_statistic(x, statistic, epsilon=1, bounds=(0, 10), rng=0)
 
 
 def dask_cases(folder: Path, write: bool = True) -> list[Case]:

@@ -12,7 +12,11 @@ import pytest
 import privest as pv
 from privest.accounting.gaussian import discrete_gaussian_delta, gaussian_sigma
 from privest.errors import PrivacyParameterError
-from privest.mechanisms.lattice import VECTOR_SIGMA2, LatticeGaussian, sample_discrete_gaussian
+from privest.mechanisms.samplers.lattice import (
+    VECTOR_SIGMA2,
+    LatticeGaussian,
+    sample_discrete_gaussian,
+)
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,9 @@ from privest.accounting.gaussian import (
 )
 from privest.accounting.zcdp import zcdp_delta, zcdp_epsilon, zcdp_rho_for
 from privest.errors import ValidationError
-from privest.mechanisms.bigint_samplers import Bits, discrete_laplace_big, power_law_big
-from privest.mechanisms.exact import exact_statistic
-from privest.mechanisms.lattice import (
+from privest.mechanisms.profiles.exact import exact_statistic
+from privest.mechanisms.samplers.bigint import Bits, discrete_laplace_big, power_law_big
+from privest.mechanisms.samplers.lattice import (
     LatticeGaussian,
     LatticeLaplace,
     bernoulli_exp,

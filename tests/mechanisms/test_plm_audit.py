@@ -16,7 +16,7 @@ from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, Radiu
 from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
 from privest.mechanisms.laplace import LaplaceLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import sorted_data
+from privest.mechanisms.profiles.reaches import sorted_data
 from privest.mechanisms.smooth_sensitivity import (
     SmoothSensitivityLaw,
     local_sensitivity_at_distance,

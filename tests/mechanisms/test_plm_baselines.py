@@ -14,7 +14,7 @@ from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, Radiu
 from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
 from privest.mechanisms.laplace import LaplaceLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import median_profile, sorted_data
+from privest.mechanisms.profiles.reaches import median_profile, sorted_data
 from privest.mechanisms.ptr_median import PTRMedianLaw, distance_to_instability
 from privest.mechanisms.smooth_sensitivity import (
     SmoothSensitivityLaw,

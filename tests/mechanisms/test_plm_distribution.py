@@ -13,10 +13,10 @@ import pytest
 from scipy import integrate, stats
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import log_k, texp_moments
 from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
+from privest.mechanisms.laws.piecewise import log_k, texp_moments
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import ReachProfile, count_profile, median_profile
+from privest.mechanisms.profiles.reaches import ReachProfile, count_profile, median_profile
 
 
 def score_def31(prof: ReachProfile, y: float) -> float:

@@ -16,7 +16,7 @@ from privest.mechanisms.approximate import (
 )
 from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import mean_profile, median_profile, profile_for
+from privest.mechanisms.profiles.reaches import mean_profile, median_profile, profile_for
 
 
 @pytest.mark.parametrize("statistic", ["median", "quantile:0.8", "mean", "variance"])

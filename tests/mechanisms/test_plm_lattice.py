@@ -21,8 +21,8 @@ from scipy import stats
 import privest as pv
 from privest.errors import ValidationError
 from privest.mechanisms.lattice_plm import ETA, LatticeProfileLaw, run_epsilon, stair_fraction
-from privest.mechanisms.lattice_profile import LatticeGrid
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
+from privest.mechanisms.profiles.lattice import LatticeGrid
 
 SHAPES = ["texp", "uniform", "stair"]
 

@@ -19,9 +19,11 @@ from neighbours import worst_log_ratio
 from scipy import stats
 
 import privest as pv
+from privest.domain import Domain
 from privest.errors import ValidationError
+from privest.mechanisms.auto import PF_AUTO_MIN_N, auto_mechanism
 from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES, PermuteFlipLaw
-from privest.models.statistics import PF_AUTO_MIN_N, auto_mechanism, statistic_mechanism
+from privest.models.statistics import statistic_mechanism
 
 SCORES = ["stair", "rank"]
 
@@ -174,13 +176,28 @@ def test_auto_reads_no_data(monkeypatch):
 
 def test_auto_rule_is_public():
     big = PF_AUTO_MIN_N
-    assert auto_mechanism("median", bounds=(0, 100), resolution=1, n=big) == "permute_and_flip"
-    assert auto_mechanism("median", bounds=(0, 100), resolution=1, n=big - 1) != "permute_and_flip"
-    assert auto_mechanism("median", bounds=(0, 100), resolution=1) == "piecewise_laplace"
+    assert (
+        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1), n=big)
+        == "permute_and_flip"
+    )
+    assert (
+        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1), n=big - 1)
+        != "permute_and_flip"
+    )
+    assert (
+        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1))
+        == "piecewise_laplace"
+    )
     top = (PF_MAX_CANDIDATES - 1) * 0.5
-    kw = dict(resolution=0.5, n=big)
-    assert auto_mechanism("quantile:0.1", bounds=(0, top), **kw) == "permute_and_flip"
-    assert auto_mechanism("median", bounds=(0, top + 0.5), **kw) == "piecewise_laplace"
-    assert auto_mechanism("median", bounds=(0, 100), n=big) == "piecewise_laplace"
+    kw = dict(n=big)
+    assert (
+        auto_mechanism("quantile:0.1", domain=Domain(bounds=(0, top), resolution=0.5), **kw)
+        == "permute_and_flip"
+    )
+    assert (
+        auto_mechanism("median", domain=Domain(bounds=(0, top + 0.5), resolution=0.5), **kw)
+        == "piecewise_laplace"
+    )
+    assert auto_mechanism("median", domain=Domain(bounds=(0, 100)), n=big) == "piecewise_laplace"
     mech = statistic_mechanism("median", epsilon=1.0, bounds=(0, 10), resolution=1, n=big)
     assert mech.name == "permute_and_flip"

@@ -16,11 +16,11 @@ import pytest
 
 from privest.errors import ValidationError
 from privest.mechanisms.approximate import ApproximatePiecewiseLaplaceLaw, RadiusBounds
-from privest.mechanisms.base import PiecewiseDensity
 from privest.mechanisms.inverse_sensitivity import GridInverseSensitivityLaw, InverseSensitivityLaw
 from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.laws.piecewise import PiecewiseDensity
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw, segments_from_profile
-from privest.mechanisms.profiles import count_profile, sorted_data
+from privest.mechanisms.profiles.reaches import count_profile, sorted_data
 from privest.mechanisms.smooth_sensitivity import (
     SmoothSensitivityLaw,
     local_sensitivity_at_distance,

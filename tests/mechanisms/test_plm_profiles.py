@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.exact import exact_statistic
-from privest.mechanisms.profiles import (
+from privest.mechanisms.profiles.exact import exact_statistic
+from privest.mechanisms.profiles.reaches import (
     ReachProfile,
     check_reach_property,
     count_profile,
@@ -23,8 +23,8 @@ from privest.mechanisms.profiles import (
     quantile_profile,
     sum_profile,
 )
+from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_profile
 from privest.mechanisms.smooth_sensitivity import local_sensitivity_at_distance
-from privest.mechanisms.variance_reaches import variance_global_sensitivity, variance_profile
 
 GRID = np.round(np.arange(6) * 0.2, 10)  # the universe {0, 0.2, ..., 1}
 
@@ -56,7 +56,7 @@ STATS = {
     "median": (lambda y: float(np.median(y)), lambda x: median_profile(x, (0, 1))),
     "quantile:0.75": (
         lambda y: float(np.sort(y)[int(np.ceil(0.75 * y.size)) - 1]),
-        lambda x: quantile_profile(x, 0.75, (0, 1)),
+        lambda x: quantile_profile(x, (0, 1), quantile=0.75),
     ),
     "mean": (lambda y: float(np.mean(y)), lambda x: mean_profile(x, (0, 1))),
     "sum": (lambda y: float(np.sum(y)), lambda x: sum_profile(x, (0, 1))),
@@ -237,10 +237,10 @@ def test_median_conventions():
     assert median_profile(x, (0, 5)).center == 2.5
     assert median_profile(x, (0, 5), even="low").center == 2.0
     assert order_statistic_profile(x, 4, (0, 5)).center == 4.0
-    assert quantile_profile(x, 0.9, (0, 5)).center == 4.0
-    assert quantile_profile(x, 1e-9, (0, 5)).center == 1.0  # rank 1
+    assert quantile_profile(x, (0, 5), quantile=0.9).center == 4.0
+    assert quantile_profile(x, (0, 5), quantile=1e-9).center == 1.0  # rank 1
     with pytest.raises(ValidationError, match=r"quantile: .* \(0, 1\]"):  # docs: (0, 1]
-        quantile_profile(x, 0.0, (0, 5))
+        quantile_profile(x, (0, 5), quantile=0.0)
     for stat in ("median", "quantile:0.3", "mean", "sum", "variance"):
         value = exact_statistic(x, stat, (0, 5)).value
         assert profile_for(x, stat, (0, 5)).center == pytest.approx(value, abs=1e-12)

@@ -1,4 +1,4 @@
-"""The rank target of lattice quantile releases (lattice_profile.inward_target).
+"""The rank target of lattice quantile releases (profiles.lattice.inward_target).
 
 Half a rank inward, the target is the average of x_(k) and its inner neighbour (two ranks,
 like the even-n median): privacy is checked exactly on every swap neighbour as in
@@ -15,7 +15,7 @@ import pytest
 
 import privest as pv
 from privest.mechanisms.lattice_plm import LatticeProfileLaw
-from privest.mechanisms.lattice_profile import INWARD_BELOW, inward_target
+from privest.mechanisms.profiles.lattice import INWARD_BELOW, inward_target
 
 SHAPES = ["texp", "uniform", "stair"]
 X = [0.5, 1.0, 1.0, 1.0, 2.5, 3.0, 4.0, 4.0]  # ties at x_(2..4), n = 8

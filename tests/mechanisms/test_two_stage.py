@@ -17,14 +17,15 @@ from scipy import stats
 
 import privest as pv
 from privest.datasets.synthetic_plm import make_plm_data
-from privest.mechanisms.bigint_samplers import Bits
+from privest.domain import Domain
+from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.lattice_plm import LatticeProfileLaw
+from privest.mechanisms.samplers.bigint import Bits
 from privest.mechanisms.two_stage import (
     TwoStage,
     bin_law,
     discrete_laplace_rational,
 )
-from privest.models.statistics import auto_mechanism
 
 X = np.array([10.0, 11, 11, 12, 20, 21, 33, 40, 41])  # n = 9 in (0, 64), 16 bins of 4
 VALUES = (0.0, 11.0, 13.0, 30.0, 64.0)  # a bound, a tie, a neighbour bin, far, the top
@@ -123,4 +124,6 @@ def test_release_runs_both_stages_and_auto_never_picks_it():
     draws = TwoStage("median", epsilon=1.0, bounds=(0, 64), resolution=1.0).law(X).sample(50, rng=4)
     assert np.all(draws == np.round(draws))  # on the lattice
     for n in (20, 1000, 10**5):
-        assert auto_mechanism("quantile:0.1", bounds=(-1000, 1000), n=n) != "two_stage"
+        assert (
+            auto_mechanism("quantile:0.1", domain=Domain(bounds=(-1000, 1000)), n=n) != "two_stage"
+        )

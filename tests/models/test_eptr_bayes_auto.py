@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privest.errors import NothingReleasedWarning
-from privest.mechanisms.lattice import LatticeLaplace
+from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.models.eptr_bayes import EPTRBayesClassifier
 
 

@@ -8,7 +8,7 @@ from sklearn.base import clone
 
 from privest.accounting.zcdp import zcdp_delta, zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.linear import (
     ADASSP_SHARES,
     PrivateLinearRegression,

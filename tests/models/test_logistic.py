@@ -6,7 +6,7 @@ from scipy.special import expit
 
 from privest.accounting.zcdp import zcdp_delta, zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.logistic import PrivateLogisticRegression
 
 

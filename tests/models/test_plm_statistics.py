@@ -9,12 +9,13 @@ import pytest
 from scipy import stats
 
 from privest.accounting.base import ApproxDP
+from privest.domain import Domain
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
+from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.lattice_plm import truncation_levels
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.released import PrivateStatistic
 from privest.models.statistics import (
-    auto_mechanism,
     private_count,
     private_mean,
     private_median,
@@ -24,6 +25,7 @@ from privest.models.statistics import (
     private_variance,
     statistic_mechanism,
 )
+from privest.released import PrivateStatistic
 
 X = np.random.default_rng(0).uniform(20, 80, 2001)
 B = (0, 100)
@@ -107,10 +109,14 @@ def test_result_is_a_float_that_carries_its_guarantee():
 
 
 def test_auto_rule_uses_public_inputs_only():
-    assert auto_mechanism("median") == "piecewise_laplace"
-    assert auto_mechanism("quantile:0.3") == "piecewise_laplace"
-    assert auto_mechanism("variance") == "laplace"  # float-safe until PLM variance is
-    assert auto_mechanism("mean") == auto_mechanism("sum") == auto_mechanism("count") == "laplace"
+    dom = Domain(bounds=(0, 1))
+    assert auto_mechanism("median", domain=dom) == "piecewise_laplace"
+    assert auto_mechanism("quantile:0.3", domain=dom) == "piecewise_laplace"
+    assert auto_mechanism("variance", domain=dom) == "laplace"
+    assert auto_mechanism("mean", domain=dom) == auto_mechanism("sum", domain=dom) == "laplace"
+    # counts: the integer (discrete Laplace) noise has the smaller exact error at every eps
+    for eps in (0.01, 0.5, 1.0, 4.0):
+        assert auto_mechanism("count", domain=Domain(), epsilon=eps) == "discrete_laplace"
     # the rule is right on the worst case: for a count PLM is Lap(2/eps), twice Laplace's error
     ind = np.r_[np.ones(500), np.zeros(500)]
     plm = PiecewiseLaplaceLaw.for_statistic(ind, "count", epsilon=1.0)
@@ -136,7 +142,7 @@ def test_laplace_release_is_clamped_into_the_range():
 def test_validation_errors():
     with pytest.raises(BoundsError):
         private_median(X, epsilon=1, bounds=(5, 1))
-    with pytest.raises(TypeError):
+    with pytest.raises(ValidationError, match="bounds: required"):
         private_median(X, epsilon=1)  # bounds are required
     with pytest.raises(PrivacyParameterError):
         private_median(X, epsilon=0, bounds=B)
@@ -184,7 +190,11 @@ def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     pa, pb = law(x).profile, law(x).profile
     assert pa.levels == pb.levels < 100
     assert np.array_equal(pa.upper, pb.upper) and np.array_equal(pa.lower, pb.lower)
-    assert law(x[:500]).profile.levels == 500  # all levels at n <= 2000
+    # at n <= 2000 all levels are computed, then the lattice release keeps the public
+    # k = truncation_levels(eps, lattice points) of them with the range-end tail (Sec. 5.2)
+    small = law(x[:500]).profile
+    assert small.levels == truncation_levels(1.0, small.hi - small.lo + 1) > pa.levels
+    assert small.upper[-1] == small.hi
 
 
 def test_auto_variance_is_the_float_safe_laplace_release_at_every_entry_point():

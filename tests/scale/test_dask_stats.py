@@ -9,10 +9,11 @@ import pytest
 
 import privest as pv
 from privest.mechanisms.lattice_plm import truncation_levels
-from privest.mechanisms.lattice_profile import lattice_order_profile, order_window
-from privest.models.statistics import statistic_mechanism
+from privest.mechanisms.profiles.lattice import lattice_order_profile, order_window
+from privest.models.statistics import statistic_law, statistic_mechanism
+from privest.registry import mechanism_names, mechanism_spec
 from privest.scale import stats
-from privest.scale.stats import dask_partitions, lattice_law_dask, private_statistic_dask
+from privest.scale.stats import dask_partitions, read_column
 
 
 @pytest.fixture(autouse=True)
@@ -33,12 +34,12 @@ def test_sums_equal_in_memory_for_the_same_seed(data, statistic):
     dx = da.from_array(data, chunks=2500)
     for seed in (1, 2):
         mem = pv.private_statistic(data, statistic, epsilon=1.0, bounds=(0, 100), rng=seed)
-        dsk = private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=seed)
+        dsk = pv.private_statistic(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=seed)
         assert float(dsk) == float(mem) and dsk.n == mem.n == data.size
     # control: the release does depend on the seed (the equality above could fail)
-    one = private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=1)
+    one = pv.private_statistic(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=1)
     assert float(one) != float(
-        private_statistic_dask(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=2)
+        pv.private_statistic(dx, statistic, epsilon=1.0, bounds=(0, 100), rng=2)
     )
 
 
@@ -46,7 +47,7 @@ def test_count_equals_in_memory(data):
     ind = data > 60
     dind = da.from_array(ind.astype(float), chunks=5000)
     mem = pv.private_count(ind, epsilon=0.5, rng=3)
-    assert float(private_statistic_dask(dind, "count", epsilon=0.5, rng=3)) == float(mem)
+    assert float(pv.private_statistic(dind, "count", epsilon=0.5, rng=3)) == float(mem)
 
 
 @pytest.mark.parametrize(
@@ -68,24 +69,24 @@ def test_quantile_law_is_the_in_memory_law(data, monkeypatch, statistic, quantil
     parts = dask_partitions(da.from_array(x, chunks=max(1, n // 5)))
     levels = truncation_levels(1.0, mech.grid.kb - mech.grid.ka + 1)
     inward = mech.inward(n)  # the public rank-target rule (n = 7, q = 0.02: inward)
-    _, first, last = order_window(mech._spec, None, n, levels, inward=inward)
+    _, first, last = order_window(mech.spec, None, n, levels, inward=inward)
     got, n_got, _, passes = stats.select_order_statistics(
         parts,
         mech.grid,
         (0.0, 100.0),
-        lambda m: order_window(mech._spec, None, m, levels, inward=mech.inward(m))[1:],
+        lambda m: order_window(mech.spec, None, m, levels, inward=mech.inward(m))[1:],
     )
     want = np.sort(mech.grid.snap(x)).astype(np.int64)[first - 1 : last]
     np.testing.assert_array_equal(got, want)
     assert n_got == n and (passes > 2 or n < 100)
-    law, _ = lattice_law_dask(mech, parts)
-    prof = lattice_order_profile(x, mech._spec, (0, 100), levels=levels, inward=inward)
+    law, _ = statistic_law(da.from_array(x, chunks=max(1, n // 5)), mech)
+    prof = lattice_order_profile(x, mech.spec, (0, 100), levels=levels, inward=inward)
     np.testing.assert_array_equal(law.profile.upper, prof.upper)
     np.testing.assert_array_equal(law.profile.lower, prof.lower)
     np.testing.assert_allclose(law.prob, mech.law(x).prob, rtol=0, atol=0)
     for seed in (4, 5):
         mem = mech.release(x, rng=seed)
-        dsk = private_statistic_dask(
+        dsk = pv.private_statistic(
             da.from_array(x, chunks=max(1, n // 5)),
             statistic,
             epsilon=1.0,
@@ -101,7 +102,7 @@ def test_selection_check_can_fail(data):
     mech = statistic_mechanism("median", epsilon=1.0, bounds=(0, 100))
     moved = data.copy()
     moved[np.argmin(moved)] = 100.0
-    law, _ = lattice_law_dask(mech, dask_partitions(da.from_array(moved, chunks=3000)))
+    law, _ = statistic_law(da.from_array(moved, chunks=3000), mech)
     assert not np.array_equal(law.profile.upper, mech.law(data).profile.upper)
 
 
@@ -111,12 +112,70 @@ def test_parquet_and_frame_inputs_clip_and_bounds(tmp_path, data):
     frame.to_parquet(path)
     ddf = dd.from_pandas(frame, npartitions=3)
     mem = pv.private_median(frame["v"].to_numpy(), epsilon=1.0, bounds=(0, 100), clip=True, rng=9)
-    for x in (str(path), ddf):
-        got = private_statistic_dask(
-            x, "median", epsilon=1.0, bounds=(0, 100), clip=True, rng=9, column="v"
-        )
+    for x in (read_column(path, "v"), ddf["v"], ddf[["v"]]):
+        got = pv.private_statistic(x, "median", epsilon=1.0, bounds=(0, 100), clip=True, rng=9)
         assert float(got) == float(mem)
     with pytest.raises(pv.BoundsError):
-        private_statistic_dask(ddf["v"], "median", epsilon=1.0, bounds=(0, 100))
-    with pytest.raises(pv.ValidationError, match="column="):
-        private_statistic_dask(ddf, "mean", epsilon=1.0, bounds=(0, 100))
+        pv.private_statistic(ddf["v"], "median", epsilon=1.0, bounds=(0, 100))
+    with pytest.raises(pv.ValidationError, match="select one column"):
+        pv.private_statistic(ddf, "mean", epsilon=1.0, bounds=(0, 100))
+
+
+def _pairs() -> list[tuple[str, str, float | None]]:
+    """Every registered statistic x every mechanism= choice (auto included)."""
+    out = []
+    for stat, res in (
+        ("median", None),
+        ("quantile:0.9", None),
+        ("median", 1.0),
+        ("mean", None),
+        ("sum", None),
+        ("count", None),
+        ("variance", None),
+    ):
+        for m in mechanism_names(stat.partition(":")[0]):
+            out.append((stat, m, res))
+    return out
+
+
+@pytest.mark.parametrize(("statistic", "mechanism", "resolution"), _pairs())
+def test_same_choice_and_release_in_memory_and_on_dask(statistic, mechanism, resolution):
+    """The same public inputs pick the same mechanism; seeded, the same release (or the same
+    refusal, for mechanisms whose law needs every record at once)."""
+    rng = np.random.default_rng(5)
+    x = np.round(rng.uniform(0, 100, 5000))  # integers: auto picks PF with resolution=1
+    if statistic == "count":
+        x = (x > 40).astype(float)
+    dx = da.from_array(x, chunks=1300)
+    kw = dict(epsilon=1.0, mechanism=mechanism, rng=11)
+    if statistic != "count":
+        kw["bounds"] = (0, 100)
+    if resolution is not None:  # refused alike by the mechanisms without a lattice
+        kw["resolution"] = resolution
+    try:
+        mem = pv.private_statistic(x, statistic, **kw)
+    except pv.ValidationError as exc:  # ptr's own inputs; a resolution off the lattice
+        assert mechanism == "ptr" or not mechanism_spec(mechanism).lattice
+        with pytest.raises(type(exc)):
+            pv.private_statistic(dx, statistic, **kw)
+        return
+    try:
+        dsk = pv.private_statistic(dx, statistic, **kw)
+    except pv.ValidationError as exc:
+        assert "not available out of core" in str(exc)
+        assert mechanism != "auto", "auto must pick a mechanism the backend can run"
+        return
+    assert dsk.mechanism == mem.mechanism
+    assert float(dsk) == float(mem)
+    assert dsk.n == mem.n == x.size
+
+
+def test_auto_picks_permute_and_flip_on_dask_as_in_memory():
+    """The defect of the two copies: on Dask 'auto' picked piecewise Laplace where memory
+    picked permute-and-flip (5,000 integers, resolution 1)."""
+    x = np.random.default_rng(1).integers(0, 101, 5000).astype(float)
+    kw = dict(epsilon=1.0, bounds=(0, 100), resolution=1, rng=3)
+    mem = pv.private_median(x, **kw)
+    dsk = pv.private_median(da.from_array(x, chunks=1000), **kw)
+    assert mem.mechanism == dsk.mechanism == "permute_and_flip"
+    assert float(mem) == float(dsk)

@@ -1,8 +1,21 @@
 """Privacy accounting: guarantees as objects (paper 000, Sections 2-3); Gaussian calibration
 and the local guarantee of paper 004's release."""
 
+from privest.accounting.accountants import ACCOUNTANTS, Composition, compose_events
 from privest.accounting.base import ApproxDP, Guarantee, approx_dp_tradeoff
-from privest.accounting.budget import Budget, Composition, Spend
+from privest.accounting.budget import Budget, Spend
+from privest.accounting.events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    DiscreteGaussianEvent,
+    Event,
+    GaussianEvent,
+    ParallelEvent,
+    PureDPEvent,
+    TradeoffEvent,
+    ZCDPEvent,
+    event_from_dict,
+)
 from privest.accounting.gaussian import (
     GaussianRRGuarantee,
     LocalDP,
@@ -25,9 +38,19 @@ from privest.accounting.zil import (
 from privest.accounting.zil_guarantee import ZILGuarantee, ZILTradeoff
 
 __all__ = [
+    "ACCOUNTANTS",
     "ApproxDP",
+    "ApproxDPEvent",
     "Budget",
+    "ComposedEvent",
     "Composition",
+    "DiscreteGaussianEvent",
+    "Event",
+    "GaussianEvent",
+    "ParallelEvent",
+    "PureDPEvent",
+    "TradeoffEvent",
+    "ZCDPEvent",
     "GaussianRRGuarantee",
     "Guarantee",
     "LocalDP",
@@ -40,8 +63,10 @@ __all__ = [
     "calibrate_c",
     "calibrate_lam",
     "check_unit",
+    "compose_events",
     "delta_c",
     "delta_tilde",
+    "event_from_dict",
     "gaussian_delta",
     "gaussian_sigma",
     "laplace_delta",

@@ -17,27 +17,18 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize
 
+from privest.accounting.profiles import approx_dp_tradeoff
 from privest.validation import check_delta, check_epsilon
 
+if TYPE_CHECKING:
+    from privest.accounting.events import Event
+
 __all__ = ["ApproxDP", "Guarantee", "approx_dp_tradeoff"]
-
-
-def approx_dp_tradeoff(alpha: np.ndarray | float, epsilon: float, delta: float) -> np.ndarray:
-    """f_{eps,delta}(alpha) = max{0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)}.
-
-    Prop 2.1 of paper 000: (eps, delta)-DP is equivalent to f_{eps,delta}-DP.
-    """
-    a = np.asarray(alpha, dtype=float)
-    e = math.exp(epsilon) if epsilon < 700 else math.inf
-    with np.errstate(over="ignore", invalid="ignore"):
-        first = np.where(a > 0, 1.0 - delta - e * a, 1.0 - delta)
-    second = math.exp(-epsilon) * (1.0 - delta - a)
-    return np.maximum(0.0, np.maximum(first, second))
 
 
 class Guarantee(ABC):
@@ -73,6 +64,12 @@ class Guarantee(ABC):
     def tradeoff(self, alpha: float | np.ndarray) -> np.ndarray:
         """Trade-off function f(alpha): the least type II error of any level-alpha test."""
         raise NotImplementedError(f"{self.label} defines no trade-off function")
+
+    def event(self, epsilon: float | None = None) -> Event:
+        """The privacy event accountants compose and a budget ledger stores
+        (:mod:`privest.accounting.events`); ``epsilon``: for a curve, the point at which
+        basic composition charges it."""
+        raise NotImplementedError(f"{type(self).__name__} emits no privacy event")
 
     @property
     def has_tradeoff(self) -> bool:
@@ -122,3 +119,9 @@ class ApproxDP(Guarantee):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "epsilon": self.eps, "delta": self.dlt}
+
+    def event(self, epsilon: float | None = None) -> Event:
+        """Pure or approximate DP at its own (epsilon, delta) (``epsilon`` is not used)."""
+        from privest.accounting.events import ApproxDPEvent, PureDPEvent
+
+        return PureDPEvent(self.eps) if self.dlt == 0 else ApproxDPEvent(self.eps, self.dlt)

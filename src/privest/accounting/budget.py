@@ -1,135 +1,106 @@
 """A privacy budget kept across queries, in memory or in a ledger file (docs/budget.md).
 
-A :class:`Budget` holds a total (epsilon, delta) and the list of spends charged to it. A
-mechanism given ``budget=`` charges its spend **before it reads any data**: the spend is
-composed with the earlier ones and refused (:class:`~privest.errors.BudgetExceededError`,
-nothing released, nothing recorded) when the composition would exceed the total. A spend
-stays recorded even when the release then fails on the data, because such a failure is
-itself an output that depends on the data.
+``Budget`` = a total (epsilon, delta) + an accountant + a ledger of spends. A mechanism
+given ``budget=`` charges the **event** of its guarantee (:mod:`privest.accounting.events`)
+**before it reads any data**: the events so far and the new one are composed by the
+budget's accountants (:mod:`privest.accounting.accountants`; the smallest epsilon wins) and
+the spend is refused (:class:`~privest.errors.BudgetExceededError`, nothing released,
+nothing recorded) when the composition would exceed the total. A spend stays recorded when
+the release then fails on the data: that failure is itself an output that depends on it.
 
-Composition. Two accountants, both valid for every sequence of (adaptively chosen)
-mechanisms; the report states which one it uses and takes the better (smaller epsilon
-within the total delta):
+The accountant is ``("basic", "zcdp")`` unless chosen: both stay valid when each query is
+chosen after seeing the results of the ones before. ``"pld"`` (tight) holds for events
+fixed in advance; reports always show its figure.
 
-* ``basic``: sequential composition, (sum of epsilons, sum of deltas) (Dwork and Roth
-  2014, Thm. 3.16);
-* ``zcdp``: the spends that are rho-zCDP (pure epsilon-DP steps: rho = eps^2 / 2, Bun and
-  Steinke 2016, Prop. 1.4; discrete Gaussian steps: rho = shift^2 / (2 sigma^2), Canonne,
-  Kamath and Steinke 2020) add their rho's and are converted once with the tight
-  conversion (:mod:`privest.accounting.zcdp`) at the delta the other spends leave; the
-  other spends (PTR, ePTR, a ZIL release) add by basic composition.
+Parallel composition: :meth:`Budget.charge_parallel` (or ``partitions=`` of
+:func:`charge`) charges one release on each of several disjoint partitions of the data as
+a :class:`~privest.accounting.events.ParallelEvent`: the cost of the worst partition, not
+the sum.
 
-A ledger file (``Budget.create(path, ...)``, ``Budget.open(path)``) makes the budget
-outlive the process: each charge re-reads the file, composes, and appends under an
-exclusive lock with an atomic, fsynced replace (the release store's rules,
-:mod:`privest.durable`), so concurrent queries cannot overspend and a crash loses no
-recorded spend. The ledger protects a curator against mistakes, not against someone who
-can edit the file.
+A ledger file (``Budget.create(path, ...)``, ``Budget.open(path)``,
+:mod:`privest.accounting.ledger`) makes the budget outlive the process and follow it into
+other processes (a ledger-backed budget pickles as its file; an in-memory one refuses to be
+pickled). Each charge re-reads the file, composes, and appends under an exclusive lock with
+an atomic, fsynced replace (:mod:`privest.durable`); a symbolic link is the file it points
+to, a file with several hard links is refused. The ledger protects a curator against
+mistakes, not against someone who can edit the file.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+import pickle
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from privest.accounting.accountants import (
+    ACCOUNTANTS,
+    Composition,
+    best,
+    check_accountants,
+    compose_events,
+)
+from privest.accounting.base import Guarantee
+from privest.accounting.events import Event, ParallelEvent
+from privest.accounting.ledger import (
+    Spend,
+    check_label,
+    display_label,
+    point_event,
+    read_ledger,
+    write_document,
+)
 from privest.errors import BudgetExceededError, StoreError, ValidationError
 from privest.validation import check_delta, check_epsilon
 
-__all__ = ["Budget", "Composition", "Spend", "charge", "compose"]
+__all__ = ["DEFAULT_ACCOUNTANT", "Budget", "Composition", "Spend", "charge", "compose"]
 
-LEDGER_FORMAT = "privest-budget-ledger"
-LEDGER_VERSION = 1
+#: the accountants a budget admits by unless told otherwise (module docstring)
+DEFAULT_ACCOUNTANT = ("basic", "zcdp")
 #: how long a query waits for another query holding the ledger's lock (seconds)
 LEDGER_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
-class Spend:
-    """One charge: its (epsilon, delta), its zCDP rho when it has one, a label."""
-
-    label: str
-    epsilon: float
-    delta: float = 0.0
-    rho: float | None = None
-    mechanism: str = ""
-    time: str = ""
+def compose(
+    spends: Sequence[Spend], total_delta: float, accountant: Any = DEFAULT_ACCOUNTANT
+) -> Composition:
+    """The smallest-epsilon composition of ``spends`` within ``total_delta`` by the
+    accountants named (:func:`~privest.accounting.accountants.compose_events`)."""
+    return best(compose_events([s.event for s in spends], total_delta, accountant))
 
 
-@dataclass(frozen=True)
-class Composition:
-    """The composed guarantee of a list of spends, and the accountant that gave it."""
-
-    epsilon: float
-    delta: float
-    accountant: str
-
-
-def _basic(spends: Sequence[Spend]) -> Composition:
-    return Composition(
-        math.fsum(s.epsilon for s in spends), math.fsum(s.delta for s in spends), "basic"
-    )
-
-
-def _zcdp(spends: Sequence[Spend], total_delta: float) -> Composition | None:
-    from privest.accounting.zcdp import zcdp_epsilon
-
-    zc = [s for s in spends if s.rho is not None]
-    if not zc:
-        return None
-    rest = _basic([s for s in spends if s.rho is None])
-    left = total_delta - rest.delta
-    if left <= 0:
-        return None
-    eps = zcdp_epsilon(math.fsum(s.rho for s in zc), left)
-    return Composition(rest.epsilon + eps, total_delta, "zcdp")
-
-
-def compose(spends: Sequence[Spend], total_delta: float) -> Composition:
-    """The better of the basic and the zCDP accountant within ``total_delta`` (module doc)."""
-    basic = _basic(spends)
-    zc = _zcdp(spends, total_delta)
-    if zc is not None and zc.epsilon < basic.epsilon:
-        return zc
-    return basic
-
-
-def spend_of(
-    guarantee: Any, epsilon: float | None, delta: float | None
-) -> tuple[float, float, Any]:
-    """(epsilon, delta, rho) of a mechanism's guarantee; ``epsilon``/``delta`` its target."""
-    from privest.accounting.base import ApproxDP
-    from privest.accounting.gaussian import LatticeGaussianGuarantee
-
-    if isinstance(guarantee, LatticeGaussianGuarantee):
-        return float(epsilon), float(delta), guarantee.zcdp_rho
-    if isinstance(guarantee, ApproxDP):
-        eps, dlt = guarantee.eps, guarantee.dlt
-        return eps, dlt, (eps * eps / 2.0 if dlt == 0 else None)
-    if epsilon is None:
-        raise ValidationError(
-            f"budget: {type(guarantee).__name__} holds at every (epsilon, delta(epsilon)) of "
-            "a curve; give the epsilon at which to charge it (budget_epsilon= in Python, "
-            "--budget-epsilon on the command line)"
-        )
-    return float(epsilon), float(guarantee.delta(float(epsilon))), None
+def event_of(guarantee: Any, epsilon: float | None = None) -> Event:
+    """The event a mechanism's ``guarantee`` is charged as; ``epsilon`` is the point of a
+    curve at which basic composition charges it (its delta there is computed from the
+    curve, never taken from the caller)."""
+    if isinstance(guarantee, Event):
+        return guarantee
+    if not isinstance(guarantee, Guarantee):
+        raise ValidationError(f"guarantee: a {type(guarantee).__name__} is not a Guarantee")
+    return guarantee.event(None if epsilon is None else check_epsilon(epsilon))
 
 
 class Budget:
-    """A total (epsilon, delta) and the spends charged to it (module docstring).
+    """A total (epsilon, delta), an accountant and the spends charged (module docstring).
 
     ``Budget(2.0, 1e-6)`` lives in memory; ``Budget.create(path, 2.0, 1e-6)`` and
     ``Budget.open(path)`` keep it in a ledger file shared by processes (and the CLI's
-    ``--budget``).
+    ``--budget``). ``accountant``: ``"basic"``, ``"zcdp"``, ``"pld"`` or a list of them.
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0, *, ledger: str | Path | None = None):
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        accountant: str | Sequence[str] = DEFAULT_ACCOUNTANT,
+        ledger: str | Path | None = None,
+    ):
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
+        self.accountant = check_accountants(accountant)
         self.ledger = None if ledger is None else Path(ledger)
         self._spends: list[Spend] = []
 
@@ -141,58 +112,89 @@ class Budget:
         a grid search) must spend from it, not from a copy of it."""
         return self
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Into another process a ledger-backed budget goes as its file, so that the spends
+        there are charged to the same ledger; an in-memory budget cannot go."""
+        if self.ledger is None:
+            raise pickle.PicklingError(
+                "budget: an in-memory Budget cannot be sent to another process (n_jobs > 1, "
+                "a process pool, pickle): the spends there would not reach this budget. "
+                "Use a ledger file (Budget.create(path, epsilon, delta)), which every "
+                "process charges, or n_jobs=1"
+            )
+        return (Budget.open, (str(self._file()),))
+
     # -- ledger files ---------------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, epsilon: float, delta: float = 0.0) -> Budget:
+    def create(
+        cls,
+        path: str | Path,
+        epsilon: float,
+        delta: float = 0.0,
+        *,
+        accountant: str | Sequence[str] = DEFAULT_ACCOUNTANT,
+    ) -> Budget:
         """A new ledger file at ``path`` with the given total (refuses to overwrite one)."""
         from privest.durable import write_json_atomic
 
-        budget = cls(epsilon, delta, ledger=path)
-        p = budget.ledger
-        with budget._lock():
-            if p.exists():
-                raise StoreError(f"budget: {str(p)!r} exists; open it with Budget.open")
-            write_json_atomic(p, budget._document())
+        budget = cls(epsilon, delta, accountant=accountant, ledger=path)
+        with budget._lock() as real:
+            if real.exists():
+                raise StoreError(f"budget: {str(path)!r} exists; open it with Budget.open")
+            write_json_atomic(real, budget._document())
         return budget
 
     @classmethod
     def open(cls, path: str | Path) -> Budget:
         """The budget kept in the ledger file ``path``."""
-        doc = _read_ledger(Path(path))
-        budget = cls(doc["epsilon"], doc["delta"], ledger=path)
-        budget._spends = doc["spends"]
+        budget = cls(1.0, ledger=path)
+        budget._load(read_ledger(budget._file(), DEFAULT_ACCOUNTANT))
         return budget
 
-    def _lock(self) -> Any:
+    def _file(self) -> Path:
+        from privest.durable import real_file
+
+        return real_file(self.ledger, "budget")
+
+    def _load(self, doc: dict[str, Any]) -> list[Spend]:
+        self.epsilon, self.delta = doc["epsilon"], doc["delta"]
+        self.accountant = doc["accountant"]
+        self._spends = doc["spends"]
+        return self._spends
+
+    @contextmanager
+    def _lock(self) -> Iterator[Path]:
+        """Lock the real file behind the ledger path (the one replaced); yields it."""
         from privest.durable import exclusive_lock
 
+        real = self._file()
         busy = StoreError(
             f"budget: another query has held {str(self.ledger)!r} for over {LEDGER_TIMEOUT:g} s"
         )
-        return exclusive_lock(
-            self.ledger.with_name(self.ledger.name + ".lock"), LEDGER_TIMEOUT, busy
-        )
+        with exclusive_lock(real.with_name(real.name + ".lock"), LEDGER_TIMEOUT, busy):
+            if self._file() != real:
+                raise StoreError(f"budget: {str(self.ledger)!r} was re-linked meanwhile")
+            yield real
 
     def _document(self) -> dict[str, Any]:
-        return {
-            "format": LEDGER_FORMAT,
-            "version": LEDGER_VERSION,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "spends": [asdict(s) for s in self._spends],
-        }
+        return write_document(self.epsilon, self.delta, self.accountant, self._spends)
 
     # -- spending -------------------------------------------------------------------------
     @property
     def spends(self) -> tuple[Spend, ...]:
         """The spends charged so far (re-read from the ledger file when there is one)."""
         if self.ledger is not None:
-            self._spends = _read_ledger(self.ledger)["spends"]
+            self._load(read_ledger(self._file(), DEFAULT_ACCOUNTANT))
         return tuple(self._spends)
 
+    def accounting(self, accountants: Any = ACCOUNTANTS) -> dict[str, Composition]:
+        """The spends composed at the total delta by each accountant (also the ones this
+        budget does not admit by)."""
+        return compose_events([s.event for s in self.spends], self.delta, accountants)
+
     def spent(self) -> Composition:
-        """The composed guarantee of the spends so far."""
-        return compose(self.spends, self.delta)
+        """The composed guarantee of the spends so far, by this budget's accountant."""
+        return best(self.accounting(self.accountant))
 
     def remaining(self) -> tuple[float, float]:
         """(epsilon, delta) left under the accountant that gives the smaller epsilon."""
@@ -208,28 +210,10 @@ class Budget:
         label: str = "",
         mechanism: str = "",
     ) -> Spend:
-        """Record a spend, or raise :class:`BudgetExceededError` and record nothing."""
-        spend = Spend(
-            label or mechanism or "query",
-            check_epsilon(epsilon),
-            check_delta(delta),
-            rho,
-            mechanism,
-            datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-        if self.ledger is None:
-            self._admit(self._spends, spend)
-            self._spends.append(spend)
-            return spend
-        from privest.durable import write_json_atomic
-
-        with self._lock():
-            doc = _read_ledger(self.ledger)
-            self.epsilon, self.delta = doc["epsilon"], doc["delta"]
-            self._admit(doc["spends"], spend)
-            self._spends = [*doc["spends"], spend]
-            write_json_atomic(self.ledger, self._document())
-        return spend
+        """Charge (epsilon, delta)-DP (pure when delta is 0), or raise
+        :class:`BudgetExceededError` and record nothing. ``rho`` is checked against the
+        one the spend implies (:func:`~privest.accounting.ledger.point_event`)."""
+        return self.charge_event(point_event(epsilon, delta, rho), label=label, mechanism=mechanism)
 
     def charge_guarantee(
         self,
@@ -239,58 +223,137 @@ class Budget:
         mechanism: str,
         epsilon: float | None = None,
         delta: float | None = None,
+        partitions: int = 1,
     ) -> Spend:
-        """Charge a mechanism's guarantee (pure, approximate, discrete Gaussian, or a curve
-        charged at ``epsilon``), before the mechanism reads any data."""
-        eps, dlt, rho = spend_of(guarantee, epsilon, delta)
-        return self.charge(eps, dlt, rho=rho, label=label, mechanism=mechanism)
+        """Charge a mechanism's guarantee (its event) before the mechanism reads any data.
+
+        ``epsilon``: the point of a curve at which basic composition charges it (a ZIL
+        release's calibration epsilon); ``delta``, the mechanism's target there, is not
+        used: the delta is computed from the guarantee. ``partitions``: the release is
+        made on that many disjoint partitions, each with this guarantee
+        (:meth:`charge_parallel`).
+        """
+        event = event_of(guarantee, epsilon)
+        if partitions != 1:
+            event = ParallelEvent(((partitions, event),))
+        return self.charge_event(event, label=label, mechanism=mechanism)
+
+    def charge_parallel(
+        self,
+        guarantees: Sequence[Any],
+        *,
+        label: str,
+        mechanism: str,
+        epsilon: float | None = None,
+        touched: int = 1,
+    ) -> Spend:
+        """Charge one release on each of several disjoint partitions of the data, one
+        guarantee (or event) per partition: the cost of the ``touched`` worst, not the sum.
+
+        ``touched``: how many partitions one neighbour may change (1: a unit added or
+        removed, or partitions keyed by public facts; 2: a swap that may move a record
+        between partitions); :class:`~privest.accounting.events.ParallelEvent`.
+        """
+        if isinstance(guarantees, (str, bytes)) or not isinstance(guarantees, Sequence):
+            raise ValidationError("guarantees: must be a list, one per partition")
+        events = [event_of(g, epsilon) for g in guarantees]
+        if not events:
+            raise ValidationError("guarantees: the list of partitions is empty")
+        return self.charge_event(
+            ParallelEvent.of(events, touched), label=label, mechanism=mechanism
+        )
+
+    def charge_event(self, event: Event, *, label: str = "", mechanism: str = "") -> Spend:
+        """Charge a privacy event, or raise :class:`BudgetExceededError` and record nothing."""
+        if not isinstance(event, Event):
+            raise ValidationError(f"event: a {type(event).__name__} is not a privacy event")
+        check_label(label)
+        check_label(mechanism, "mechanism")
+        self._check_chargeable(event)
+        when = datetime.now(UTC).isoformat(timespec="seconds")
+        spend = Spend(label or mechanism or "query", mechanism=mechanism, time=when, event=event)
+        if self.ledger is None:
+            self._admit(self._spends, spend)
+            self._spends.append(spend)
+            return spend
+        from privest.durable import write_json_atomic
+
+        with self._lock() as real:
+            before = self._load(read_ledger(real, DEFAULT_ACCOUNTANT))
+            self._admit(before, spend)
+            self._spends = [*before, spend]
+            write_json_atomic(real, self._document())
+        return spend
+
+    def _check_chargeable(self, event: Event) -> None:
+        """Refuse an event none of this budget's accountants can compose."""
+        if event.point() is not None:
+            return
+        if "zcdp" in self.accountant and event.zcdp_rho() is not None:
+            return
+        if "pld" in self.accountant and event.pld(0.01) is not None:
+            return
+        raise ValidationError(
+            f"budget: {event.describe()} holds at every (epsilon, delta(epsilon)) of a curve; "
+            "give the epsilon at which to charge it (budget_epsilon= in Python, "
+            "--budget-epsilon on the command line), or use a budget whose accountant "
+            "composes curves (accountant='pld', docs/budget.md)"
+        )
 
     def _admit(self, spends: Sequence[Spend], spend: Spend) -> None:
-        after = compose([*spends, spend], self.delta)
-        if after.epsilon > self.epsilon * (1 + 1e-12) or after.delta > self.delta * (1 + 1e-12):
-            now = compose(spends, self.delta)
-            raise BudgetExceededError(
-                f"budget: {spend.label!r} needs (epsilon={spend.epsilon:.4g}, "
-                f"delta={spend.delta:.3g}); with the {len(spends)} earlier spends "
-                f"(epsilon={now.epsilon:.4g}, delta={now.delta:.3g}, {now.accountant} "
-                f"composition) it would exceed the total (epsilon={self.epsilon:g}, "
-                f"delta={self.delta:g}). Nothing was read or released."
-            )
+        events = [*(s.event for s in spends), spend.event]
+        quick = [a for a in self.accountant if a != "pld"]  # the PLD only when they refuse
+        results = compose_events(events, self.delta, quick) if quick else {}
+        if not results or not self._within(best(results)):
+            results = compose_events(events, self.delta, self.accountant)
+        if self._within(best(results)):
+            return
+        now = compose(spends, self.delta, self.accountant)
+        raise BudgetExceededError(
+            f"budget: {display_label(spend.label)!r} needs {spend.event.describe()}; with the "
+            f"{len(spends)} earlier spends (epsilon={now.epsilon:.4g}, delta={now.delta:.3g}, "
+            f"{now.accountant} composition) it would exceed the total (epsilon={self.epsilon:g}, "
+            f"delta={self.delta:g}). Nothing was read or released."
+        )
+
+    def _within(self, c: Composition) -> bool:
+        return c.epsilon <= self.epsilon * (1 + 1e-12) and c.delta <= self.delta * (1 + 1e-12)
 
     # -- reporting ------------------------------------------------------------------------
     def report(self) -> str:
-        """The spends, the composed total under both accountants, and what is left."""
+        """The spends, the composition by every accountant, and what is left."""
         spends = self.spends
-        lines = [f"privacy budget: epsilon={self.epsilon:g}, delta={self.delta:g}"]
-        if self.ledger is not None:
-            lines[0] += f" (ledger {self.ledger})"
+        names = "+".join(self.accountant)
+        head = f"privacy budget: epsilon={self.epsilon:g}, delta={self.delta:g}; admits by {names}"
+        lines = [head + (f" (ledger {self.ledger})" if self.ledger is not None else "")]
         for i, s in enumerate(spends, 1):
+            at = "" if s.epsilon is None else f"; epsilon={s.epsilon:.4g}, delta={s.delta:.3g}"
             rho = "" if s.rho is None else f", rho={s.rho:.4g}"
-            lines.append(
-                f"  {i:>3}. {s.label}: epsilon={s.epsilon:.4g}, delta={s.delta:.3g}{rho}"
-                + (f" ({s.mechanism})" if s.mechanism else "")
-            )
-        basic, zc = _basic(spends), _zcdp(spends, self.delta)
+            mech = f" ({display_label(s.mechanism)})" if s.mechanism else ""
+            lines.append(f"  {i:>3}. {display_label(s.label)}: {s.event.describe()}{at}{rho}{mech}")
+        every = compose_events([s.event for s in spends], self.delta)
+        lines.append(f"composed at delta={self.delta:g}, by accountant:")
+        for name, c in every.items():
+            note = "" if not c.unhandled else f" ({len(c.unhandled)} by basic composition)"
+            used = "" if name in self.accountant else " (not used to admit: docs/budget.md)"
+            lines.append(f"  {name:<5} epsilon={c.epsilon:.4g}, delta={c.delta:.3g}{note}{used}")
+        chosen = best({k: v for k, v in every.items() if k in self.accountant})
+        eps_left = max(0.0, self.epsilon - chosen.epsilon)
+        delta_left = max(0.0, self.delta - chosen.delta)
         lines.append(
-            f"spent (basic composition): epsilon={basic.epsilon:.4g}, delta={basic.delta:.3g}"
+            f"reported ({chosen.accountant}, the smallest epsilon of {names}): "
+            f"epsilon={chosen.epsilon:.4g}, delta={chosen.delta:.3g}; left: "
+            f"epsilon={eps_left:.4g}, delta={delta_left:.3g}"
         )
-        if zc is not None:
-            lines.append(
-                f"spent (zCDP for the pure and Gaussian steps): epsilon={zc.epsilon:.4g}, "
-                f"delta={zc.delta:.3g}"
-            )
-        best = compose(spends, self.delta)
-        eps_left, delta_left = self.remaining()
-        lines.append(
-            f"reported ({best.accountant}, the smaller epsilon): epsilon={best.epsilon:.4g}, "
-            f"delta={best.delta:.3g}; left: epsilon={eps_left:.4g}, delta={delta_left:.3g}"
-            + (" (the zCDP conversion uses the whole delta)" if best.accountant == "zcdp" else "")
-        )
+        tight = every["pld"]
+        if "pld" not in self.accountant and tight.epsilon < chosen.epsilon * (1 - 1e-3):
+            lines.append(f"tighter (pld, for spends fixed in advance): epsilon={tight.epsilon:.4g}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         where = "" if self.ledger is None else f", ledger={str(self.ledger)!r}"
-        return f"Budget(epsilon={self.epsilon:g}, delta={self.delta:g}{where})"
+        acc = "" if self.accountant == DEFAULT_ACCOUNTANT else f", accountant={self.accountant}"
+        return f"Budget(epsilon={self.epsilon:g}, delta={self.delta:g}{acc}{where})"
 
 
 def charge(
@@ -301,39 +364,24 @@ def charge(
     mechanism: str,
     epsilon: float | None = None,
     delta: float | None = None,
+    partitions: int = 1,
 ) -> Spend | None:
-    """Charge ``budget`` (if any) for one release; every entry point calls this first."""
+    """Charge ``budget`` (if any) for one release; every entry point calls this first.
+
+    ``partitions``: the release is made on that many disjoint partitions of the data, each
+    with this guarantee: the cost of one (:meth:`Budget.charge_parallel`).
+    """
     if budget is None:
         return None
     if not isinstance(budget, Budget):
-        raise ValidationError(f"budget: {budget!r} is not a privest.Budget (or None)")
+        raise ValidationError(
+            f"budget: a {type(budget).__name__} is not a privest.Budget (or None)"
+        )
     return budget.charge_guarantee(
-        guarantee, label=label, mechanism=mechanism, epsilon=epsilon, delta=delta
+        guarantee,
+        label=label,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        partitions=partitions,
     )
-
-
-def _read_ledger(path: Path) -> dict[str, Any]:
-    """Parse and check a ledger file; a damaged one is refused, never repaired silently."""
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise StoreError(
-            f"budget: no ledger at {str(path)!r}; create one with `privest budget "
-            f"{path} --epsilon E --delta D`"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"budget: {str(path)!r} is not a readable ledger ({exc})") from None
-    try:
-        if doc["format"] != LEDGER_FORMAT or doc["version"] != LEDGER_VERSION:
-            raise ValueError("format")
-        spends = [Spend(**s) for s in doc["spends"]]
-        for s in spends:
-            check_epsilon(s.epsilon)
-            check_delta(s.delta)
-        return {
-            "epsilon": check_epsilon(doc["epsilon"]),
-            "delta": check_delta(doc["delta"]),
-            "spends": spends,
-        }
-    except (KeyError, TypeError, ValueError):
-        raise StoreError(f"budget: {str(path)!r} is not a privest budget ledger") from None

@@ -26,9 +26,9 @@ from typing import Any, Literal
 
 import numpy as np
 from scipy import optimize, special
-from scipy.special import log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP, Guarantee
+from privest.accounting.profiles import discrete_gaussian_delta, gaussian_delta
 from privest.errors import PrivacyParameterError, ValidationError
 from privest.validation import check_delta, check_epsilon, check_positive, check_probability
 
@@ -77,20 +77,6 @@ def gaussian_sigma(
     raise ValidationError(
         f"calibration: {calibration!r} is not accepted; use one of {', '.join(CALIBRATIONS)}"
     )
-
-
-def gaussian_delta(epsilon: float, distance: float, sigma: float) -> float:
-    """Exact delta(eps) of N(mu, s^2 I) vs N(mu', s^2 I) with ||mu - mu'|| = distance.
-
-    Balle and Wang (2018) Thm 8; ``epsilon`` may be any real number (negative values are
-    used by the ePTR pair audit). Returns max(0, 1 - e^eps) when ``distance == 0``.
-    """
-    if distance <= 0:
-        return max(0.0, -math.expm1(epsilon))
-    a = distance / (2.0 * sigma)
-    b = epsilon * sigma / distance
-    second = math.exp(epsilon + float(log_ndtr(-a - b))) if epsilon < 700 else 0.0
-    return max(0.0, float(ndtr(a - b)) - second)
 
 
 def require_gaussian_dp(
@@ -161,27 +147,23 @@ class GaussianRRGuarantee(Guarantee):
             "epsilon_y": self.epsilon_y,
         }
 
+    def event(self, epsilon: float | None = None) -> Any:
+        """The Gaussian part (mu = sensitivity/sigma) composed with randomized response
+        (pure eps_y-DP): the profile of :meth:`delta` is exactly that composition. At
+        ``epsilon``, basic composition charges the Gaussian part at ``epsilon - eps_y``."""
+        from privest.accounting.events import ComposedEvent, GaussianEvent, PureDPEvent
 
-def discrete_gaussian_delta(epsilon: float, shift: int, sigma2: float) -> float:
-    """Exact delta(eps) between N_Z(0, sigma2) and N_Z(shift, sigma2) on the integers.
-
-    delta = sum_k max(0, p(k) - e^eps p(k - shift)), with p(k) proportional to
-    exp(-k^2 / (2 sigma2)) (Canonne, Kamath and Steinke 2020, Thm. 7), summed over
-    |k| <= 40 sigma + shift (the rest weighs below exp(-800)). ``shift`` is an integer
-    (the largest change of the released integer between neighbours).
-    """
-    shift = int(abs(shift))
-    if shift == 0:
-        return max(0.0, -math.expm1(epsilon))
-    sigma = math.sqrt(sigma2)
-    top = int(math.ceil(40.0 * sigma)) + shift
-    k = np.arange(-top, top + 1, dtype=float)
-    log_w = -(k * k) / (2.0 * sigma2)
-    log_z = float(np.logaddexp.reduce(log_w))
-    # log p(k - shift) - log p(k) = (2 k shift - shift^2) / (2 sigma2)
-    ratio = epsilon + (2.0 * k * shift - shift * shift) / (2.0 * sigma2)
-    terms = np.exp(log_w - log_z) * -np.expm1(np.minimum(ratio, 0.0))
-    return float(max(0.0, np.sum(terms[ratio < 0])))
+        mu = self.sensitivity / self.sigma
+        if math.isinf(self.epsilon_y):
+            return GaussianEvent(mu, epsilon)
+        at = None
+        if epsilon is not None:
+            at = check_epsilon(epsilon) - self.epsilon_y
+            if at <= 0:
+                raise PrivacyParameterError(
+                    f"epsilon: {epsilon!r} must exceed the label's epsilon_y={self.epsilon_y:g}"
+                )
+        return ComposedEvent((GaussianEvent(mu, at), PureDPEvent(self.epsilon_y)))
 
 
 class LatticeGaussianGuarantee(Guarantee):
@@ -206,7 +188,7 @@ class LatticeGaussianGuarantee(Guarantee):
         )
 
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
-        from privest.accounting.zcdp import zcdp_delta
+        from privest.accounting.profiles import zcdp_delta
 
         if self.dims == 1:
             fn = lambda e: discrete_gaussian_delta(e, int(self.shift), self.sigma2)  # noqa: E731
@@ -224,3 +206,11 @@ class LatticeGaussianGuarantee(Guarantee):
             "dims": self.dims,
             "zcdp_rho": self.zcdp_rho,
         }
+
+    def event(self, epsilon: float | None = None) -> Any:
+        """One coordinate: the exact discrete Gaussian; several: rho-zCDP (class docstring)."""
+        from privest.accounting.events import DiscreteGaussianEvent, ZCDPEvent
+
+        if self.dims == 1:
+            return DiscreteGaussianEvent(self.sigma2, int(self.shift), epsilon)
+        return ZCDPEvent(self.zcdp_rho, epsilon)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privest.accounting.base import approx_dp_tradeoff
+from privest.accounting.profiles import approx_dp_tradeoff
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

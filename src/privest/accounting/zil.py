@@ -61,6 +61,7 @@ __all__ = [
     "laplace_tradeoff_zil",
     "tradeoff_montecarlo",
     "unit_diameters",
+    "zil_loss_law",
     "UNITS",
 ]
 
@@ -310,6 +311,37 @@ def calibrate_c(
             break
         c = math.nextafter(c, 0.0)
     return c
+
+
+def zil_loss_law(c: float, exact_laplace: bool) -> tuple[Any, Any, float, float]:
+    """The privacy loss L = log(dQ/dP) under Q of the pair behind T_{1,c} or beta_c:
+    ``(cdf, sf, lo, hi)``, its distribution and survival functions and a range holding its
+    mass up to tails below e^-60 on the left (the right tail of beta_c is heavy).
+
+    Exact Laplace (shift eps0 = sqrt(2) c in units of the scale): L is -eps0 with
+    probability e^-eps0 / 2, eps0 with probability 1/2, and has cdf e^((l - eps0)/2) / 2 in
+    between. beta_c: the limit experiment (3.4) has LLR threshold c h, so P_Q(L <= c h) =
+    b_c(h) (module docstring), and 1 - b_c is computed as -expm1(log b_c).
+    """
+    c = _check_c(c)
+    if exact_laplace:
+        e0 = _SQRT2 * c
+
+        def cdf(x: np.ndarray) -> np.ndarray:
+            inner = 0.5 * np.exp(np.minimum(x - e0, 0.0) / 2.0)
+            return np.where(x < -e0, 0.0, np.where(x >= e0, 1.0, inner))
+
+        def sf(x: np.ndarray) -> np.ndarray:
+            inner = 1.0 - 0.5 * np.exp(np.minimum(x - e0, 0.0) / 2.0)
+            return np.where(x < -e0, 1.0, np.where(x >= e0, 0.0, inner))
+
+        return cdf, sf, -e0, e0
+    k = c / _SQRT2
+
+    def log_b(x: np.ndarray) -> np.ndarray:
+        return _log_b(np.arcsinh(np.asarray(x, dtype=float) / (_SQRT2 * c)), k)
+
+    return (lambda x: np.exp(log_b(x))), (lambda x: -np.expm1(log_b(x))), -60.0, math.inf
 
 
 #: protection units: whole records (DP/LDP) or single attributes (ADP/LADP), paper Def 2.3

@@ -133,6 +133,14 @@ class ZILTradeoff(Guarantee):
             "exact_laplace": self.exact_laplace,
         }
 
+    def event(self, epsilon: float | None = None) -> Any:
+        """The curve as a :class:`~privest.accounting.events.TradeoffEvent` (exact Laplace
+        or beta bound), charged at ``epsilon`` by basic composition."""
+        from privest.accounting.events import TradeoffEvent
+
+        curve = "zil_laplace" if self.exact_laplace else "zil_beta"
+        return TradeoffEvent(curve, self.c, self.zero_prob, epsilon)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ZILTradeoff:
         """Inverse of :meth:`to_dict`."""
@@ -173,6 +181,10 @@ class ZILGuarantee(Guarantee):
 
     def tradeoff(self, alpha: ArrayLike) -> float | np.ndarray:
         return self.individual.tradeoff(alpha)
+
+    def event(self, epsilon: float | None = None) -> Any:
+        """The individual-level curve's event (what a budget charges for a release)."""
+        return self.individual.event(epsilon)
 
     def estimate_tradeoff(
         self,

@@ -1,10 +1,12 @@
 """``privest budget LEDGER``: create a privacy budget ledger, or show what it has spent.
 
-With ``--epsilon`` (and ``--delta``) a new ledger file is created with that total; without,
-the ledger's spends, the composed total under basic and zCDP composition, and what is left
-are printed (-o/--format write the spends as a table). ``privest stat``, ``model`` and
-``release`` charge a ledger given with ``--budget LEDGER`` before they read any data, and
-refuse a query that would exceed the total (docs/budget.md).
+With ``--epsilon`` (and ``--delta``, ``--accountant``) a new ledger file is created with
+that total; without, the ledger's spends (the privacy event of each), the composed total by
+every accountant (basic, zCDP, PLD), the one the ledger admits by, and what is left are
+printed (-o/--format write the spends as a table). Labels are shown cut to 60
+characters. ``privest stat``, ``model`` and ``release`` charge a ledger given with
+``--budget LEDGER`` before they read any data, and refuse a query that would exceed the
+total (docs/budget.md).
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("ledger", help="the ledger file (JSON)")
     p.add_argument("--epsilon", type=float, help="create the ledger with this total epsilon")
     p.add_argument("--delta", type=float, default=0.0, help="its total delta (default 0)")
+    p.add_argument(
+        "--accountant",
+        default="basic,zcdp",
+        help="the accountants the new ledger admits by, comma-separated: basic, zcdp, pld "
+        "(default basic,zcdp; pld holds for queries fixed in advance, docs/budget.md)",
+    )
     add_table_output(p, "the spends")
     p.set_defaults(func=run)
 
@@ -45,14 +53,16 @@ def run(args: argparse.Namespace, console: Any) -> None:
     from privest.accounting.budget import Budget
 
     if args.epsilon is not None:
-        budget = Budget.create(args.ledger, args.epsilon, args.delta)
-        console.print(f"created {args.ledger}: {budget!r}")
+        accountant = [a.strip() for a in args.accountant.split(",")]
+        budget = Budget.create(args.ledger, args.epsilon, args.delta, accountant=accountant)
+        console.print(f"created {args.ledger}: {budget!r}", markup=False, highlight=False)
         return
     budget = Budget.open(args.ledger)
     rows = [
         {
             "label": s.label,
             "mechanism": s.mechanism,
+            "event": s.event.describe(),
             "epsilon": s.epsilon,
             "delta": s.delta,
             "rho": s.rho,
@@ -60,4 +70,5 @@ def run(args: argparse.Namespace, console: Any) -> None:
         }
         for s in budget.spends
     ]
-    emit_table(args, console, rows, lambda: console.print(budget.report()))
+    show = lambda: console.print(budget.report(), markup=False, highlight=False)  # noqa: E731
+    emit_table(args, console, rows, show)

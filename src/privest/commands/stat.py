@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privest._choices import STATISTIC_MECHANISMS
 from privest.commands._common import (
     add_budget_argument,
     add_command,
@@ -29,6 +28,7 @@ from privest.commands._common import (
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.errors import ValidationError
+from privest.registry import mechanism_names, statistic_names
 
 __all__ = ["add_parser", "run"]
 
@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--stat",
         required=True,
-        help="median | quantile:Q | mean | sum | count | variance",
+        help=" | ".join(f"{n}:Q" if n == "quantile" else n for n in statistic_names()),
     )
     p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon > 0")
     p.add_argument("--bounds", help="public bounds lo:hi of the column (write --bounds=-1:1)")
@@ -63,10 +63,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--mechanism",
         default="auto",
-        choices=list(STATISTIC_MECHANISMS),
-        help="default auto: for median/quantiles permute-and-flip when --resolution leaves "
-        "at most 2049 lattice points in the bounds and n >= 1000, else piecewise Laplace; "
-        "Laplace otherwise (all float-safe)",
+        choices=list(mechanism_names()),
+        help="default auto, a public rule (docs/mechanisms.md): for median/quantiles "
+        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds "
+        "and n >= 1000, else piecewise Laplace; else the least error of the data-independent "
+        "noises (all float-safe)",
     )
     p.add_argument(
         "--resolution",
@@ -102,11 +103,11 @@ def _where(spec: str) -> tuple[float, float]:
 def _columns(args: argparse.Namespace) -> list[str]:
     """The input's column names (its public schema; no record is read)."""
     if args.engine == "dask":
-        import dask.dataframe as dd
+        import pyarrow.dataset as ds
 
         try:
-            return [str(c) for c in dd.read_parquet(args.input).columns]
-        except Exception as exc:  # noqa: BLE001 - Dask's and pyarrow's read errors vary
+            return [str(c) for c in ds.dataset(args.input, format="parquet").schema.names]
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
             raise ValidationError(
                 f"input: cannot read {args.input!r} as Parquet ({type(exc).__name__})"
             ) from None
@@ -114,12 +115,14 @@ def _columns(args: argparse.Namespace) -> list[str]:
 
 
 def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
-    """The :class:`~privest.mechanisms.released.PrivateStatistic` of the request and the
-    column it was computed from. Everything public (the options and the input's header) is
-    checked and the budget charged before any record is read: a query refused for a public
-    reason, such as a misspelt --column, is not charged (docs/budget.md)."""
-    from privest.mechanisms.profiles import parse_statistic
-    from privest.models.statistics import auto_depends_on_n, statistic_mechanism
+    """The :class:`~privest.released.PrivateStatistic` of the request and the column it was
+    computed from. Everything public (the options and the input's header) is checked and the
+    budget charged before any record is read: a query refused for a public reason, such as
+    a misspelt --column, is not charged (docs/budget.md)."""
+    from privest.domain import Domain
+    from privest.mechanisms.auto import auto_reads_n
+    from privest.mechanisms.profiles.reaches import parse_statistic
+    from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
     from privest.validation import as_float_vector
 
@@ -151,8 +154,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             f"--column: {args.column!r} is not a column of {args.input} "
             f"(columns: {', '.join(columns)})"
         )
-    by_n = args.mechanism == "auto" and auto_depends_on_n(
-        args.stat, bounds=bounds, resolution=args.resolution
+    by_n = args.mechanism == "auto" and auto_reads_n(
+        args.stat, Domain(bounds=bounds, resolution=args.resolution)
     )
     charge_ledger(  # the guarantee is eps whichever mechanism the public n then picks
         args,
@@ -180,14 +183,14 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
 
 
 def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> Any:
-    """The release of a Parquet column on the Dask cluster (privest.scale.stats)."""
-    import dask.dataframe as dd
+    """The release of a Parquet column on the Dask cluster (the Dask backend's laws)."""
     import pandas as pd
 
+    from privest.backends import get_engine
+    from privest.models.statistics import private_statistic
     from privest.rng import make_rng
-    from privest.scale.stats import private_statistic_dask
 
-    col = dd.read_parquet(args.input, columns=[args.column])[args.column]
+    col = get_engine("dask").read_column(args.input, args.column)
     if not pd.api.types.is_numeric_dtype(col.dtype):
         raise ValidationError(
             f"--column: {args.column!r} of {args.input} holds {col.dtype} values, not numbers"
@@ -195,14 +198,15 @@ def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> A
     if where is not None:
         lo, hi = where
         col = col.map_partitions(_in_interval, lo, hi, meta=(args.column, float))
-    return private_statistic_dask(
+    return private_statistic(
         col,
-        mech._spec,
+        mech.spec,
         epsilon=args.epsilon,
         bounds=mech.bounds if mech.statistic != "count" else None,
         mechanism=args.mechanism,
         rng=make_rng(args.seed),
         clip=args.clip,
+        resolution=args.resolution,
     )
 
 

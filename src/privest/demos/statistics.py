@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from privest.models.statistics import MECHANISMS, private_statistic, statistic_mechanism
+from privest.models.statistics import private_statistic, statistic_mechanism
+from privest.registry import mechanism_names, mechanism_spec
 
 __all__ = ["demo_section"]
 
@@ -50,7 +51,14 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
         "mean": float(x.mean()),
         "variance": float(x.var()),
     }
-    mechs = [m for m in MECHANISMS if m != "auto"]
+    # the registered mechanisms that need no other public input and release one of STATS
+    plain = {"epsilon", "bounds", "resolution", "quantile", "n"}
+    mechs = [
+        m
+        for m in mechanism_names(auto=False)
+        if set(mechanism_spec(m).reads) <= plain
+        and any(s.partition(":")[0] in mechanism_spec(m).statistics for s in STATS)
+    ]
     table = Table(title=f"private statistics at eps = {EPSILON:g} (one release each)")
     table.add_column("statistic")
     table.add_column("true value", justify="right")
@@ -62,10 +70,7 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
         row, exp_row = [], []
         released[stat], expected[stat] = {}, {}
         for m in mechs:
-            if m in ("smooth_sensitivity", "permute_and_flip", "two_stage") and stat in (
-                "mean",
-                "variance",
-            ):
+            if stat.partition(":")[0] not in mechanism_spec(m).statistics:
                 row.append("n/a")
                 exp_row.append("n/a")
                 continue

@@ -35,7 +35,7 @@ from privest.datasets.synthetic_plm import PLM_BOUNDS, PLM_DISTRIBUTIONS, make_p
 from privest.experiments.registry import ExperimentResult, Row, register
 from privest.mechanisms.inverse_sensitivity import InverseSensitivityLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import profile_for
+from privest.mechanisms.profiles.reaches import profile_for
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivityLaw
 from privest.progress import progress_bar
 

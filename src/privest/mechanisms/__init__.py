@@ -7,12 +7,12 @@ The statistic mechanisms also give ``law(x)``, the curator's (non-private) view 
 output distribution on a data set (an :class:`OutputLaw`: density and exact error laws).
 """
 
+from privest.contract import Mechanism
 from privest.mechanisms.approximate import (
     ApproximateLpPLMLaw,
     ApproximatePiecewiseLaplaceLaw,
     RadiusBounds,
 )
-from privest.mechanisms.base import Mechanism, OutputLaw, StatisticMechanism
 from privest.mechanisms.eptr import (
     EPTR,
     EPTRRelease,
@@ -29,13 +29,15 @@ from privest.mechanisms.inverse_sensitivity import (
 )
 from privest.mechanisms.laplace import LaplaceLaw, LaplaceMechanism
 from privest.mechanisms.lattice_pf import PermuteAndFlip, PermuteFlipLaw
+from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, PiecewiseLaplaceLaw
-from privest.mechanisms.profiles import ReachProfile, check_reach_property, profile_for
+from privest.mechanisms.profiles.reaches import ReachProfile, check_reach_property, profile_for
 from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
 from privest.mechanisms.ptr_median import PTRMedian, PTRMedianLaw
-from privest.mechanisms.released import PrivateStatistic, PrivateValue
 from privest.mechanisms.smooth_sensitivity import SmoothSensitivity, SmoothSensitivityLaw
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.mechanisms.two_stage import TwoStage, TwoStageLaw
+from privest.released import PrivateStatistic, PrivateValue
 
 __all__ = [
     "EPTR",

@@ -35,7 +35,8 @@ from numpy.typing import ArrayLike
 from scipy import integrate, special
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import OutputLaw, PiecewiseDensity
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.laws.piecewise import PiecewiseDensity
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon
 

@@ -30,10 +30,10 @@ from scipy.special import expit, log_expit, log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
+from privest.contract import Mechanism
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism
 from privest.mechanisms.gaussian import c_delta
-from privest.mechanisms.lattice import LatticeGaussian, lattice_gaussian
+from privest.mechanisms.samplers.lattice import LatticeGaussian, lattice_gaussian
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability

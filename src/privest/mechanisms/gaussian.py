@@ -1,6 +1,6 @@
 """Gaussian mechanism with global L2 sensitivity (paper 001, eq. 3; baseline B0 of paper 001).
 
-``value + noise`` with the noise of :class:`~privest.mechanisms.lattice.LatticeGaussian`:
+``value + noise`` with the noise of :class:`~privest.mechanisms.samplers.lattice.LatticeGaussian`:
 discrete Gaussian on a public power-of-two grid, sampled exactly, so no output betrays the
 low-order bits of ``value`` (docs/randomness.md). ``calibration`` (``"analytic"`` by
 default, ``"classic"``, ``"paper_eq3"``) sets the continuous sigma the grid is built
@@ -24,10 +24,10 @@ from privest.accounting.gaussian import (
     gaussian_sigma,
     require_gaussian_dp,
 )
+from privest.contract import Mechanism
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism
-from privest.mechanisms.lattice import lattice_gaussian
-from privest.mechanisms.released import PrivateValue
+from privest.mechanisms.samplers.lattice import lattice_gaussian
+from privest.released import PrivateValue
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import as_finite_array, check_delta, check_epsilon, check_positive
 

@@ -17,9 +17,9 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import OutputLaw
+from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace, _ProfileLaw
-from privest.mechanisms.profiles import ReachProfile
+from privest.mechanisms.profiles.reaches import ReachProfile
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_probabilities
 
@@ -81,7 +81,7 @@ class GridInverseSensitivityLaw(OutputLaw):
         quantile: float | None = None,
         clip: bool = False,
     ) -> GridInverseSensitivityLaw:
-        from privest.mechanisms.profiles import profile_for
+        from privest.mechanisms.profiles.reaches import profile_for
 
         return cls(profile_for(x, statistic, bounds, quantile=quantile, clip=clip), epsilon, grid)
 

@@ -10,8 +10,8 @@ b - a; count 1; population variance
 (b - a)^2 (n - 1)/n^2. The output is unbounded; :meth:`clamp` post-processes a release
 into the statistic's public range (free under DP, biased).
 
-Float safety: ``f`` is computed exactly (:mod:`privest.mechanisms.exact`) and the noise is
-discrete Laplace on a public power-of-two grid (:class:`~privest.mechanisms.lattice.
+Float safety: ``f`` is computed exactly (:mod:`privest.mechanisms.profiles.exact`) and the noise is
+discrete Laplace on a public power-of-two grid (:class:`~privest.mechanisms.samplers.lattice.
 LatticeLaplace`): exactly eps-DP, and no output is impossible under a neighbour. The
 ``logpdf``, ``cdf`` and error functionals describe the continuous Laplace law of the same
 scale, which the lattice law matches to within one grid step (a relative 2^-20 of the scale).
@@ -26,9 +26,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privest.mechanisms.base import OutputLaw, StatisticMechanism
-from privest.mechanisms.exact import exact_statistic
-from privest.mechanisms.lattice import LatticeLaplace
+from privest.domain import Domain
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.profiles.exact import exact_statistic, statistic_from_totals
+from privest.mechanisms.profiles.sensitivity import global_sensitivity
+from privest.mechanisms.samplers.lattice import LatticeLaplace
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probabilities
 
@@ -67,9 +70,11 @@ class LaplaceLaw(OutputLaw):
         bounds: Any = None,
         quantile: float | None = None,
         clip: bool = False,
+        domain: Domain | None = None,
     ) -> LaplaceLaw:
-        """Laplace with the statistic's global sensitivity, on the exact statistic."""
-        stat = exact_statistic(x, statistic, bounds, quantile=quantile, clip=clip)
+        """Laplace with the statistic's global sensitivity under ``domain``'s neighbour
+        relation (swap by default), on the exact statistic."""
+        stat = exact_statistic(x, statistic, bounds, quantile=quantile, clip=clip, domain=domain)
         mech = cls(
             stat.exact,
             stat.sensitivity,
@@ -136,7 +141,33 @@ class LaplaceMechanism(StatisticMechanism):
 
     name = "laplace"
 
+    def noise_law(self, n: int | None = None) -> LaplaceLaw:
+        """The noise alone, from public inputs (the global sensitivity on the domain; the
+        mean and the variance need the public ``n``): for planning and ``auto``."""
+        gs = global_sensitivity(self.spec, self.domain, n)
+        return LaplaceLaw(0, gs, self.epsilon, statistic=self.spec)
+
+    def law_from_totals(self, totals: dict[str, int]) -> LaplaceLaw:
+        """The law from the exact integer totals of all the records
+        (:func:`~privest.mechanisms.profiles.exact.exact_totals`, which add up over disjoint
+        parts: a backend sums them over partitions)."""
+        stat = statistic_from_totals(self.spec, totals, self.bounds, domain=self.domain)
+        law = LaplaceLaw(
+            stat.exact,
+            stat.sensitivity,
+            self.epsilon,
+            output_range=stat.output_range,
+            statistic=self.spec,
+        )
+        law.n_clipped = stat.n_clipped
+        return law
+
     def law(self, x: Any) -> LaplaceLaw:
         return LaplaceLaw.for_statistic(
-            x, self._spec, epsilon=self.epsilon, bounds=self.bounds, clip=self.clip
+            x,
+            self.spec,
+            epsilon=self.epsilon,
+            bounds=self.bounds,
+            clip=self.clip,
+            domain=self.domain,
         )

@@ -3,7 +3,7 @@
 McKenna and Sheldon (2020), Alg. 1: visit the candidates in a uniformly random order and
 stop at candidate r with probability ``p_r = exp(eps (q_r - q*) / (2 Delta))``, where
 ``q* = max_r q_r``. Here the candidates are the points of the public lattice of
-:mod:`privest.mechanisms.lattice_profile` (``resolution=``, or by default a power-of-two
+:mod:`privest.mechanisms.profiles.lattice` (``resolution=``, or by default a power-of-two
 step with 2^10 to 2^11 points across the bounds), and the utility is minus a
 sensitivity-1 score (``Delta = 1``) built on the interpolated rank of paper 002:
 
@@ -18,7 +18,7 @@ Both are minimal (= 1) at the point f(x), so ``q* = -1`` for every data set and
 exponential mechanism with the same score (their Thm. 2).
 
 Exact sampling: the random order is a lazy Fisher-Yates shuffle driven by uniform integers
-(:class:`~privest.mechanisms.bigint_samplers.Bits`), and each flip is the exact
+(:class:`~privest.mechanisms.samplers.bigint.Bits`), and each flip is the exact
 Bernoulli(``exp(-eps' (s_r - 1)/2)``) of Canonne, Kamath and Steinke (2020, Alg. 1) with
 the rational exponent ``eps' (l L + i - L) / (2 L)``, ``eps' = eps (1 - 2^-40)``: the
 released index has exactly the PF law at eps' < eps, so the guarantee is eps.
@@ -40,16 +40,23 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import roots_legendre
 
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.base import OutputLaw, StatisticMechanism
-from privest.mechanisms.bigint_samplers import Bits
 from privest.mechanisms.lattice_plm import (
     LatticeProfileLaw,
     run_epsilon,
     stair_fraction,
     truncation_levels,
 )
-from privest.mechanisms.lattice_profile import LatticeGrid, LatticeProfile, lattice_order_profile
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.profiles.lattice import (
+    LatticeGrid,
+    LatticeProfile,
+    lattice_order_profile,
+    lattice_profile_of,
+)
+from privest.mechanisms.samplers.bigint import Bits
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 from privest.validation import check_bounds, check_epsilon, check_probabilities
 
@@ -245,7 +252,6 @@ class PermuteAndFlip(StatisticMechanism):
     """
 
     name = "permute_and_flip"
-    statistics = ("median", "quantile")
 
     def __init__(
         self,
@@ -256,9 +262,19 @@ class PermuteAndFlip(StatisticMechanism):
         quantile: float | None = None,
         clip: bool = False,
         resolution: float | None = None,
+        domain: Domain | None = None,
         score: str = "stair",
     ) -> None:
-        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        super().__init__(
+            statistic,
+            epsilon=epsilon,
+            bounds=bounds,
+            quantile=quantile,
+            clip=clip,
+            domain=domain,
+            resolution=resolution,
+        )
+        resolution = self.domain.resolution
         if score not in ("rank", "stair"):
             raise ValidationError(f"score: {score!r} is not 'rank' or 'stair'")
         self.score = score
@@ -267,12 +283,18 @@ class PermuteAndFlip(StatisticMechanism):
 
     def law(self, x: Any) -> PermuteFlipLaw:
         """NON-PRIVATE: the exact PF law on ``x`` (:class:`PermuteFlipLaw`)."""
-        return PermuteFlipLaw.for_statistic(
-            x,
-            self._spec,
-            epsilon=self.epsilon,
-            bounds=self.bounds,
-            resolution=self.resolution,
-            clip=self.clip,
-            score=self.score,
-        )
+        return self.law_from_profile(lattice_profile_of(self, x))
+
+    # -- the lattice seam (as the piecewise Laplace mechanism's) ----------------------------
+    @property
+    def levels(self) -> int:
+        """The levels of the truncated lattice profile (public: epsilon and the lattice)."""
+        return truncation_levels(self.epsilon, self.grid.kb - self.grid.ka + 1)
+
+    def inward(self, n: int) -> bool:
+        """Permute-and-flip aims at the rank itself (never half a rank inward)."""
+        return False
+
+    def law_from_profile(self, profile: LatticeProfile) -> PermuteFlipLaw:
+        """The PF law from the profile of the snapped order statistics."""
+        return PermuteFlipLaw(profile, self.epsilon, self.score)

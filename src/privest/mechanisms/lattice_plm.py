@@ -1,7 +1,7 @@
 """PLM and inverse sensitivity for medians and quantiles on a public lattice, sampled exactly.
 
 Paper 002, Def. 3.1, Algorithm 1 and Sec. 4.2, restricted to the lattice of
-:mod:`privest.mechanisms.lattice_profile` (indices ``lo .. hi``, output ``index * unit``).
+:mod:`privest.mechanisms.profiles.lattice` (indices ``lo .. hi``, output ``index * unit``).
 With the integer reaches ``U_l``, ``D_l`` (l = 0..k), upper piece l holds the lattice points
 ``U_{l-1} + i`` for ``i = 1 .. L``, ``L = U_l - U_{l-1}`` (lower pieces mirrored), and the
 point ``f(x) = U_0`` itself is its own piece (level 0, ``L = 1``). Every lattice point in
@@ -39,7 +39,7 @@ has ``P(y|x) / P(y|x') <= e^{eps'/2} Z(x') / Z(x) <= e^{eps'}``.
 
 Exact sampling (this is what makes the guarantee hold for the released float). Let
 ``eps' = eps (1 - 2^-40)`` (a rational: eps is a dyadic float). A draw repeats, with uniform
-integers from the caller's generator (:class:`~privest.mechanisms.bigint_samplers.Bits`):
+integers from the caller's generator (:class:`~privest.mechanisms.samplers.bigint.Bits`):
 
 1. pick piece j with probability ``W_j / sum W``, integers
    ``W_j = floor(2^P E_l) L_j`` with ``E_l`` the correctly rounded 60-digit decimal
@@ -71,14 +71,14 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privest.errors import ValidationError
-from privest.mechanisms.base import OutputLaw
-from privest.mechanisms.bigint_samplers import Bits
-from privest.mechanisms.lattice_profile import (
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.profiles.lattice import (
     LatticeGrid,
     LatticeProfile,
     inward_target,
     lattice_order_profile,
 )
+from privest.mechanisms.samplers.bigint import Bits
 from privest.rng import resolve_rng
 from privest.validation import check_bounds, check_epsilon, check_probabilities
 
@@ -197,7 +197,7 @@ class LatticeProfileLaw(OutputLaw):
         target: str = "rank",
     ) -> LatticeProfileLaw:
         """``target``: ``"rank"`` (x_(k), k = clip(ceil(q n), 1, n)), ``"inward"`` (half a
-        rank inward) or ``"auto"`` (:func:`~privest.mechanisms.lattice_profile.
+        rank inward) or ``"auto"`` (:func:`~privest.mechanisms.profiles.lattice.
         inward_target`, public: n, q, eps)."""
         eps = check_epsilon(epsilon)
         if target not in TARGETS:

@@ -30,16 +30,24 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.base import (
-    OutputLaw,
+from privest.mechanisms.lattice_plm import LatticeProfileLaw, truncation_levels
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.laws.piecewise import (
     PiecewiseDensity,
-    StatisticMechanism,
     abs_error_quantile,
     log_k,
     texp_moments,
 )
-from privest.mechanisms.profiles import ReachProfile, profile_for
+from privest.mechanisms.profiles.lattice import (
+    LatticeGrid,
+    inward_target,
+    lattice_from_reaches,
+    lattice_profile_of,
+)
+from privest.mechanisms.profiles.reaches import ReachProfile, profile_for
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon
 
@@ -344,7 +352,7 @@ class PiecewiseLaplaceLaw(_ProfileLaw):
 
     ``PiecewiseLaplaceLaw.for_statistic(x, "median", epsilon=1.0, bounds=(0, 100))`` builds
     it from data; ``PiecewiseLaplaceLaw(profile, epsilon, rho=0)`` from any
-    :class:`~privest.mechanisms.profiles.ReachProfile`.
+    :class:`~privest.mechanisms.profiles.reaches.ReachProfile`.
     """
 
     _law = "texp"
@@ -384,7 +392,7 @@ class PiecewiseLaplace(StatisticMechanism):
     then one level lower; :mod:`privest.mechanisms.lattice_plm`) or ``"texp"`` (the paper's
     truncated exponential). ``target`` is the rank a quantile release aims at: ``"auto"``
     (default: half a rank inward where eps min(k, n + 1 - k) < 8, a public rule,
-    :func:`~privest.mechanisms.lattice_profile.inward_target`), ``"rank"`` (x_(k)) or
+    :func:`~privest.mechanisms.profiles.lattice.inward_target`), ``"rank"`` (x_(k)) or
     ``"inward"`` (docs/piecewise-laplace.md, "Quantile convention").
     """
 
@@ -406,10 +414,20 @@ class PiecewiseLaplace(StatisticMechanism):
         clip: bool = False,
         rho: float = 0.0,
         resolution: float | None = None,
+        domain: Domain | None = None,
         shape: str | None = None,
         target: str | None = None,
     ) -> None:
-        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        super().__init__(
+            statistic,
+            epsilon=epsilon,
+            bounds=bounds,
+            quantile=quantile,
+            clip=clip,
+            domain=domain,
+            resolution=resolution,
+        )
+        resolution = self.domain.resolution
         if target is not None:
             if target not in ("auto", "rank", "inward"):
                 raise ValidationError(f"target: {target!r} is not 'auto', 'rank' or 'inward'")
@@ -423,15 +441,19 @@ class PiecewiseLaplace(StatisticMechanism):
         self.rho = float(rho)
         if not (self.rho >= 0 and math.isfinite(self.rho)):
             raise ValidationError(f"rho: {rho!r} must be a finite number >= 0")
-        self.on_lattice = self.statistic in ("median", "quantile") and self.rho == 0
+        if self.rho > 0:
+            raise ValidationError(
+                f"rho: the rho-smoothed {self.name} (paper 002, Sec. 4.2) has no float-safe "
+                "release; its law stays available for analysis "
+                f"({self._law_class.__name__}.for_statistic(x, ..., rho=...))"
+            )
+        self.on_lattice = self.statistic in ("median", "quantile")
         if resolution is not None and not self.on_lattice:
             raise ValidationError(
                 f"resolution: {resolution!r} applies to the median and quantiles (rho = 0) only"
             )
         self.resolution = resolution
         if self.on_lattice:  # validates the resolution against the bounds, before any data
-            from privest.mechanisms.lattice_profile import LatticeGrid
-
             self.grid = LatticeGrid.for_bounds(*self.bounds, resolution)
 
     def law(self, x: Any) -> Any:
@@ -439,32 +461,38 @@ class PiecewiseLaplace(StatisticMechanism):
         (:class:`~privest.mechanisms.lattice_plm.LatticeProfileLaw`, exact sampling), else
         the continuous law of paper 002 (:meth:`continuous_law`)."""
         if self.on_lattice:
-            from privest.mechanisms.lattice_plm import LatticeProfileLaw
-
-            return LatticeProfileLaw.for_statistic(
-                x,
-                self._spec,
-                epsilon=self.epsilon,
-                bounds=self.bounds,
-                resolution=self.resolution,
-                clip=self.clip,
-                shape=self._lattice_shape,
-                target=self._lattice_target,
-            )
-        return self.continuous_law(x)
+            return self.law_from_profile(lattice_profile_of(self, x))
+        n = int(np.size(x))
+        name = self.statistic
+        max_level = auto_truncation_level(self.epsilon) if profile_truncation(name, n) else None
+        prof = profile_for(x, self.spec, self.bounds, clip=self.clip, max_level=max_level)
+        grid = LatticeGrid.for_bounds(prof.lo, prof.hi)
+        levels = truncation_levels(self.epsilon, grid.kb - grid.ka + 1)
+        return self.law_from_profile(lattice_from_reaches(prof, levels))
 
     def inward(self, n: int) -> bool:
         """Whether the lattice release of n records targets half a rank inward (public)."""
-        from privest.mechanisms.lattice_profile import inward_target
-
         t = self._lattice_target
-        return t == "inward" or (t == "auto" and inward_target(self._spec, None, n, self.epsilon))
+        return t == "inward" or (t == "auto" and inward_target(self.spec, None, n, self.epsilon))
+
+    # -- the lattice seam: a backend selects the order statistics, the law is built here ----
+    @property
+    def levels(self) -> int:
+        """The levels of the truncated lattice profile (public: epsilon and the lattice)."""
+        return truncation_levels(self.epsilon, self.grid.kb - self.grid.ka + 1)
+
+    def law_from_profile(self, profile: Any) -> Any:
+        """The lattice law from the profile of the snapped order statistics (in memory from
+        the data, out of core from a distributed selection:
+        :func:`~privest.mechanisms.profiles.lattice.profile_from_order_statistics`)."""
+        return LatticeProfileLaw(profile, self.epsilon, self._lattice_shape)
 
     def continuous_law(self, x: Any) -> _ProfileLaw:
-        """The continuous law of paper 002 (float sampler; not float-safe)."""
+        """The continuous law of paper 002 (its float sampler is not float-safe: for analysis
+        only; :meth:`release` draws from :meth:`law`, on a public lattice)."""
         return self._law_class.for_statistic(
             x,
-            self._spec,
+            self.spec,
             epsilon=self.epsilon,
             bounds=self.bounds,
             rho=self.rho,

@@ -21,7 +21,7 @@ noise_multiplier) is proven for eps' <= 1 only, so the constructor checks it wit
 hockey-stick divergence (Balle and Wang 2018, Thm 8), as ePTR and the Gaussian mechanism do,
 and refuses an (eps, noise_multiplier) whose composed guarantee would not hold. The released
 estimate gets its Gaussian noise on the float-safe lattice of
-:mod:`privest.mechanisms.lattice` (the test only releases one bit, pass or fail, so its
+:mod:`privest.mechanisms.samplers.lattice` (the test only releases one bit, pass or fail, so its
 continuous Laplace draw leaks no low-order bits).
 """
 
@@ -35,11 +35,11 @@ import numpy as np
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
+from privest.contract import Mechanism
 from privest.errors import ValidationError
-from privest.mechanisms.base import Mechanism
 from privest.mechanisms.eptr import Bottom, EPTRRelease, resolve_bottom
 from privest.mechanisms.gaussian import c_delta
-from privest.mechanisms.lattice import lattice_gaussian
+from privest.mechanisms.samplers.lattice import lattice_gaussian
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probability
 

@@ -21,13 +21,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privest.accounting.base import ApproxDP, Guarantee
-from privest.mechanisms.base import OutputLaw, StatisticMechanism
-from privest.mechanisms.lattice import LatticeLaplace
-from privest.mechanisms.profiles import sorted_data
+from privest.domain import Domain
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.profiles.reaches import sorted_data
+from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.mechanisms.smooth_sensitivity import (
     local_sensitivity_at_distance,
     order_statistic_ranks,
 )
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 from privest.validation import check_epsilon, check_positive, check_probabilities, check_probability
 
@@ -163,7 +165,6 @@ class PTRMedian(StatisticMechanism):
     """
 
     name = "ptr"
-    statistics = ("median", "quantile")
 
     def __init__(
         self,
@@ -175,8 +176,11 @@ class PTRMedian(StatisticMechanism):
         bounds: Any = None,
         quantile: float | None = None,
         clip: bool = False,
+        domain: Domain | None = None,
     ) -> None:
-        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        super().__init__(
+            statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, domain=domain
+        )
         self.delta = check_probability(delta, "delta")
         self.local_sensitivity = check_positive(local_sensitivity, "local_sensitivity")
 
@@ -187,7 +191,7 @@ class PTRMedian(StatisticMechanism):
     def law(self, x: Any) -> PTRMedianLaw:
         return PTRMedianLaw(
             x,
-            self._spec,
+            self.spec,
             epsilon=self.epsilon,
             delta=self.delta,
             bounds=self.bounds,

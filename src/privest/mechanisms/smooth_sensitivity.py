@@ -18,7 +18,7 @@ whose dilation tail is at most delta (about ``eps / (eps + 2 ln(1/delta))``).
 
 Float safety (docs/budget.md). The release is ``g (round(f(x) / g) + K)`` on a public grid
 ``g = 2^k`` fixed by the bounds (and delta), with K drawn exactly in Python integers
-(``mechanisms/bigint_samplers.py``): the discrete generalised Cauchy law
+(``mechanisms/samplers/bigint.py``): the discrete generalised Cauchy law
 ``P(k) ~ t^gamma / (t^gamma + |k|^gamma)``, or the discrete Laplace law ``~ exp(-|k|/t)``,
 at the integer scale ``t = ceil((1 + 2^-10) c S~(x) / g)``, ``c`` the constant above and
 ``S~ = S_beta + 2^-30 (b - a)`` (a public floor keeps ``t`` large and ``S~`` beta-smooth).
@@ -46,10 +46,12 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from privest.accounting.base import ApproxDP, Guarantee
+from privest.domain import Domain
 from privest.errors import EstimationError, ValidationError
-from privest.mechanisms.base import OutputLaw, StatisticMechanism
-from privest.mechanisms.bigint_samplers import discrete_laplace_big, power_law_big
-from privest.mechanisms.profiles import parse_statistic, quantile_rank, sorted_data
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.profiles.reaches import parse_statistic, quantile_rank, sorted_data
+from privest.mechanisms.samplers.bigint import discrete_laplace_big, power_law_big
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 from privest.validation import check_delta, check_epsilon, check_probabilities
 
@@ -305,7 +307,6 @@ class SmoothSensitivity(StatisticMechanism):
     """
 
     name = "smooth_sensitivity"
-    statistics = ("median", "quantile")
 
     def __init__(
         self,
@@ -315,10 +316,13 @@ class SmoothSensitivity(StatisticMechanism):
         bounds: Any = None,
         quantile: float | None = None,
         clip: bool = False,
+        domain: Domain | None = None,
         gamma: int = 4,
         delta: float = 0.0,
     ) -> None:
-        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        super().__init__(
+            statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, domain=domain
+        )
         self.gamma = check_gamma(gamma)
         self.delta = check_delta(delta)
 
@@ -329,7 +333,7 @@ class SmoothSensitivity(StatisticMechanism):
     def law(self, x: Any) -> SmoothSensitivityLaw:
         return SmoothSensitivityLaw(
             x,
-            self._spec,
+            self.spec,
             epsilon=self.epsilon,
             bounds=self.bounds,
             gamma=self.gamma,

@@ -37,11 +37,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import fftconvolve
 
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.base import OutputLaw, StatisticMechanism
-from privest.mechanisms.bigint_samplers import Bits
-from privest.mechanisms.lattice_profile import _check_data, inward_target, order_window
+from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.mechanisms.profiles.lattice import _check_data, inward_target, order_window
+from privest.mechanisms.samplers.bigint import Bits
+from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
 
 __all__ = ["TwoStage", "TwoStageLaw", "discrete_laplace_rational"]
@@ -123,8 +125,8 @@ class TwoStageLaw(OutputLaw):
         self.bin_prob = bin_law(self.counts, mech.eps1, self.threshold)
         self._laws: dict[int, Any] = {}
         n = arr.size
-        inward = inward_target(mech._spec, None, n, mech.eps2)
-        ranks, _, _ = order_window(mech._spec, None, n, 0, inward=inward)
+        inward = inward_target(mech.spec, None, n, mech.eps2)
+        ranks, _, _ = order_window(mech.spec, None, n, 0, inward=inward)
         xs = np.sort(arr)
         self.value = float(np.mean(xs[np.array(ranks) - 1]))  # the stated target
 
@@ -188,7 +190,6 @@ class TwoStage(StatisticMechanism):
     """
 
     name = "two_stage"
-    statistics = ("median", "quantile")
 
     def __init__(
         self,
@@ -199,10 +200,20 @@ class TwoStage(StatisticMechanism):
         quantile: float | None = None,
         clip: bool = False,
         resolution: float | None = None,
+        domain: Domain | None = None,
         share: float = SHARE,
         bins: int = BINS,
     ) -> None:
-        super().__init__(statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip)
+        super().__init__(
+            statistic,
+            epsilon=epsilon,
+            bounds=bounds,
+            quantile=quantile,
+            clip=clip,
+            domain=domain,
+            resolution=resolution,
+        )
+        resolution = self.domain.resolution
         if not 0 < share < 1:
             raise ValidationError(f"share: {share!r} must lie strictly between 0 and 1")
         if isinstance(bins, bool) or not isinstance(bins, int) or bins < 3:
@@ -218,7 +229,7 @@ class TwoStage(StatisticMechanism):
     def second(self, bounds: tuple[float, float]) -> PiecewiseLaplace:
         """The second stage on the shrunk ``bounds`` (data clipped to them)."""
         return PiecewiseLaplace(
-            self._spec, epsilon=self.eps2, bounds=bounds, clip=True, resolution=self.resolution
+            self.spec, epsilon=self.eps2, bounds=bounds, clip=True, resolution=self.resolution
         )
 
     def law(self, x: Any) -> TwoStageLaw:

@@ -49,7 +49,7 @@ from privest.mechanisms.eptr import (
     ptr_threshold,
     release_probability,
 )
-from privest.mechanisms.lattice import LatticeLaplace
+from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (

@@ -39,7 +39,7 @@ from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (

@@ -38,7 +38,7 @@ from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.lattice import lattice_gaussian_zcdp
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.linear import public_design
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (

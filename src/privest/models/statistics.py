@@ -1,65 +1,44 @@
 """Private statistics in one call: median, quantiles, mean, sum, count, variance (paper 002).
 
 ``private_median(x, epsilon=1.0, bounds=(0, 100))`` returns a
-:class:`~privest.mechanisms.released.PrivateStatistic`: a ``float`` that carries its
-guarantee, statistic and mechanism (``.summary()``). For the output law on a data set
-(density, exact error laws; the curator's non-private view) build the mechanism and call
-``law(x)``: ``statistic_mechanism("median", epsilon=1, bounds=(0, 100)).law(x)``.
+:class:`~privest.released.PrivateStatistic`: a ``float`` that carries its guarantee,
+statistic and mechanism (``.summary()``). For the output law on a data set (density, exact
+error laws; the curator's non-private view) build the mechanism and call ``law(x)``:
+``statistic_mechanism("median", epsilon=1, bounds=(0, 100)).law(x)``.
 
-Mechanisms: ``"piecewise_laplace"`` (paper 002), ``"inverse_sensitivity"``,
-``"smooth_sensitivity"`` (median / quantiles only), ``"laplace"`` (global sensitivity),
-``"permute_and_flip"`` and ``"two_stage"`` (median / quantiles; the latter for bounds much
-wider than the data, never chosen by ``auto``), and ``"auto"`` (default), which picks by the
-statistic, the bounds, the resolution and the public n, i.e. from public inputs, so the
-choice spends no privacy:
+Mechanisms come from the registry (:mod:`privest.registry`; the table is in
+docs/mechanisms.md); ``mechanism="auto"`` (default) picks one by a public rule
+(:mod:`privest.mechanisms.auto`): the exact-error best of the data-independent noises for
+the statistics that decompose over records (mean, sum, count, variance), the piecewise
+Laplace staircase or permute-and-flip on a public lattice for the median and quantiles
+(docs/piecewise-laplace.md, "Choosing the mechanism"). Every choice is float-safe.
 
-* median, quantiles -> permute-and-flip (McKenna and Sheldon 2020) over the lattice
-  points when a ``resolution`` is given, the bounds hold at most 2049 of them (e.g.
-  integer data) and the public n is at least 1000, else piecewise Laplace with the
-  staircase shape on the public lattice; both float-safe, both built on paper 002's
-  interpolated-rank score, whose pieces follow the data's gaps (docs/piecewise-laplace.md,
-  "Choosing the mechanism");
-* mean, sum, count -> Laplace with global sensitivity: their pieces are nearly as long
-  as GS, where PLM approaches Lap(2 GS/eps), up to twice the eps-DP Laplace error
-  (paper 002, Sec. 4.1; docs/piecewise-laplace.md);
-* variance -> Laplace with global sensitivity, float-safe on its lattice. The paper's PLM
-  for the variance (``mechanism="piecewise_laplace"``) is often more accurate but still
-  samples a continuous inverse CDF, whose low bits can leak (docs/budget.md): it stays
-  available, and ``auto`` will return to it once it is released on a lattice.
-
-All releases are pure eps-DP under swap neighbours (fixed, public n). Bounds are public
-and required (they are never read from the data); data outside them are an error unless
-``clip=True``. Laplace and smooth-sensitivity releases are clipped into the statistic's
-public range (post-processing: no privacy cost, slight bias); PLM and INV releases lie in
-it already.
+By default neighbours swap one record (n public); ``domain=Domain(neighbours="add_remove",
+...)`` releases the sum and the count with n private. Bounds are public and required (they
+are never read from the data); data outside them are an error unless ``clip=True``.
+Laplace and smooth-sensitivity releases are clipped into the statistic's public range
+(post-processing: no privacy cost, slight bias); PLM and INV releases lie in it already.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from privest._choices import STATISTIC_MECHANISMS
 from privest.accounting.budget import Budget, charge
+from privest.backends import dispatch
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.base import StatisticMechanism
-from privest.mechanisms.inverse_sensitivity import InverseSensitivity
-from privest.mechanisms.laplace import LaplaceMechanism
-from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES, PermuteAndFlip
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
-from privest.mechanisms.profiles import parse_statistic
-from privest.mechanisms.released import PrivateStatistic
-from privest.mechanisms.smooth_sensitivity import SmoothSensitivity
-from privest.mechanisms.two_stage import TwoStage
-from privest.validation import check_bounds
+from privest.mechanisms.auto import auto_mechanism, auto_reads_n
+from privest.mechanisms.laws.base import OutputLaw
+from privest.mechanisms.statistic import StatisticMechanism
+from privest.registry import load, mechanism_names, mechanism_spec
+from privest.released import PrivateStatistic
+from privest.rng import resolve_rng
 
 __all__ = [
-    "MECHANISMS",
-    "auto_depends_on_n",
-    "auto_mechanism",
     "private_count",
     "private_mean",
     "private_median",
@@ -67,68 +46,10 @@ __all__ = [
     "private_statistic",
     "private_sum",
     "private_variance",
+    "record_count",
+    "statistic_law",
     "statistic_mechanism",
 ]
-
-_CLASSES: dict[str, type[StatisticMechanism]] = {
-    "piecewise_laplace": PiecewiseLaplace,
-    "inverse_sensitivity": InverseSensitivity,
-    "smooth_sensitivity": SmoothSensitivity,
-    "permute_and_flip": PermuteAndFlip,
-    "two_stage": TwoStage,
-    "laplace": LaplaceMechanism,
-}
-#: mechanisms that release medians and quantiles on a public lattice (take ``resolution=``)
-_LATTICE = ("piecewise_laplace", "inverse_sensitivity", "permute_and_flip", "two_stage")
-#: ``mechanism=`` choices; defined without numpy in :mod:`privest._choices` for the CLI
-MECHANISMS = STATISTIC_MECHANISMS
-_AUTO = {
-    "median": "piecewise_laplace",
-    "quantile": "piecewise_laplace",
-    "variance": "laplace",  # float-safe; PLM variance is not yet on a lattice
-    "mean": "laplace",
-    "sum": "laplace",
-    "count": "laplace",
-}
-
-
-#: ``auto`` uses permute-and-flip from this public n on (exact E|err| against the staircase
-#: PLM on the same lattice, docs/piecewise-laplace.md, "Choosing the mechanism")
-PF_AUTO_MIN_N = 1000
-
-
-def auto_mechanism(
-    statistic: str,
-    *,
-    bounds: Any = None,
-    resolution: float | None = None,
-    n: int | None = None,
-) -> str:
-    """The mechanism ``"auto"`` picks (module docstring); public inputs only, no data.
-
-    Medians and quantiles: permute-and-flip when a ``resolution`` is given, the bounds hold
-    at most ``PF_MAX_CANDIDATES`` lattice points (a coarse public lattice, e.g. integer
-    data) and the public ``n`` is at least ``PF_AUTO_MIN_N``; else the piecewise Laplace
-    staircase on the lattice.
-    """
-    name, _ = parse_statistic(statistic)
-    if _pf_lattice(name, bounds, resolution) and n is not None and n >= PF_AUTO_MIN_N:
-        return "permute_and_flip"
-    return _AUTO[name]
-
-
-def _pf_lattice(name: str, bounds: Any, resolution: float | None) -> bool:
-    """A median/quantile on a given lattice small enough for permute-and-flip (public)."""
-    if name not in ("median", "quantile") or resolution is None or bounds is None:
-        return False
-    ((a, b),) = check_bounds(bounds, 1).tolist()
-    step = float(resolution)
-    return step > 0 and math.floor(b / step) - math.ceil(a / step) + 1 <= PF_MAX_CANDIDATES
-
-
-def auto_depends_on_n(statistic: str, *, bounds: Any, resolution: float | None) -> bool:
-    """Whether ``auto``'s choice for these public inputs depends on the public n."""
-    return _pf_lattice(parse_statistic(statistic)[0], bounds, resolution)
 
 
 def statistic_mechanism(
@@ -141,32 +62,49 @@ def statistic_mechanism(
     clip: bool = False,
     resolution: float | None = None,
     n: int | None = None,
+    domain: Domain | None = None,
+    **options: Any,
 ) -> StatisticMechanism:
-    """The mechanism object for ``statistic`` (by name, ``"auto"`` resolved); no data read.
+    """The mechanism object for ``statistic`` (by registered name, ``"auto"`` resolved by
+    :func:`~privest.mechanisms.auto.auto_mechanism`); no data read.
 
-    Every entry point (``private_*``, ``private_statistic``, ``privest stat``) comes
-    through here, so they all build the same mechanism. ``resolution`` (PLM, INV and
-    permute-and-flip medians and quantiles) is the public lattice step of the release, e.g.
-    1 for integer data (docs/piecewise-laplace.md, "Lattice release"); ``n``, the public
-    number of records, is read by ``auto`` only (``auto_mechanism``).
+    Every entry point (``private_*``, ``private_statistic``, ``privest stat``, the Dask
+    backend) comes through here, so they all build the same mechanism. The public facts come
+    as ``domain=`` or as ``bounds=`` and ``resolution=`` (the public lattice step of the
+    lattice mechanisms, e.g. 1 for integer data; docs/piecewise-laplace.md, "Lattice
+    release"); ``n``, the public number of records, is read by ``auto`` only. ``options``
+    are the chosen mechanism's own public inputs (e.g. ``delta=`` and
+    ``local_sensitivity=`` of ``"ptr"``; the registry's ``reads``).
     """
-    if mechanism not in MECHANISMS:
+    if mechanism not in mechanism_names():
         raise ValidationError(
-            f"mechanism: {mechanism!r} is unknown; accepted: {', '.join(MECHANISMS)}"
+            f"mechanism: {mechanism!r} is unknown; accepted: {', '.join(mechanism_names())}"
         )
+    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
     if mechanism == "auto":
-        mechanism = auto_mechanism(statistic, bounds=bounds, resolution=resolution, n=n)
-    extra = {}
-    if resolution is not None:
-        if mechanism not in _LATTICE:
-            raise ValidationError(
-                f"resolution: applies to the {', '.join(_LATTICE)} mechanisms; got "
-                f"mechanism={mechanism!r}"
-            )
-        extra["resolution"] = resolution
-    return _CLASSES[mechanism](
-        statistic, epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, **extra
-    )
+        mechanism = auto_mechanism(statistic, domain=dom, epsilon=epsilon, n=n)
+    spec = mechanism_spec(mechanism)
+    cls = load(spec.target)
+    try:
+        return cls(statistic, epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, **options)
+    except TypeError as exc:  # a missing or unknown option of the chosen mechanism
+        raise ValidationError(
+            f"mechanism: {mechanism} takes the public inputs {', '.join(spec.reads)} ({exc})"
+        ) from None
+
+
+@dispatch
+def statistic_law(x: Any, mech: StatisticMechanism) -> tuple[OutputLaw, int]:
+    """The curator's law of ``mech`` on the data ``x`` and the number of records: in memory
+    ``mech.law(x)``; a backend registers its own for the data it holds (privest.scale: the
+    same law from partition sums). NON-PRIVATE, like every law."""
+    return mech.law(x), int(np.size(x))
+
+
+@dispatch
+def record_count(x: Any) -> int:
+    """The number of records of ``x`` (public under swap neighbours; read by ``auto``)."""
+    return len(x) if hasattr(type(x), "__len__") else int(np.size(x))
 
 
 def private_statistic(
@@ -181,32 +119,42 @@ def private_statistic(
     clip: bool = False,
     budget: Budget | None = None,
     resolution: float | None = None,
+    domain: Domain | None = None,
+    **options: Any,
 ) -> PrivateStatistic:
     """Release one statistic by name (``"median"``, ``"quantile:0.9"``, ``"mean"``, ...).
 
-    Every ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend
-    is charged, or refused, before ``x`` is read (docs/budget.md).
+    ``x`` is held in memory (an array, a Series) or by a backend (a Dask array or Series,
+    with ``privest[dask]``): the same mechanism, law and, seeded, release either way. Every
+    ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend is
+    charged, or refused, before ``x`` is read (docs/budget.md). ``options`` are the chosen
+    mechanism's own public inputs (:func:`statistic_mechanism`).
     """
-    kw = dict(epsilon=epsilon, bounds=bounds, quantile=quantile, clip=clip, resolution=resolution)
-    mech = statistic_mechanism(statistic, mechanism=mechanism, **kw)
-    if mechanism == "auto" and auto_depends_on_n(statistic, bounds=bounds, resolution=resolution):
-        # the same guarantee whichever mechanism n picks: charge first, then read len(x)
-        charge(budget, mech.guarantee, label=mech.label, mechanism="auto")
-        mech = statistic_mechanism(statistic, mechanism=mechanism, n=len(x), **kw)
-        return mech.release(x, rng=rng)
-    return mech.release(x, rng=rng, budget=budget)
+    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
+    kw = dict(
+        epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, mechanism=mechanism, **options
+    )
+    mech = statistic_mechanism(statistic, **kw)
+    by_n = mechanism == "auto" and dom.n_public and auto_reads_n(statistic, dom)
+    # the same pure guarantee whichever mechanism n picks: charge first, then read n
+    charge(budget, mech.guarantee, label=mech.label, mechanism="auto" if by_n else mech.name)
+    if by_n:
+        mech = statistic_mechanism(statistic, n=record_count(x), **kw)
+    law, n = statistic_law(x, mech)
+    return mech.release_from_law(law, n, resolve_rng(rng))
 
 
 def private_median(
     x: Any,
     *,
     epsilon: float,
-    bounds: Any,
+    bounds: Any = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
     resolution: float | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP median of data in public ``bounds`` (average of the middle two for even n).
 
@@ -224,6 +172,7 @@ def private_median(
         clip=clip,
         budget=budget,
         resolution=resolution,
+        domain=domain,
     )
 
 
@@ -232,12 +181,13 @@ def private_quantile(
     quantile: float,
     *,
     epsilon: float,
-    bounds: Any,
+    bounds: Any = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
     resolution: float | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP quantile at level ``quantile`` = q: the order statistic x_(k) of rank
     k = clip(ceil(q n), 1, n); where eps min(k, n + 1 - k) < 8 the piecewise Laplace release
@@ -254,6 +204,7 @@ def private_quantile(
         clip=clip,
         budget=budget,
         resolution=resolution,
+        domain=domain,
     )
 
 
@@ -261,11 +212,12 @@ def private_mean(
     x: Any,
     *,
     epsilon: float,
-    bounds: Any,
+    bounds: Any = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP mean of data in public ``bounds`` (n is public under swap neighbours)."""
     return private_statistic(
@@ -277,6 +229,7 @@ def private_mean(
         rng=rng,
         clip=clip,
         budget=budget,
+        domain=domain,
     )
 
 
@@ -284,11 +237,12 @@ def private_sum(
     x: Any,
     *,
     epsilon: float,
-    bounds: Any,
+    bounds: Any = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP sum of data in public ``bounds``."""
     return private_statistic(
@@ -300,6 +254,7 @@ def private_sum(
         rng=rng,
         clip=clip,
         budget=budget,
+        domain=domain,
     )
 
 
@@ -307,11 +262,12 @@ def private_variance(
     x: Any,
     *,
     epsilon: float,
-    bounds: Any,
+    bounds: Any = None,
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     clip: bool = False,
     budget: Budget | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP population variance (1/n) of data in public ``bounds``.
 
@@ -329,6 +285,7 @@ def private_variance(
         rng=rng,
         clip=clip,
         budget=budget,
+        domain=domain,
     )
 
 
@@ -340,21 +297,29 @@ def private_count(
     mechanism: str = "auto",
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
+    domain: Domain | None = None,
 ) -> PrivateStatistic:
     """eps-DP count of records in a set: ``x`` holds 0/1 (boolean) indicators, or
-    ``where(x)`` maps the records to them. Under swap neighbours n itself is public.
+    ``where(x)`` maps the records to them (one indicator per record). Under swap neighbours
+    n itself is public; under ``Domain(neighbours="add_remove")`` it is not.
 
-    PLM is exactly Lap(2/eps) truncated to [0, n] here (paper 002, Sec. 4.1), so ``"auto"``
-    uses Laplace(1/eps).
+    ``"auto"`` picks the integer (discrete Laplace) count: exact, and a smaller error than
+    Laplace noise at every epsilon.
     """
-    mech = statistic_mechanism("count", epsilon=epsilon, mechanism=mechanism)
+    mech = statistic_mechanism("count", epsilon=epsilon, mechanism=mechanism, domain=domain)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
-    ind = np.asarray(x) if where is None else np.asarray(where(np.asarray(x)))
-    if where is not None and ind.shape != np.shape(x)[:1]:
+    ind = x if where is None else _indicators(x, where)
+    law, n = statistic_law(ind, mech)
+    return mech.release_from_law(law, n, resolve_rng(rng))
+
+
+def _indicators(x: Any, where: Callable[[np.ndarray], Any]) -> np.ndarray:
+    """``where(x)`` as one 0/1 entry per record (a shorter or longer answer is refused)."""
+    arr = np.asarray(x)
+    ind = np.asarray(where(arr))
+    if ind.shape != (len(arr),):
         raise ValidationError(
-            f"where: returned shape {ind.shape}; expected one indicator per record, shape "
-            f"{np.shape(x)[:1]}"
+            f"where: returned shape {ind.shape} for {len(arr)} records; it must give one "
+            "indicator per record"
         )
-    if ind.dtype == bool:
-        ind = ind.astype(float)
-    return mech.release(ind, rng=rng)
+    return ind.astype(float) if ind.dtype == bool else ind

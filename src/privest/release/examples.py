@@ -36,9 +36,10 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from privest.accounting.budget import charge
 from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussian_dp
+from privest.contract import Mechanism
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
-from privest.mechanisms.base import Mechanism
 from privest.projection import project_rows
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (
@@ -483,12 +484,14 @@ def release_examples(
     clip: bool = False,
     calibration: str = "classic",
     rng: np.random.Generator | int | None = None,
+    budget: Any = None,
 ) -> PrivateExamples:
     """Release (x + N(0, sigma^2 I), RR(y)) for each record: :class:`ExampleMechanism` in one call.
 
     sigma = 2R sqrt(2 log(1.25/delta)) / eps_x (``calibration="classic"``, the paper's) or the
     analytic calibration of Balle and Wang (2018); a classic sigma that is not (eps_x,
-    delta)-DP by the exact profile raises :class:`PrivacyParameterError`.
+    delta)-DP by the exact profile raises :class:`PrivacyParameterError`. ``budget`` (a
+    :class:`~privest.Budget`) is charged the guarantee before the data are read.
     """
     mech = ExampleMechanism(
         epsilon_x=epsilon_x,
@@ -499,6 +502,8 @@ def release_examples(
         clip=clip,
         calibration=calibration,
     )
+    if budget is not None:  # (an infinite epsilon, for tests and oracles, has no guarantee)
+        charge(budget, mech.guarantee, label="examples", mechanism="examples")
     return mech.release(X, y, rng=rng)
 
 
@@ -516,8 +521,10 @@ def release_regression_examples(
     clip: bool = False,
     calibration: str = "classic",
     rng: np.random.Generator | int | None = None,
+    budget: Any = None,
 ) -> PrivateExamples:
-    """:class:`RegressionExampleMechanism` in one call (paper 004, App. E.2)."""
+    """:class:`RegressionExampleMechanism` in one call (paper 004, App. E.2); ``budget`` is
+    charged before the data are read."""
     mech = RegressionExampleMechanism(
         epsilon_x=epsilon_x,
         epsilon_y=epsilon_y,
@@ -529,4 +536,6 @@ def release_regression_examples(
         clip=clip,
         calibration=calibration,
     )
+    if budget is not None:
+        charge(budget, mech.guarantee, label="regression examples", mechanism="examples")
     return mech.release(X, y, rng=rng)

@@ -32,8 +32,8 @@ import pandas as pd
 
 from privest.accounting.zil import calibrate_lam
 from privest.accounting.zil_guarantee import ZILGuarantee
+from privest.contract import Mechanism
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.base import Mechanism
 from privest.noise import sample_sl, sample_zil
 from privest.release.ids import canonical_ids
 from privest.rng import RNGKind, randomness_note, resolve_rng, rng_kind

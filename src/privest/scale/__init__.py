@@ -15,6 +15,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "privest.scale needs Dask: pip install 'privest[dask]' (dask[dataframe] and distributed)"
     ) from exc
 
-from privest.scale.dask_release import DaskRelease
+import sys
 
-__all__ = ["DaskRelease"]
+from privest.backends import register_engine
+from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
+from privest.scale.dask_release import DaskRelease
+from privest.scale.stats import read_column
+
+__all__ = ["DaskRelease", "read_column"]
+
+register_engine("dask", sys.modules[__name__])

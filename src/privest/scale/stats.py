@@ -1,16 +1,22 @@
-"""Private statistics of data held by a Dask cluster (paper 002; the in-memory mechanisms).
+"""Private statistics of data held by Dask: the backend's implementation of
+:func:`privest.models.statistics.statistic_law` and ``record_count`` (paper 002).
 
-* count, sum, mean, variance (Laplace with global sensitivity, float-safe on its lattice):
-  each partition returns the exact integer totals of :func:`~privest.mechanisms.exact.
-  exact_totals`; their sum is the in-memory totals exactly (integers), so the statistic,
-  the law and, for the same seed, the release are the in-memory ones.
-* median and quantiles (piecewise Laplace or inverse sensitivity on the public lattice):
-  the law reads only the snapped order statistics of ranks ``first .. last``
-  (:func:`~privest.mechanisms.lattice_profile.order_window`). They are found by exact
-  distributed selection: histogram passes over the lattice indices narrow the range that
-  holds those ranks, then each partition returns the distinct indices in it with their
-  counts, from which the order statistics are read exactly. Same profile, same law, same
-  release for the same seed as in memory.
+The in-memory entry points (``private_statistic`` and the ``private_*`` functions) choose the
+mechanism, charge the budget and draw the release; this module only builds the same law from
+the partitions, registered for Dask arrays, Series and one-column DataFrames:
+
+* mechanisms of statistics that decompose (Laplace, discrete Laplace: count, sum, mean,
+  variance): each partition returns the exact integer totals of :func:`~privest.mechanisms.
+  profiles.exact.exact_totals`; their sum is the in-memory totals exactly (integers), and the
+  mechanism's own ``law_from_totals`` finishes: the same law and, seeded, the same release;
+* lattice order-statistic mechanisms (piecewise Laplace and inverse sensitivity on the
+  public lattice, permute-and-flip: medians and quantiles): the law reads only the snapped
+  order statistics of ranks ``first .. last`` (:func:`~privest.mechanisms.profiles.lattice.
+  order_window` with the mechanism's ``levels`` and rank target), found by exact distributed
+  selection; the mechanism's ``law_from_profile`` finishes. Histogram passes over the
+  lattice indices narrow the range that holds those ranks, then each partition returns the
+  distinct indices in it with their counts.
+* any other mechanism is refused with the reason (its law needs every record at once).
 
 What moves to the client: integer totals, histogram counts, and the distinct lattice
 values of the final narrow range with their counts: the range is narrowed until it holds
@@ -26,27 +32,25 @@ from pathlib import Path
 from typing import Any
 
 import dask
+import dask.array as da
+import dask.dataframe as dd
 import numpy as np
 
-from privest.accounting.budget import Budget, charge
 from privest.errors import ValidationError
-from privest.mechanisms.exact import exact_totals, statistic_from_totals
-from privest.mechanisms.laplace import LaplaceLaw, LaplaceMechanism
-from privest.mechanisms.lattice_plm import LatticeProfileLaw, truncation_levels
-from privest.mechanisms.lattice_profile import (
+from privest.mechanisms.profiles.exact import exact_totals
+from privest.mechanisms.profiles.lattice import (
     LatticeGrid,
     _check_data,
     order_window,
     profile_from_order_statistics,
 )
-from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
-from privest.mechanisms.released import PrivateStatistic
-from privest.models.statistics import statistic_mechanism
-from privest.rng import resolve_rng
+from privest.mechanisms.statistic import StatisticMechanism
+from privest.models.statistics import record_count, statistic_law
+from privest.registry import statistic_spec
 from privest.scale.fit import _tree_sum
 from privest.validation import check_real_data
 
-__all__ = ["SELECT_LIMIT", "dask_partitions", "private_statistic_dask", "select_order_statistics"]
+__all__ = ["SELECT_LIMIT", "dask_partitions", "read_column", "select_order_statistics"]
 
 #: buckets of a histogram pass
 BUCKETS = 4096
@@ -54,34 +58,24 @@ BUCKETS = 4096
 SELECT_LIMIT = 1 << 16
 
 
-def dask_partitions(x: Any, column: str | None = None) -> list[Any]:
+def dask_partitions(x: Any) -> list[Any]:
     """The partitions of ``x`` as delayed 1-D inputs: a Dask array, Series or one-column
-    DataFrame, or a Parquet path (``column`` names the column to read)."""
-    import dask.array as da
-    import dask.dataframe as dd
-
-    if isinstance(x, (str, Path)):
-        if not Path(x).exists():
-            raise ValidationError(
-                f"x: {str(x)!r} does not exist; expected a Parquet file or folder"
-            )
-        x = dd.read_parquet(str(x), columns=None if column is None else [column])
+    DataFrame (:func:`read_column` reads one from Parquet)."""
     if isinstance(x, dd.DataFrame):
-        if column is not None:
-            x = x[column]
-        elif len(x.columns) != 1:
+        if len(x.columns) != 1:
             raise ValidationError(
-                f"x: the frame has columns {list(x.columns)}; name one with column="
+                f"x: the frame has {len(x.columns)} columns; select one column, e.g. frame['age']"
             )
     if isinstance(x, (dd.DataFrame, dd.Series)):
         return list(x.to_delayed())
-    if isinstance(x, da.Array):
-        if x.ndim != 1:
-            raise ValidationError(f"x: a 1-D Dask array is needed, got {x.ndim} dimensions")
-        return list(x.to_delayed().ravel())
-    raise ValidationError(
-        f"x: got {type(x).__name__}; pass a Dask array, Series or DataFrame, or a Parquet path"
-    )
+    if x.ndim != 1:
+        raise ValidationError(f"x: a 1-D Dask array is needed, got {x.ndim} dimensions")
+    return list(x.to_delayed().ravel())
+
+
+def read_column(path: str | Path, column: str) -> dd.Series:
+    """One column of a Parquet file or folder as a Dask Series (the CLI's ``--engine dask``)."""
+    return dd.read_parquet(str(path), columns=[column])[column]
 
 
 def _vector(part: Any) -> np.ndarray:
@@ -105,8 +99,7 @@ def _totals(part: Any, statistic: str, bounds: Any, clip: bool) -> dict[str, int
     arr = _vector(part)
     if arr.size == 0:
         return {"n": 0, "clipped": 0, "t1": 0, "t2": 0}
-    out = {"t2": 0, **exact_totals(arr, statistic, bounds, clip=clip)}
-    return out
+    return {"t2": 0, **exact_totals(arr, statistic, bounds, clip=clip)}
 
 
 # ------------------------------------------------------------------- median, quantiles
@@ -193,73 +186,52 @@ def select_order_statistics(
     return got["values"][np.searchsorted(cumc, ranks, side="left")], n, clipped, passes
 
 
-# ------------------------------------------------------------------------ entry point
-def private_statistic_dask(
-    x: Any,
-    statistic: str,
-    *,
-    epsilon: float,
-    bounds: Any = None,
-    mechanism: str = "auto",
-    quantile: float | None = None,
-    rng: np.random.Generator | int | None = None,
-    clip: bool = False,
-    budget: Budget | None = None,
-    resolution: float | None = None,
-    column: str | None = None,
-) -> PrivateStatistic:
-    """:func:`~privest.models.statistics.private_statistic` on data held by Dask (a Dask
-    array, Series or one-column DataFrame, or a Parquet path and ``column``): the same
-    mechanism, law and, for the same seed, the same release as in memory (module
-    docstring). Counts take 0/1 indicators."""
-    mech = statistic_mechanism(
-        statistic,
-        epsilon=epsilon,
-        bounds=bounds,
-        mechanism=mechanism,
-        quantile=quantile,
-        clip=clip,
-        resolution=resolution,
-    )
-    lattice = isinstance(mech, PiecewiseLaplace) and mech.on_lattice
-    if not (isinstance(mech, LaplaceMechanism) or lattice):
-        raise ValidationError(
-            f"mechanism: {mech.name} for the {mech.statistic} is not available out of core; "
-            "use mechanism='auto' (Laplace for sums, the lattice piecewise Laplace for "
-            "medians and quantiles)"
-        )
-    charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
-    parts = dask_partitions(x, column)
-    gen = resolve_rng(rng)
-    if isinstance(mech, LaplaceMechanism):
-        totals = _reduce(_totals, parts, mech._spec, mech.bounds, mech.clip)
-        if totals["n"] == 0:
+# ------------------------------------------------------------------- the backend's laws
+def _law_from_partitions(mech: StatisticMechanism, parts: list[Any]) -> tuple[Any, int]:
+    if hasattr(mech, "law_from_totals") and statistic_spec(mech.statistic).decomposes:
+        totals = _reduce(_totals, parts, mech.spec, mech.bounds, mech.clip)
+        if totals["n"] == 0 and mech.domain.n_public:
             raise ValidationError("x: is empty; need at least one record")
-        stat = statistic_from_totals(mech._spec, totals, mech.bounds)
-        law = LaplaceLaw(
-            stat.exact,
-            stat.sensitivity,
-            mech.epsilon,
-            output_range=stat.output_range,
-            statistic=mech._spec,
-        )
-        law.n_clipped = stat.n_clipped
-        return mech.release_from_law(law, totals["n"], gen)
-    law, n = lattice_law_dask(mech, parts)
-    return mech.release_from_law(law, n, gen)
+        return mech.law_from_totals(totals), totals["n"]
+    if hasattr(mech, "law_from_profile") and getattr(mech, "on_lattice", True):
+        return _lattice_law(mech, parts)
+    raise ValidationError(
+        f"mechanism: {mech.name} for the {mech.statistic} is not available out of core (its "
+        "law needs every record at once); use mechanism='auto' or one of the lattice or "
+        "decomposable mechanisms (docs/scale-out.md)"
+    )
 
 
-def lattice_law_dask(mech: PiecewiseLaplace, parts: list[Any]) -> tuple[LatticeProfileLaw, int]:
-    """The curator's lattice law of a median or quantile mechanism on partitioned data."""
-    grid = mech.grid
-    levels = truncation_levels(mech.epsilon, grid.kb - grid.ka + 1)
-    a, b = (float(v) for v in np.asarray(mech.bounds).ravel())
+def _lattice_law(mech: Any, parts: list[Any]) -> tuple[Any, int]:
+    """A lattice order-statistic mechanism's law on partitioned data (module docstring)."""
+    a, b = mech.bounds
 
     def window(n: int) -> tuple[int, int]:
-        return order_window(mech._spec, None, n, levels, inward=mech.inward(n))[1:]
+        return order_window(mech.spec, None, n, mech.levels, inward=mech.inward(n))[1:]
 
-    values, n, clipped, _ = select_order_statistics(parts, grid, (a, b), window, mech.clip)
+    values, n, clipped, _ = select_order_statistics(parts, mech.grid, (a, b), window, mech.clip)
     prof = profile_from_order_statistics(
-        values, mech._spec, grid, n=n, levels=levels, n_clipped=clipped, inward=mech.inward(n)
+        values,
+        mech.spec,
+        mech.grid,
+        n=n,
+        levels=mech.levels,
+        n_clipped=clipped,
+        inward=mech.inward(n),
     )
-    return LatticeProfileLaw(prof, mech.epsilon, mech._lattice_shape), n
+    return mech.law_from_profile(prof), n
+
+
+@statistic_law.register(da.Array)
+@statistic_law.register(dd.Series)
+@statistic_law.register(dd.DataFrame)
+def _dask_statistic_law(x: Any, mech: StatisticMechanism) -> tuple[Any, int]:
+    return _law_from_partitions(mech, dask_partitions(x))
+
+
+@record_count.register(da.Array)
+@record_count.register(dd.Series)
+@record_count.register(dd.DataFrame)
+def _dask_record_count(x: Any) -> int:
+    parts = dask_partitions(x)
+    return int(sum(dask.compute(*[dask.delayed(np.size)(p) for p in parts])))

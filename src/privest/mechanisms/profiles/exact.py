@@ -1,6 +1,6 @@
 """Statistics computed exactly, as rationals, for float-safe noise on a lattice.
 
-The lattice mechanisms of :mod:`privest.mechanisms.lattice` release ``g (round(f/g) + K)``.
+The lattice mechanisms of :mod:`privest.mechanisms.samplers.lattice` release ``g (round(f/g) + K)``.
 Their guarantee needs the integer ``round(f/g)`` to move by at most ``floor(Delta/g) + 1``
 between neighbours, which fails if ``f`` is computed with a rounding error comparable to
 ``g`` (the precision-of-the-sum attack: a float sum of 10^8 records can be off by far more
@@ -25,19 +25,21 @@ snapping, at most one grid step of ``2^-p`` or ``2^-q``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.profiles import (
+from privest.mechanisms.profiles.reaches import (
     parse_statistic,
     prepare_data,
     quantile_rank,
 )
-from privest.mechanisms.variance_reaches import variance_global_sensitivity, variance_sup
+from privest.mechanisms.profiles.sensitivity import global_sensitivity
+from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_sup
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = ["ExactStatistic", "exact_statistic", "exact_totals", "statistic_from_totals"]
@@ -106,10 +108,26 @@ def _snapped_width(a: float, b: float, p: int) -> float:
     return (round(math.ldexp(b, p)) - round(math.ldexp(a, p))) * math.ldexp(1.0, -p)
 
 
+def _open_range(a: float, b: float) -> tuple[float, float]:
+    """The public range of a sum of an unknown number of values in [a, b]."""
+    return (-math.inf if a < 0 else 0.0, math.inf if b > 0 else 0.0)
+
+
 def _mean_or_sum(
-    name: str, total: Fraction, n: int, a: float, b: float, p: int, clipped: int
+    name: str,
+    total: Fraction,
+    n: int,
+    a: float,
+    b: float,
+    p: int,
+    clipped: int,
+    domain: Domain | None = None,
 ) -> ExactStatistic:
     width = _snapped_width(a, b, p)
+    if domain is not None and domain.neighbours == "add_remove":  # the sum; n is private
+        snapped = tuple(math.ldexp(round(math.ldexp(v, p)), -p) for v in (a, b))
+        gs = global_sensitivity("sum", replace(domain, bounds=snapped))
+        return ExactStatistic(total, gs, _open_range(a, b), clipped)
     if name == "sum":
         return ExactStatistic(total, width, (n * a, n * b), clipped)
     mean = min(max(total / n, Fraction(a)), Fraction(b))  # the snapped mean stays in range
@@ -117,13 +135,20 @@ def _mean_or_sum(
 
 
 def exact_statistic(
-    x: Any, statistic: str, bounds: Any = None, *, quantile: float | None = None, clip: bool = False
+    x: Any,
+    statistic: str,
+    bounds: Any = None,
+    *,
+    quantile: float | None = None,
+    clip: bool = False,
+    domain: Domain | None = None,
 ) -> ExactStatistic:
-    """The exact value of a named statistic (module docstring), with its sensitivity."""
+    """The exact value of a named statistic (module docstring), with its sensitivity under
+    ``domain``'s neighbour relation (swap by default; add/remove for the sum and count)."""
     name, q_spec = parse_statistic(statistic)
     q = q_spec if quantile is None else quantile
     if name == "count":
-        return statistic_from_totals(statistic, exact_totals(x, statistic))
+        return statistic_from_totals(statistic, exact_totals(x, statistic), domain=domain)
     if bounds is None:
         raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
     fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
@@ -133,11 +158,11 @@ def exact_statistic(
         p = _dyadic_exponent(a, b, _GRID_BITS)
         total_int = _exact_grid_sum(arr, p, a, b)
         if total_int is not None:
-            return _mean_or_sum(name, Fraction(total_int) / _TWO**p, arr.size, a, b, p, 0)
+            total = Fraction(total_int) / _TWO**p
+            return _mean_or_sum(name, total, arr.size, a, b, p, 0, domain)
     if name in ("mean", "sum", "variance"):
-        return statistic_from_totals(
-            statistic, exact_totals(x, statistic, bounds, clip=clip), bounds
-        )
+        totals = exact_totals(x, statistic, bounds, clip=clip)
+        return statistic_from_totals(statistic, totals, bounds, domain=domain)
     arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
     n = arr.size
     if name == "quantile" and q is None:
@@ -184,19 +209,25 @@ def exact_totals(
 
 
 def statistic_from_totals(
-    statistic: str, totals: dict[str, int], bounds: Any = None
+    statistic: str, totals: dict[str, int], bounds: Any = None, *, domain: Domain | None = None
 ) -> ExactStatistic:
-    """The exact statistic (and its sensitivity) from :func:`exact_totals` of all the data."""
+    """The exact statistic (and its sensitivity under ``domain``'s neighbour relation) from
+    :func:`exact_totals` of all the data."""
     name, _ = parse_statistic(statistic)
     n, clipped = totals["n"], totals["clipped"]
+    add_remove = domain is not None and domain.neighbours == "add_remove"
     if name == "count":
+        if add_remove:  # n is private: no upper end
+            gs = global_sensitivity("count", domain)
+            return ExactStatistic(Fraction(totals["t1"]), gs, (0.0, math.inf), 0)
         return ExactStatistic(Fraction(totals["t1"]), 1.0, (0.0, float(n)), 0)
     ((a, b),) = check_bounds(bounds, 1).tolist()
     if name in ("mean", "sum"):
-        if n == 0:
+        if n == 0 and not add_remove:
             raise ValidationError("x: no records")
         p = _dyadic_exponent(a, b, _GRID_BITS)
-        return _mean_or_sum(name, Fraction(totals["t1"]) / _TWO**p, n, a, b, p, clipped)
+        total = Fraction(totals["t1"]) / _TWO**p
+        return _mean_or_sum(name, total, n, a, b, p, clipped, domain)
     if n < 2:
         raise ValidationError("x: the variance needs at least 2 records (n is public)")
     mid, qexp = _variance_grid(a, b)

@@ -32,13 +32,15 @@ from typing import Any
 import numpy as np
 
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.profiles import parse_statistic, quantile_rank
+from privest.mechanisms.profiles.reaches import ReachProfile, parse_statistic, quantile_rank
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
     "LatticeGrid",
     "LatticeProfile",
+    "lattice_from_reaches",
     "lattice_order_profile",
+    "lattice_profile_of",
     "inward_target",
     "order_window",
     "profile_from_order_statistics",
@@ -128,6 +130,11 @@ class LatticeProfile:
     statistic: str
     n: int
     n_clipped: int = 0
+
+    @property
+    def levels(self) -> int:
+        """k, the largest level stored (the range-end tail is level k)."""
+        return max(self.upper.size, self.lower.size) - 1
 
     def to_output(self, k: Any) -> Any:
         """Lattice indices to output floats (one public map)."""
@@ -257,3 +264,46 @@ def profile_from_order_statistics(
     if name == "quantile" and len(ranks) == 2:
         label += f" (rank {ranks[0]}.5)"
     return LatticeProfile(int(up[0]), up, dn, int(lo), int(hi), unit, label, n, n_clipped)
+
+
+def lattice_profile_of(mech: Any, x: Any) -> LatticeProfile:
+    """The lattice profile a lattice order-statistic mechanism reads from in-memory data
+    ``x``: its grid, its levels and its rank target (``mech.grid``, ``mech.levels``,
+    ``mech.inward(n)``); a backend reads the same order statistics by selection."""
+    n = int(np.size(x))
+    return lattice_order_profile(
+        x,
+        mech.spec,
+        mech.bounds,
+        levels=mech.levels,
+        resolution=mech.grid.step,
+        clip=mech.clip,
+        inward=mech.inward(n),
+    )
+
+
+def lattice_from_reaches(profile: ReachProfile, levels: int) -> LatticeProfile:
+    """A float reach profile (paper 002, Sec. 3.1) moved onto the public lattice of its
+    statistic's range ``[lo, hi]`` (:meth:`LatticeGrid.for_bounds`), for an exact release.
+
+    ``f(x)`` goes to the nearest lattice point, every ``U_l`` (l >= 1) up to a lattice point
+    and every ``D_l`` down, clipped to the range, after keeping the first ``levels`` levels
+    with the range-end tail (Sec. 5.2). Rounding up (down) is nondecreasing, so Cor. 3.1
+    (``U_l(x) <= U_{l+1}(x')``, ``D_l(x) >= D_{l+1}(x')``) carries over from the float reaches
+    to the lattice ones, and ``round(f) <= ceil(U_1(x'))`` since ``f(x) <= U_1(x')``: the
+    lattice mechanisms' privacy argument applies unchanged. The step is a power of two
+    (division by it is exact).
+    """
+    grid = LatticeGrid.for_bounds(profile.lo, profile.hi)
+    if profile.levels > levels:
+        profile = profile.truncated(int(levels))
+    g = grid.step
+    center = int(min(max(round(profile.center / g), grid.ka), grid.kb))
+    up = np.clip(np.ceil(profile.upper / g), grid.ka, grid.kb).astype(np.int64)
+    dn = np.clip(np.floor(profile.lower / g), grid.ka, grid.kb).astype(np.int64)
+    up[0] = dn[0] = center
+    up[-1], dn[-1] = grid.kb, grid.ka
+    up, dn = np.maximum.accumulate(up), np.minimum.accumulate(dn)
+    return LatticeProfile(
+        center, up, dn, grid.ka, grid.kb, g, profile.statistic, profile.n, profile.n_clipped
+    )

@@ -3,7 +3,7 @@ and its supremum on a box.
 
 The variance reaches are computed in extended precision within a proven error bound and
 moved outward by a margin growing with the level (:func:`variance_profile`), so that the
-reach property (Cor. 3.1) holds exactly; see :mod:`privest.mechanisms.profiles` for the
+reach property (Cor. 3.1) holds exactly; see :mod:`privest.mechanisms.profiles.reaches` for the
 profile object and the other statistics.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from privest.errors import ValidationError
-from privest.mechanisms.profiles import ReachProfile, prepare_data
+from privest.mechanisms.profiles.reaches import ReachProfile, prepare_data
 
 __all__ = ["variance_global_sensitivity", "variance_profile", "variance_sup"]
 

@@ -1,24 +1,17 @@
-"""Common interface of the central mechanisms and the piecewise densities they share.
+"""The piecewise densities of paper 002's PLM and INV (Sec. 3.2 and 4.2), in general form.
 
-Paper 002 (Durfee, "Unifying Laplace Mechanism with Instance Optimality in DP"), Sec. 3.2
-and 4.2: the piecewise Laplace mechanism (PLM) and the continuous inverse sensitivity
-mechanism (INV) draw a piece by exponential weights, then a point inside it (a truncated
-exponential for PLM, a uniform for INV). :class:`PiecewiseDensity` is that two-step law
-in general form: a list of *segments*, each a sub-interval ``[z0, z1]`` of the offsets of
-one piece, so that the output is ``y = inner + side * z``; its log-density is
-``-eps * level / 2 - rate * z`` (``rate = 0`` for a uniform law) up to the normaliser.
-Everything is computed in log space. The exact error functionals are derived in
-docs/piecewise-laplace.md, "Exact error laws".
-
-Floating point: samplers use float64 inverse CDFs; attacks on the least significant bits
-of floating-point outputs (Mironov 2012) are out of scope (docs/piecewise-laplace.md,
-"Floating point").
+The piecewise Laplace mechanism (PLM) and the continuous inverse sensitivity mechanism (INV)
+draw a piece by exponential weights, then a point inside it (a truncated exponential for
+PLM, a uniform for INV). :class:`PiecewiseDensity` is that two-step law: a list of
+*segments*, each a sub-interval ``[z0, z1]`` of the offsets of one piece, so that the output
+is ``y = inner + side * z``; its log-density is ``-eps * level / 2 - rate * z`` (``rate = 0``
+for a uniform law) up to the normaliser. Everything is computed in log space. The exact
+error functionals are derived in docs/piecewise-laplace.md, "Exact error laws".
 """
 
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,185 +20,11 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 from scipy.special import logsumexp
 
-from privest.accounting.base import ApproxDP, Guarantee
 from privest.errors import ValidationError
-from privest.mechanisms.profiles import parse_statistic, quantile_rank
-from privest.mechanisms.released import PrivateStatistic
-from privest.rng import resolve_rng, rng_kind
-from privest.validation import check_bounds, check_epsilon, check_probabilities
+from privest.rng import resolve_rng
+from privest.validation import check_probabilities
 
-__all__ = [
-    "Mechanism",
-    "OutputLaw",
-    "PiecewiseDensity",
-    "StatisticMechanism",
-    "abs_error_quantile",
-    "texp_moments",
-]
-
-
-class Mechanism(ABC):
-    """The one shape of every privest mechanism, local or central.
-
-    Built from public parameters only; :attr:`guarantee` is known before any data is seen;
-    ``release(data, rng=...)`` returns a released object that carries the same guarantee.
-    ``rng=None`` draws from the secure generator (:func:`privest.make_rng`).
-    """
-
-    @property
-    @abstractmethod
-    def guarantee(self) -> Guarantee:
-        """The privacy guarantee of one release."""
-
-    @abstractmethod
-    def release(self, data: Any, rng: Any = None) -> Any:
-        """Release ``data`` once; the result carries :attr:`guarantee`."""
-
-
-class StatisticMechanism(Mechanism):
-    """A pure eps-DP central mechanism for one named statistic of 1-D data (paper 002).
-
-    ``statistic`` is ``"median"``, ``"quantile"`` (with ``quantile``, the level in (0, 1],
-    or ``"quantile:0.9"``),
-    ``"mean"``, ``"sum"``, ``"count"`` (data are 0/1 indicators) or ``"variance"``;
-    ``bounds`` are the public ``(lo, hi)`` of the data (not needed for counts); ``clip``
-    clips out-of-bounds data instead of raising. Neighbours swap one record (n is public).
-
-    :meth:`law` is the curator's view: the output distribution on a data set (density,
-    exact error laws); it reveals the data and is never to be published. :meth:`release`
-    draws one value from it and returns a :class:`~privest.mechanisms.released.PrivateStatistic`.
-    """
-
-    #: the name ``private_*`` functions and ``privest stat`` use for this mechanism
-    name: str = "statistic"
-    #: statistics this mechanism supports (subclasses narrow it)
-    statistics: tuple[str, ...] = ("median", "quantile", "mean", "sum", "count", "variance")
-
-    def __init__(
-        self,
-        statistic: str = "median",
-        *,
-        epsilon: float,
-        bounds: Any = None,
-        quantile: float | None = None,
-        clip: bool = False,
-    ) -> None:
-        name, q_spec = parse_statistic(statistic)
-        q = quantile
-        if name not in self.statistics:
-            raise ValidationError(
-                f"statistic: {self.name} does not release the {name}; accepted: "
-                f"{', '.join(self.statistics)}"
-            )
-        q = q_spec if q is None else q
-        if name == "quantile":
-            if q is None:
-                raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-            quantile_rank(q, 1)  # validates the level in (0, 1]
-        elif q is not None:
-            raise ValidationError(
-                f"quantile: only the quantile statistic takes a level; got quantile={q!r}"
-            )
-        if name != "count":
-            if bounds is None:
-                raise ValidationError(
-                    f"bounds: required for the {name} (public bounds (lo, hi) of the data)"
-                )
-            bounds = tuple(float(v) for v in check_bounds(bounds, 1)[0])
-        self.statistic, self.q = name, q
-        self.epsilon = check_epsilon(epsilon)
-        self.bounds = None if name == "count" else bounds
-        self.clip = bool(clip)
-
-    @property
-    def guarantee(self) -> Guarantee:
-        """Pure epsilon-DP under swap neighbours."""
-        return ApproxDP(self.epsilon)
-
-    @property
-    def label(self) -> str:
-        """``"median"``, ``"quantile 0.9"``, ..."""
-        return f"quantile {self.q:g}" if self.statistic == "quantile" else self.statistic
-
-    @property
-    def _spec(self) -> str:
-        return f"quantile:{self.q}" if self.statistic == "quantile" else self.statistic
-
-    @abstractmethod
-    def law(self, x: Any) -> OutputLaw:
-        """NON-PRIVATE: the output distribution of this mechanism on the data ``x``."""
-
-    def release(self, x: Any, rng: Any = None, *, budget: Any = None, label: str = "") -> Any:
-        """One eps-DP release of the statistic of ``x`` (a ``PrivateStatistic``).
-
-        ``budget`` (a :class:`~privest.Budget`) is charged before ``x`` is read; ``label``
-        names the spend (default: the statistic).
-        """
-        from privest.accounting.budget import charge
-
-        charge(budget, self.guarantee, label=label or self.label, mechanism=self.name)
-        gen = resolve_rng(rng)
-        return self.release_from_law(self.law(x), int(np.size(x)), gen)
-
-    def release_from_law(self, law: OutputLaw, n: int, gen: np.random.Generator) -> Any:
-        """One draw of ``law`` (this mechanism's law on data of ``n`` records) as the
-        release; what :meth:`release` does once it has the law (out-of-core statistics,
-        privest.scale, build the same law from partition sums)."""
-        value = float(law.sample(None, gen))
-        clamp = getattr(law, "clamp", None)
-        if clamp is not None:  # post-processing into the statistic's public range
-            value = float(clamp(value))
-        return PrivateStatistic(
-            value,
-            statistic=self.label,
-            mechanism=self.name,
-            guarantee=self.guarantee,
-            n=n,
-            bounds=self.bounds,
-            randomness=rng_kind(gen),
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({self._spec!r}, epsilon={self.epsilon:g}, "
-            f"bounds={self.bounds}, clip={self.clip})"
-        )
-
-
-class OutputLaw(ABC):
-    """The output distribution of a central mechanism on one data set (curator's view).
-
-    Subclasses expose ``logpdf``, ``cdf`` (1-D), ``sample``, ``guarantee`` and, where
-    known in closed form, ``error_mean_abs``, ``error_mse``, ``error_cdf`` and
-    ``error_quantile`` (the law of ``|M(x) - f(x)|``). A law holds the data's statistic
-    and its neighbourhood structure: never publish it, publish a release.
-    """
-
-    #: the privacy parameter the mechanism is run with
-    epsilon: float
-    #: the exact value of the statistic on the data (curator's view only)
-    value: float
-
-    @property
-    def guarantee(self) -> Guarantee:
-        """Pure epsilon-DP unless a subclass says otherwise."""
-        return ApproxDP(self.epsilon)
-
-    @abstractmethod
-    def logpdf(self, y: ArrayLike) -> np.ndarray:
-        """Log density of the output at ``y`` (``-inf`` outside the support)."""
-
-    @abstractmethod
-    def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
-        """Draw releases; ``rng`` is a Generator, a seed or ``None`` (secure)."""
-
-    def pdf(self, y: ArrayLike) -> np.ndarray:
-        """Density of the output at ``y``."""
-        return np.exp(self.logpdf(y))
-
-    def privacy_report(self) -> dict[str, float]:
-        """Privacy properties as numbers (pure DP epsilon; subclasses add more)."""
-        return {"pure_dp": self.epsilon}
+__all__ = ["PiecewiseDensity", "abs_error_quantile", "log_k", "texp_moments"]
 
 
 def _m1(c: np.ndarray) -> np.ndarray:

@@ -17,8 +17,8 @@ correctly rounded averages of two), so it holds bit for bit. Mean and sum reache
 exact integer sums on a public dyadic grid, mapped to floats by one nondecreasing map (see
 the note above :func:`mean_profile`): exact too. Variance reaches are computed within a
 proven error bound and moved outward by a margin growing with l (module
-``variance_reaches``), which makes Cor. 3.1 exact at the price of reaches looser by about
-1e-12 of the range. GS
+:mod:`~privest.mechanisms.profiles.variance`), which makes Cor. 3.1 exact at the price of
+reaches looser by about 1e-12 of the range. GS
 tails (:meth:`ReachProfile.truncated`) are accumulated step by step for the same reason.
 """
 
@@ -306,11 +306,11 @@ def order_statistic_profile(
     )
 
 
-def quantile_profile(x: Any, q: float, bounds: Any, *, clip: bool = False) -> ReachProfile:
-    """The q-quantile as the order statistic of rank clip(ceil(q n), 1, n)."""
+def quantile_profile(x: Any, bounds: Any, *, quantile: float, clip: bool = False) -> ReachProfile:
+    """The q-quantile (q = ``quantile``) as the order statistic of rank clip(ceil(q n), 1, n)."""
     arr = as_float_vector(x)
-    prof = order_statistic_profile(arr, quantile_rank(q, arr.size), bounds, clip=clip)
-    return replace(prof, statistic=f"quantile {q:g}")
+    prof = order_statistic_profile(arr, quantile_rank(quantile, arr.size), bounds, clip=clip)
+    return replace(prof, statistic=f"quantile {quantile:g}")
 
 
 def median_profile(
@@ -525,24 +525,19 @@ def from_callables(
     return ReachProfile(center, up, dn, float(lo), float(hi), float(global_sensitivity))
 
 
-# -- dispatch by name ----------------------------------------------------------------------
-STATISTICS = ("median", "quantile", "mean", "sum", "count", "variance")
-
-
+# -- dispatch by name (the statistic registry, privest.registry) ------------------------
 def parse_statistic(spec: str) -> tuple[str, float | None]:
-    """``"median"``, ``"quantile:0.9"``, ``"mean"``, ... -> (name, q)."""
+    """``"median"``, ``"quantile:0.9"``, ``"mean"``, ... -> (name, q); names are those of the
+    statistic registry (:func:`privest.registry.statistic_names`)."""
+    from privest.registry import statistic_spec
+
     if not isinstance(spec, str):
         raise ValidationError(f"statistic: {spec!r} is not a string such as 'median'")
     name, _, arg = spec.partition(":")
-    name = name.strip().lower()
-    if name not in STATISTICS:
-        raise ValidationError(
-            f"statistic: {spec!r} is unknown; accepted: median, quantile:Q, mean, sum, count, "
-            "variance"
-        )
-    if name == "quantile":
+    entry = statistic_spec(name.strip().lower())
+    if entry.level:
         if not arg:
-            return name, None  # the level comes as quantile= (callers require it)
+            return entry.name, None  # the level comes as quantile= (callers require it)
         try:
             q = float(arg)
         except ValueError:
@@ -550,10 +545,10 @@ def parse_statistic(spec: str) -> tuple[str, float | None]:
                 f"statistic: {spec!r} needs the level, e.g. 'quantile:0.9'"
             ) from None
         quantile_rank(q, 1)
-        return name, q
+        return entry.name, q
     if arg:
         raise ValidationError(f"statistic: {spec!r} takes no argument")
-    return name, None
+    return entry.name, None
 
 
 def profile_for(
@@ -565,26 +560,25 @@ def profile_for(
     clip: bool = False,
     max_level: int | None = None,
 ) -> ReachProfile:
-    """The reach profile of a named statistic (see :data:`STATISTICS`).
+    """The reach profile of a registered statistic (its :class:`~privest.registry.
+    StatisticSpec`'s builder). ``bounds`` (public) are required except for statistics that
+    need none (``count``, whose ``x`` holds 0/1 indicators); ``max_level`` truncates the
+    statistics whose reaches cost a pass per level (the variance; paper 002, Sec. 5.2)."""
+    from privest.registry import load, statistic_spec
 
-    ``bounds`` (public) are required except for ``count``, whose ``x`` holds 0/1 indicators.
-    """
     name, q_spec = parse_statistic(statistic)
-    q = q_spec if quantile is None else quantile
-    if name == "count":
-        return count_profile(x)
+    spec = statistic_spec(name)
+    build = load(spec.profile)
+    if not spec.needs_bounds:
+        return build(x)
     if bounds is None:
         raise BoundsError(f"bounds: required for the {name} (public bounds (lo, hi) of the data)")
-    if name == "median":
-        return median_profile(x, bounds, clip=clip)
-    if name == "quantile":
+    options: dict[str, Any] = {"clip": clip}
+    if spec.level:
+        q = q_spec if quantile is None else quantile
         if q is None:
             raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-        return quantile_profile(x, q, bounds, clip=clip)
-    if name == "mean":
-        return mean_profile(x, bounds, clip=clip)
-    if name == "sum":
-        return sum_profile(x, bounds, clip=clip)
-    from privest.mechanisms.variance_reaches import variance_profile
-
-    return variance_profile(x, bounds, clip=clip, max_level=max_level)
+        options["quantile"] = q
+    if spec.truncatable:
+        options["max_level"] = max_level
+    return build(x, bounds, **options)

@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from privest.errors import ValidationError
-from privest.mechanisms.bigint_samplers import Bits, discrete_gaussian_big, discrete_laplace_big
+from privest.mechanisms.samplers.bigint import Bits, discrete_gaussian_big, discrete_laplace_big
 
 __all__ = [
     "LatticeGaussian",
@@ -50,8 +50,9 @@ __all__ = [
 
 #: integers of the lattice stay below 2^53, so ``g * k`` is an exact float
 MAX_INT = 2**53
-#: up to this many draws, the samplers run in Python integers (``bigint_samplers``): about
-#: 30 us a draw against a fixed 0.5 ms of the vectorised loops (same laws, other streams)
+#: up to this many draws, the samplers run in Python integers
+#: (:mod:`~privest.mechanisms.samplers.bigint`): about 30 us a draw against a fixed
+#: 0.5 ms of the vectorised loops (same laws, other streams)
 FEW = 16
 
 

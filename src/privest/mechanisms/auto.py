@@ -1,0 +1,84 @@
+"""The public rule behind ``mechanism="auto"`` (docs/mechanisms.md, "Choosing the mechanism").
+
+The rule reads only public inputs: the statistic, the :class:`~privest.domain.Domain`
+(bounds, resolution, neighbour relation) and, where the choice depends on it, the public n
+(:func:`auto_reads_n`); the choice spends no privacy.
+
+* Statistics that decompose over records (count, sum, mean, variance; the registry's
+  ``decomposes``): among the registered mechanisms ``auto`` may choose that release the
+  statistic under the domain's neighbour relation and whose noise does not depend on the
+  data (they have a ``noise_law``), the one with the least expected absolute error, from
+  its exact noise law (ties: registration order). Adding such a mechanism to the registry
+  makes it the default wherever it is better.
+* Order statistics (median, quantiles): permute-and-flip (McKenna and Sheldon 2020) over the
+  lattice points when a ``resolution`` is given, the bounds hold at most
+  ``PF_MAX_CANDIDATES`` of them (a coarse public lattice, e.g. integer data) and the public
+  n is at least :data:`PF_AUTO_MIN_N`; else the piecewise Laplace staircase on the public
+  lattice (paper 002), whose pieces follow the data's gaps (docs/piecewise-laplace.md,
+  "Choosing the mechanism").
+"""
+
+from __future__ import annotations
+
+import math
+
+from privest.domain import Domain
+from privest.errors import ValidationError
+from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES
+from privest.mechanisms.profiles.reaches import parse_statistic
+from privest.registry import load, mechanism_names, mechanism_spec, statistic_spec
+
+__all__ = ["PF_AUTO_MIN_N", "auto_mechanism", "auto_reads_n"]
+
+#: ``auto`` uses permute-and-flip from this public n on (exact E|err| against the staircase
+#: PLM on the same lattice, docs/piecewise-laplace.md, "Choosing the mechanism")
+PF_AUTO_MIN_N = 1000
+
+
+def _pf_lattice(name: str, domain: Domain) -> bool:
+    """A median/quantile on a given lattice small enough for permute-and-flip (public)."""
+    if name not in ("median", "quantile") or domain.resolution is None or domain.bounds is None:
+        return False
+    a, b = domain.interval()
+    step = domain.resolution
+    return math.floor(b / step) - math.ceil(a / step) + 1 <= PF_MAX_CANDIDATES
+
+
+def auto_reads_n(statistic: str, domain: Domain) -> bool:
+    """Whether ``auto``'s choice for these public inputs depends on the public n."""
+    return _pf_lattice(parse_statistic(statistic)[0], domain)
+
+
+def _candidates(name: str, domain: Domain) -> list[str]:
+    out = []
+    for m in mechanism_names(name, auto=False):
+        spec = mechanism_spec(m)
+        relation_ok = domain.neighbours == "swap" or name in spec.add_remove
+        if spec.auto and relation_ok and hasattr(load(spec.target), "noise_law"):
+            out.append(m)
+    return out
+
+
+def auto_mechanism(
+    statistic: str, *, domain: Domain, epsilon: float = 1.0, n: int | None = None
+) -> str:
+    """The mechanism ``auto`` picks (module docstring); public inputs only, no data."""
+    name, q = parse_statistic(statistic)
+    if not statistic_spec(name).decomposes:
+        if _pf_lattice(name, domain) and n is not None and n >= PF_AUTO_MIN_N:
+            return "permute_and_flip"
+        return "piecewise_laplace"
+    names = _candidates(name, domain)
+    if not names:
+        raise ValidationError(
+            f"mechanism: no registered mechanism releases the {name} under "
+            f"{domain.relation}; accepted relations are listed in docs/mechanisms.md"
+        )
+    n_plan = n if n is not None else 2  # the relative errors do not depend on n
+
+    def error(m: str) -> float:
+        cls = load(mechanism_spec(m).target)
+        mech = cls(statistic, epsilon=epsilon, domain=domain)
+        return float(mech.noise_law(n_plan).error_mean_abs())
+
+    return min(names, key=error)
