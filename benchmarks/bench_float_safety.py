@@ -56,10 +56,10 @@ def float_eptr_step(theta_hat, gamma, alpha, epsilon, delta, rng, dim=None, cali
     return True, theta + sigma * rng.standard_normal(theta.shape)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     gen = np.random.default_rng(0)
     rows = []
 

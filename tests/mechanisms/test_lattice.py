@@ -22,6 +22,7 @@ from privest.accounting.gaussian import (
 )
 from privest.accounting.zcdp import zcdp_delta, zcdp_epsilon, zcdp_rho_for
 from privest.errors import ValidationError
+from privest.mechanisms.profiles import exact
 from privest.mechanisms.profiles.exact import exact_statistic
 from privest.mechanisms.samplers.bigint import Bits, discrete_laplace_big, power_law_big
 from privest.mechanisms.samplers.lattice import (
@@ -215,6 +216,31 @@ def test_exact_statistic_beats_the_float_sum():
     with pytest.raises(ValidationError, match="outside"):  # checked inside the exact sum
         exact_statistic(np.append(x, 2 * big), "sum", (-big, big))
     assert exact_statistic(np.append(x, 2 * big), "sum", (-big, big), clip=True).n_clipped == 1
+
+
+def test_exact_totals_match_python_integers_across_chunks():
+    """The one-pass totals (chunked; the variance's sum of squares from its value modulo
+    2^64 and a float estimate) equal Python-integer sums on 3 chunks of records at the
+    bounds (|k| near 2^31, the largest squares) and in between, for a float64 array and a
+    list (the validated path). Control: the float sum of squares alone is not exact."""
+    a, b = -2.99, 4.99  # half-range 3.99: |k| up to 3.99 2^29, just below 2^31
+    rng = np.random.default_rng(12)
+    x = rng.choice([a, b, 1.0], size=150_001) + rng.uniform(0, 1, 150_001) * (
+        rng.random(150_001) < 0.3
+    )
+    x = np.clip(x, a, b)
+    mid, q = (a + b) / 2, exact._variance_grid(a, b)[1]
+    k = [int(v) for v in np.rint(np.ldexp(x - mid, q))]
+    assert max(abs(v) for v in k) > 2**30.99
+    want = {"t1": sum(k), "t2": sum(v * v for v in k)}
+    p = exact._dyadic_exponent(a, b, exact._GRID_BITS)
+    want_sum = sum(int(v) for v in np.rint(np.ldexp(x, p)))
+    for data in (x, list(x)):
+        got = exact.exact_totals(data, "variance", (a, b))
+        assert (got["t1"], got["t2"], got["n"]) == (want["t1"], want["t2"], x.size)
+        assert exact.exact_totals(data, "sum", (a, b))["t1"] == want_sum
+    kf = np.array(k, dtype=float)
+    assert int(np.sum(kf * kf)) != want["t2"]  # control: the float sum alone is off
 
 
 @pytest.mark.parametrize("statistic", ["mean", "sum", "variance"])

@@ -21,9 +21,8 @@ from scipy import stats
 import privest as pv
 from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.auto import PF_AUTO_MIN_N, auto_mechanism
+from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES, PermuteFlipLaw
-from privest.models.statistics import statistic_mechanism
 
 SCORES = ["stair", "rank"]
 
@@ -62,6 +61,19 @@ def test_quantiles_are_eps_dp_on_a_half_step_lattice(score, q):
     vals = np.arange(0, 4.01, 0.5)
     w = worst_ratio(x, "quantile", 1.0, score, q, vals, bounds=(0, 4), resolution=0.5)
     assert w <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize(("q", "eps"), [(0.1, 1.0), (0.3, 2.0), (0.9, 1.0)])
+def test_the_mechanism_with_the_inward_target_is_eps_dp(score, q, eps):
+    """The mechanism aims half a rank inward where the public rule says so (the average of
+    two order statistics, on the half lattice): exact pmf ratios on every neighbour."""
+    x = [0.5, 1.0, 1.0, 1.0, 2.5, 3.0, 4.0, 4.0]
+    kw = dict(quantile=q, epsilon=eps, bounds=(0, 4), resolution=0.5, score=score)
+    mech = pv.PermuteAndFlip("quantile", **kw)
+    assert mech.inward(len(x))
+    w = worst_log_ratio(lambda d: np.log(mech.law(d).pmf()), x, np.arange(0, 4.01, 0.5))
+    assert 0.3 * eps < w <= eps * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("score", SCORES)
@@ -155,9 +167,8 @@ class Sentinel:
 
 
 def test_auto_reads_no_data(monkeypatch):
-    """The choice is made from (statistic, bounds, resolution, public n) before the data are
-    touched: with data that raise on any access but len, the chosen mechanism's law is
-    reached."""
+    """The choice is made from (statistic, bounds, resolution) before the data are touched:
+    with data that raise on any access, the chosen mechanism's law is reached."""
     chosen = []
 
     def law(self, x):
@@ -166,8 +177,8 @@ def test_auto_reads_no_data(monkeypatch):
 
     for cls in (pv.PermuteAndFlip, pv.PiecewiseLaplace):
         monkeypatch.setattr(cls, "law", law)
-    cases = ((1, 5000, "permute_and_flip"), (1, 20, "piecewise_laplace"))
-    cases += ((None, 5000, "piecewise_laplace"),)
+    cases = ((1, 5000, "permute_and_flip"), (1, 20, "permute_and_flip"))
+    cases += ((None, 5000, "piecewise_laplace"), (0.01, 20, "piecewise_laplace"))
     for resolution, n, expected in cases:
         with pytest.raises(LookupError):
             pv.private_median(Sentinel(n), epsilon=1.0, bounds=(0, 100), resolution=resolution)
@@ -175,29 +186,42 @@ def test_auto_reads_no_data(monkeypatch):
 
 
 def test_auto_rule_is_public():
-    big = PF_AUTO_MIN_N
-    assert (
-        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1), n=big)
-        == "permute_and_flip"
-    )
-    assert (
-        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1), n=big - 1)
-        != "permute_and_flip"
-    )
-    assert (
-        auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1))
-        == "piecewise_laplace"
-    )
+    """Permute-and-flip on a declared lattice of at most PF_MAX_CANDIDATES points, at every
+    n (the rule reads no n); the staircase otherwise."""
+    for n in (None, 20, 10**6):
+        assert (
+            auto_mechanism("median", domain=Domain(bounds=(0, 100), resolution=1), n=n)
+            == "permute_and_flip"
+        )
+        assert auto_mechanism("median", domain=Domain(bounds=(0, 100)), n=n) == (
+            "piecewise_laplace"
+        )
     top = (PF_MAX_CANDIDATES - 1) * 0.5
-    kw = dict(n=big)
     assert (
-        auto_mechanism("quantile:0.1", domain=Domain(bounds=(0, top), resolution=0.5), **kw)
+        auto_mechanism("quantile:0.1", domain=Domain(bounds=(0, top), resolution=0.5))
         == "permute_and_flip"
     )
     assert (
-        auto_mechanism("median", domain=Domain(bounds=(0, top + 0.5), resolution=0.5), **kw)
+        auto_mechanism("median", domain=Domain(bounds=(0, top + 0.5), resolution=0.5))
         == "piecewise_laplace"
     )
-    assert auto_mechanism("median", domain=Domain(bounds=(0, 100)), n=big) == "piecewise_laplace"
-    mech = statistic_mechanism("median", epsilon=1.0, bounds=(0, 10), resolution=1, n=big)
-    assert mech.name == "permute_and_flip"
+
+
+@pytest.mark.parametrize("q", [0.1, 0.9])
+def test_pf_aims_at_the_staircase_target_and_beats_it_on_a_declared_lattice(q):
+    """One target for both: where the public rule moves the staircase half a rank inward,
+    permute-and-flip aims there too; on a declared lattice its exact E|release - numpy's
+    quantile| is then at or below the staircase's (n = 20, eps = 1, integer data).
+    Control: aimed at the unmoved rank, permute-and-flip loses to the staircase at q = 0.9
+    (the comparison can fail)."""
+    x = np.array([0, 1, 1, 2, 2, 3, 3, 3, 4, 5, 5, 6, 7, 8, 9, 11, 14, 17, 25, 40], dtype=float)
+    kw = dict(quantile=q, epsilon=1.0, bounds=(0, 50), resolution=1.0)
+    pf, stair = pv.PermuteAndFlip("quantile", **kw), pv.PiecewiseLaplace("quantile", **kw)
+    assert pf.inward(x.size) and stair.inward(x.size)
+    assert pf.law(x).value == stair.law(x).value
+    truth = float(np.quantile(x, q))
+    e_stair = stair.law(x).error_mean_abs(reference=truth)
+    assert pf.law(x).error_mean_abs(reference=truth) <= e_stair
+    if q == 0.9:
+        unmoved = PermuteFlipLaw.for_statistic(x, "quantile", **kw)  # the rank target itself
+        assert unmoved.error_mean_abs(reference=truth) > 1.05 * e_stair

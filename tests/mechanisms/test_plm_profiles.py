@@ -21,7 +21,9 @@ from privest.mechanisms.profiles.reaches import (
     order_statistic_profile,
     profile_for,
     quantile_profile,
+    quantile_target,
     sum_profile,
+    target_ranks,
 )
 from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_profile
 from privest.mechanisms.smooth_sensitivity import local_sensitivity_at_distance
@@ -55,7 +57,9 @@ def _pad(a: np.ndarray, size: int) -> np.ndarray:
 STATS = {
     "median": (lambda y: float(np.median(y)), lambda x: median_profile(x, (0, 1))),
     "quantile:0.75": (
-        lambda y: float(np.sort(y)[int(np.ceil(0.75 * y.size)) - 1]),
+        lambda y: float(
+            np.mean(np.sort(y)[np.array(target_ranks(quantile_target(0.75, y.size))) - 1])
+        ),
         lambda x: quantile_profile(x, (0, 1), quantile=0.75),
     ),
     "mean": (lambda y: float(np.mean(y)), lambda x: mean_profile(x, (0, 1))),
@@ -237,8 +241,10 @@ def test_median_conventions():
     assert median_profile(x, (0, 5)).center == 2.5
     assert median_profile(x, (0, 5), even="low").center == 2.0
     assert order_statistic_profile(x, 4, (0, 5)).center == 4.0
-    assert quantile_profile(x, (0, 5), quantile=0.9).center == 4.0
-    assert quantile_profile(x, (0, 5), quantile=1e-9).center == 1.0  # rank 1
+    # numpy's position 1 + 3 * 0.9 = 3.7: the nearest half rank 3.5, (x_(3) + x_(4)) / 2
+    assert quantile_profile(x, (0, 5), quantile=0.9).center == 3.5
+    assert quantile_profile(x, (0, 5), quantile=0.5).center == 2.5  # the median
+    assert quantile_profile(x, (0, 5), quantile=1e-9).center == 1.0  # the minimum
     with pytest.raises(ValidationError, match=r"quantile: .* \(0, 1\]"):  # docs: (0, 1]
         quantile_profile(x, (0, 5), quantile=0.0)
     for stat in ("median", "quantile:0.3", "mean", "sum", "variance"):

@@ -127,3 +127,31 @@ def test_release_runs_both_stages_and_auto_never_picks_it():
         assert (
             auto_mechanism("quantile:0.1", domain=Domain(bounds=(-1000, 1000)), n=n) != "two_stage"
         )
+
+
+def test_second_stage_from_one_sort_is_the_law_on_the_clipped_data(monkeypatch):
+    """The second stage read from the one sort equals the staircase law built from the
+    unsorted data for every bin (same pmf on every lattice point); a release computes
+    neither the exact bin law nor a second sort. Control: a window read one rank off
+    gives another pmf."""
+    x = np.random.default_rng(5).permutation(np.r_[X, 3.0, 63.0, 64.0, 0.0, 17.5])
+    grid = np.arange(0, 64.5, 0.5)
+    for stat, q in (("median", None), ("quantile", 0.2), ("quantile", 0.9)):
+        mech = TwoStage(stat, quantile=q, epsilon=1.0, bounds=(0, 64), resolution=1.0)
+        law = mech.law(x)
+        for j in range(mech.bins):
+            direct = mech.second(law.edges[[max(j - 1, 0), min(j + 2, 16)]]).law(x)
+            assert np.array_equal(law.stage_two(j).logpdf(grid), direct.logpdf(grid))
+    moved = np.where(x == 20.0, 22.0, x)  # control: one record moved inside the window
+    mech = TwoStage("median", epsilon=1.0, bounds=(0, 64), resolution=1.0)
+    bounds = mech.law(x).edges[[4, 7]]  # the bins around the median
+    assert not np.array_equal(
+        mech.law(x).stage_two(5).logpdf(grid), mech.second(bounds).law(moved).logpdf(grid)
+    )
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the release computed the exact bin law")
+
+    monkeypatch.setattr("privest.mechanisms.two_stage.bin_law", refuse)
+    r = pv.private_median(x, epsilon=1.0, bounds=(0, 64), mechanism="two_stage", rng=1)
+    assert 0 <= float(r) <= 64

@@ -205,3 +205,73 @@ def test_auto_variance_is_the_float_safe_laplace_release_at_every_entry_point():
     assert a == b and a.mechanism == b.mechanism == "laplace"
     step = statistic_mechanism("variance", **kw).law(x).lattice.step
     assert float(a) / step == round(float(a) / step)
+
+
+@pytest.mark.parametrize("mechanism", ["auto", *MECHS[1:], "permute_and_flip", "two_stage"])
+@pytest.mark.parametrize("n", [20, 21])
+def test_quantile_one_half_is_the_median_release(mechanism, n):
+    """One concept, one release: private_quantile(x, 0.5) is private_median(x): the same
+    mechanism, target, law and (seeded) value, odd and even n. Control: q = 0.51 is
+    another release."""
+    x = np.round(np.random.default_rng(n).normal(50, 10, n), 2)
+    kw = dict(epsilon=1.0, bounds=B, mechanism=mechanism)
+    if mechanism == "permute_and_flip":
+        kw["resolution"] = 0.5
+    med, q50 = statistic_mechanism("median", **kw), statistic_mechanism("quantile:0.5", **kw)
+    assert (
+        (med.name, med.spec, med.label)
+        == (q50.name, q50.spec, q50.label)
+        == (
+            med.name,
+            "median",
+            "median",
+        )
+    )
+    assert med.law(x).value == q50.law(x).value
+    assert med.law(x).value == pytest.approx(np.median(x), abs=0.25)  # up to the lattice
+    for seed in (1, 2):
+        a = private_median(x, rng=seed, **kw)
+        b = private_quantile(x, 0.5, rng=seed, **kw)
+        assert float(a) == float(b) and a.statistic == b.statistic == "median"
+    other = statistic_mechanism("quantile:0.51", **kw)
+    assert other.spec != "median"
+
+
+def test_quantile_target_is_the_half_rank_nearest_numpy():
+    """The target of a quantile is the half rank nearest numpy's default (linear) position
+    1 + (n - 1) q, symmetric in q <-> 1 - q; q = 1/2 is the median for every n."""
+    from privest.mechanisms.profiles.reaches import quantile_target
+
+    for n in range(1, 60):
+        assert quantile_target(0.5, n) == n + 1
+        for q in (0.01, 0.1, 0.25, 0.3, 0.75, 0.9, 1.0):
+            h = 1 + (n - 1) * q
+            t = quantile_target(q, n) / 2
+            assert abs(t - h) <= 0.25 + 1e-12
+            assert quantile_target(1 - q, n) == 2 * (n + 1) - quantile_target(q, n) or (
+                q in (0.1, 0.3, 0.9)  # 1 - q is not exact in floats there
+            )
+    # n = 640, q = 0.1 (issue 31): numpy's position 64.9 -> x_(65), not x_(ceil(q n)) = x_(64)
+    assert quantile_target(0.1, 640) == 130
+    x = np.random.default_rng(3).normal(50, 10, 640)
+    mech = statistic_mechanism("quantile:0.1", epsilon=4.0, bounds=B, resolution=2.0**-20)
+    assert mech.law(x).value == pytest.approx(np.sort(x)[64], abs=2.0**-20)
+
+
+def test_integer_hint_reads_public_inputs_only():
+    """A median or quantile with small whole bounds and no resolution warns (the same for
+    any data, and names no data value); resolution=1, wide bounds or a chosen mechanism do
+    not."""
+    for data in (np.array([1.0, 2, 2, 7]), np.array([1.5, 2.25, 6.75])):
+        with pytest.warns(UserWarning, match="resolution=1") as rec:
+            private_median(data, epsilon=1.0, bounds=(1, 7), rng=0)
+        assert all(str(v) not in str(rec[0].message) for v in ("2.25", "6.75"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = np.array([1.0, 2, 2, 7])
+        private_median(x, epsilon=1.0, bounds=(1, 7), resolution=1, rng=0)
+        private_median(x, epsilon=1.0, bounds=(0, 100), rng=0)
+        private_median(x, epsilon=1.0, bounds=(1, 7), mechanism="piecewise_laplace", rng=0)
+        private_mean(x, epsilon=1.0, bounds=(1, 7), rng=0)

@@ -47,10 +47,10 @@ def test_fit_equals_in_memory_fit(client, release, est, target):
 def test_large_data_path_polishes_a_chunk_fit(client, release, monkeypatch):
     """Above SUBSAMPLE_ABOVE records the starts run on one chunk; Newton on all records
     then reaches the in-memory minimiser (same tolerance)."""
-    import privest.scale.fit as dask_fit
+    import privest.learn.fitting as fitting
 
-    monkeypatch.setattr(dask_fit, "SUBSAMPLE_ABOVE", 1000)
-    mem = pv.DRLogisticRegression().fit(release, "y")
+    mem = pv.DRLogisticRegression().fit(release, "y")  # all records: no subsample
+    monkeypatch.setattr(fitting, "SUBSAMPLE_ABOVE", 1000)  # the one strategy's threshold
     dsk = pv.DRLogisticRegression().fit(DaskRelease.from_release(release, chunk_rows=1300), "y")
     np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=1e-8, atol=0)
@@ -152,3 +152,120 @@ def test_cluster_memory_is_the_workers_limits(client):
 
     limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
     assert cluster_memory() == sum(limits) > 0
+
+
+@pytest.fixture(scope="module")
+def examples():
+    from privest.release.examples import release_regression_examples
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (4000, 3))
+    kw = dict(epsilon_x=2.0, epsilon_y=2.0, bounds=(-1, 1), rng=1)
+    clf = pv.release_examples(x, (x.sum(axis=1) > 0).astype(int), delta=1e-5, **kw)
+    reg = release_regression_examples(
+        x, x @ [0.3, -0.2, 0.1], delta_x=5e-6, delta_y=5e-6, y_bounds=(-1, 1), **kw
+    )
+    return clf, reg
+
+
+def _on_dask(ex, rows):
+    import dask.array as da
+
+    return dataclasses.replace(
+        ex, X=da.from_array(ex.X, chunks=(rows, ex.p)), y=da.from_array(ex.y, chunks=rows)
+    )
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        pv.IWPSGDClassifier(loss="logistic"),
+        pv.IWPSGDClassifier(loss="exponential", batch_size=100, averaging="polyak"),
+        pv.IWPSGDClassifier(loss="squared", fit_intercept=True, n_passes=2),
+        pv.IWPSGDRegressor(),
+        pv.IWPSGDRegressor(fit_intercept=True, theta_radius=None),
+    ],
+)
+def test_iwp_fit_of_dask_examples_is_the_in_memory_fit(client, examples, est):
+    """IWPSGD*.fit on examples held as Dask arrays (partitions of 900 rows: batches straddle
+    them) runs the in-memory loop over the partitions in order: the same iterates."""
+    ex = examples[isinstance(est, pv.IWPSGDRegressor)]
+    est = clone(est).set_params(progress=False)
+    with warnings.catch_warnings():  # few records: IWP-SGD may warn about convergence
+        warnings.simplefilter("ignore")
+        mem = clone(est).fit(ex)
+        dsk = clone(est).fit(_on_dask(ex, 900))
+    np.testing.assert_allclose(dsk.trajectory_, mem.trajectory_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-12, atol=1e-15)
+    assert dsk.t_ == mem.t_ and dsk.theta_radius_ == pytest.approx(mem.theta_radius_)
+
+
+def test_iwp_partial_fit_of_dask_examples_and_its_control(client, examples):
+    """partial_fit continues across Dask-held releases as in memory; control: the same
+    records in another order give another fit, so the equality can fail."""
+    ex = examples[0]
+    halves = [
+        dataclasses.replace(ex, X=ex.X[s : s + 2000], y=ex.y[s : s + 2000]) for s in (0, 2000)
+    ]
+    est = pv.IWPSGDClassifier(loss="logistic", progress=False)
+    mem, dsk = clone(est), clone(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for h in halves:
+            mem.partial_fit(h)
+            dsk.partial_fit(_on_dask(h, 700))
+        rev = dataclasses.replace(ex, X=ex.X[::-1].copy(), y=ex.y[::-1].copy())
+        other = clone(est).fit(_on_dask(rev, 900))
+        whole = clone(est).fit(ex)
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-12, atol=1e-15)
+    assert dsk.t_ == mem.t_
+    assert np.abs(other.coef_ - whole.coef_).max() > 1e-6
+
+
+def test_iwp_dask_refusals(examples):
+    ex = _on_dask(examples[0], 900)
+    with pytest.raises(ValidationError, match="shuffle"):
+        pv.IWPSGDClassifier(shuffle=True, random_state=0, progress=False).fit(ex)
+    import dask.array as da
+
+    bad = dataclasses.replace(ex, y=da.from_array(np.asarray(examples[0].y), chunks=1000))
+    with pytest.raises(ValidationError, match="chunked alike"):
+        pv.IWPSGDClassifier(progress=False).fit(bad)
+
+
+def test_a_registered_loss_fits_out_of_core_as_in_memory(client, monkeypatch):
+    """A loss the library does not ship (its class and one registration) is fitted on a
+    Dask-backed release by the same strategy as in memory: nothing in privest.scale names
+    it."""
+    from privest.learn.losses import registry
+    from privest.learn.losses.index import IndexLoss
+
+    class PoissonLoss(IndexLoss):
+        name = "poisson"
+        smooth_in_x = smooth_in_theta = True
+
+        def phi(self, y, u):
+            return np.exp(u) - y * u
+
+        def dphi(self, y, u):
+            return np.exp(u) - y
+
+        def d2phi(self, y, u):
+            return np.exp(u)
+
+        d3phi = d4phi = d2phi
+
+    monkeypatch.setattr(registry, "_SPECS", dict(registry._SPECS))
+    registry.register_loss(registry.LossSpec("poisson", "e^u - y u", {"dr": PoissonLoss}))
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (3000, 2))
+    counts = rng.poisson(np.exp(0.2 + x @ [0.5, -0.5])).astype(float)
+    df = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": counts})
+    rel = pv.ZILMechanism(lam=0.3, zero_prob=0.3, bounds={"a": (-1, 1), "b": (-1, 1)})
+    rel = rel.release(df, rng=4)
+    est = pv.DRMEstimator(loss="poisson", features=["a", "b"])
+    mem = clone(est).fit(rel, "y")
+    dsk = clone(est).fit(DaskRelease.from_release(rel, chunk_rows=700), "y")
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(dsk.stderr_, mem.stderr_, rtol=1e-8, atol=0)
+    assert dsk.solution_.starts == mem.solution_.starts == 2 and dsk.passes_ > 0

@@ -59,9 +59,9 @@ def test_nonsmooth_fit_within_documented_tolerance(release, est, target):
 def test_tolerance_check_can_fail(release, monkeypatch):
     """Control: stopping at the first bandwidth (h = s, no vanishing) leaves a smoothing
     bias that the tolerance check above catches."""
-    import privest.scale.nonsmooth as ns
+    import privest.learn.smoothing as sm
 
-    monkeypatch.setattr(ns, "bandwidths", lambda scale, n: [scale])
+    monkeypatch.setattr(sm, "bandwidths", lambda scale, n: [scale])
     est = pv.DRQuantileRegressor(quantile=0.25, features=["a", "b"])
     mem, dsk = _fits(est, release, "z")
     assert np.max(np.abs(dsk.coef_ - mem.coef_) / mem.stderr_) > 0.1
@@ -81,9 +81,11 @@ def test_exact_percentiles_equal_numpy(client, release, monkeypatch, bad_bracket
     import privest.scale.nonsmooth as ns
 
     if bad_bracket:
-        monkeypatch.setattr(ns, "_kink_quantiles", lambda obj, th, qs: {"n": obj.n, "q": qs + 1e6})
+        monkeypatch.setattr(
+            ns, "_chunk_percentiles", lambda obj, qs, *look: {"n": obj.n, "q": qs + 1e6}
+        )
     monkeypatch.setattr(ns, "GATHER_LIMIT", limit)
-    from privest.learn.inference import kernel_residuals
+    from privest.learn.inference import first_kink_distances, kernel_residuals
     from privest.learn.losses import QuantileRegressionLoss
     from privest.learn.objective import CorrectedObjective
     from privest.scale.fit import DaskObjective
@@ -108,12 +110,13 @@ def test_exact_percentiles_equal_numpy(client, release, monkeypatch, bad_bracket
 
     def watched(func, *args, **kwargs):
         out = reduce(func, *args, **kwargs)
-        if func is ns._kink_distinct:
+        if func is ns._value_distinct:
             gathered.append(max(v.size for v, _ in out["found"]))
         return out
 
     obj.reduce = watched
-    np.testing.assert_array_equal(exact_percentiles(obj, theta, qs), np.percentile(r, qs))
+    got = exact_percentiles(obj, first_kink_distances, qs, theta)
+    np.testing.assert_array_equal(got, np.percentile(r, qs))
     if limit < 1000:
         assert r.size > 10 * limit  # the control: gathering the records would exceed it
         assert max(gathered) <= limit

@@ -91,6 +91,24 @@ def test_secure_release_and_stream_fit(parquet_folder, tmp_path):
     assert est.coef_.shape[-1] == 2
 
 
+def test_estimator_fit_of_the_folder_is_the_in_memory_fit(parquet_folder, tmp_path):
+    """The folder's examples (Dask arrays, one chunk per part) fit by the estimator's own
+    ``fit``, dispatched to the Dask backend: the in-memory fit of the same examples."""
+    import dataclasses
+
+    folder, _ = parquet_folder
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # IWP-SGD's convergence note at n = 600
+        path = release_examples_to_folder(_mech(), folder, tmp_path / "r", label="label", rng=3)
+        ex, X, y = load_examples_dask(path)
+        est = pv.IWPSGDClassifier(loss="logistic", batch_size=64, progress=False)
+        dsk = est.fit(dataclasses.replace(ex, X=X, y=y))
+        mem = pv.IWPSGDClassifier(loss="logistic", batch_size=64, progress=False)
+        mem.fit(dataclasses.replace(ex, X=X.compute(), y=y.compute()))
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-12, atol=1e-15)
+    assert dsk.n_batches_ == mem.n_batches_ == 10  # 600 records: 9 batches of 64 and 24
+
+
 def test_modified_part_is_refused(parquet_folder, tmp_path):
     folder, _ = parquet_folder
     with dask.config.set(scheduler="sync"):

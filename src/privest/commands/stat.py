@@ -65,8 +65,8 @@ def add_parser(sub: Any) -> None:
         default="auto",
         choices=list(mechanism_names()),
         help="default auto, a public rule (docs/mechanisms.md): for median/quantiles "
-        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds "
-        "and n >= 1000, else piecewise Laplace; else the least error of the data-independent "
+        "permute-and-flip when --resolution leaves at most 2049 lattice points in the bounds, "
+        "else piecewise Laplace; else the least error of the data-independent "
         "noises (all float-safe)",
     )
     p.add_argument(
@@ -119,8 +119,6 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     computed from. Everything public (the options and the input's header) is checked and the
     budget charged before any record is read: a query refused for a public reason, such as
     a misspelt --column, is not charged (docs/budget.md)."""
-    from privest.domain import Domain
-    from privest.mechanisms.auto import auto_reads_n
     from privest.mechanisms.profiles.reaches import parse_statistic
     from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
@@ -154,28 +152,16 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             f"--column: {args.column!r} is not a column of {args.input} "
             f"(columns: {', '.join(columns)})"
         )
-    by_n = args.mechanism == "auto" and auto_reads_n(
-        args.stat, Domain(bounds=bounds, resolution=args.resolution)
-    )
-    charge_ledger(  # the guarantee is eps whichever mechanism the public n then picks
+    charge_ledger(
         args,
         console,
         mech.guarantee,
         label=f"stat {mech.label} of {args.column!r} in {args.input}",
-        mechanism="auto" if by_n else mech.name,
+        mechanism=mech.name,
     )
     if args.engine == "dask":
         return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
     col = read_csv(args.input, args.sep)[args.column]
-    if by_n:  # auto's rule reads the public n
-        mech = statistic_mechanism(
-            args.stat,
-            epsilon=args.epsilon,
-            bounds=bounds,
-            clip=args.clip,
-            resolution=args.resolution,
-            n=len(col),
-        )
     if name == "count":
         values = as_float_vector(col, f"--column {args.column!r}")
         col = ((values >= lo) & (values <= hi)).astype(float)

@@ -19,6 +19,7 @@ from privest.learn.losses import (
     LogisticLoss,
     Loss,
     LossNotSmoothError,
+    MarginLoss,
     QuantileRegressionLoss,
     ReLUNetLoss,
     ScalarQuantileLoss,
@@ -29,7 +30,7 @@ from privest.learn.losses import (
     indicator_squared,
     relu_squared,
 )
-from privest.learn.weierstrass import MarginLoss, choose_order, truncation_bias
+from privest.learn.weierstrass import choose_order, truncation_bias
 
 __all__ = [
     "BoundaryWarning",

@@ -17,7 +17,6 @@ over a compact box and reports sandwich (or bootstrap) standard errors and Wald 
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
@@ -27,7 +26,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import EstimationError, ValidationError
-from privest.learn.design import AnalysisData, analysis_data, oracle_data
+from privest.learn.design import AnalysisData
+from privest.learn.fitting import fit_objective
 from privest.learn.inference import IndefiniteHessianError, bootstrap_cov, sandwich_cov
 from privest.learn.losses import (
     HingeLoss,
@@ -38,16 +38,9 @@ from privest.learn.losses import (
     get_loss,
 )
 from privest.learn.losses.index import IndexLoss
-from privest.learn.objective import METHODS, CorrectedObjective
+from privest.learn.objective import METHODS, Objective, corrected_objective
 from privest.learn.results import FitResults, FitSummary
-from privest.learn.solvers import (
-    SUBSAMPLE_ABOVE,
-    SUBSAMPLE_SIZE,
-    Solution,
-    polish,
-    solve,
-    solve_path,
-)
+from privest.learn.solvers import Solution, solve
 from privest.rng import resolve_rng
 from privest.sklearn_contract import validate_predict_data
 from privest.validation import check_bounds
@@ -65,12 +58,6 @@ __all__ = [
 
 #: Default parameter box: every parameter in [-10, 10] (features on O(1) scales).
 DEFAULT_THETA_BOUND = 10.0
-
-
-def _is_dask_release(data: Any) -> bool:
-    """Whether ``data`` is a :class:`~privest.scale.DaskRelease` (without importing Dask)."""
-    mod = sys.modules.get("privest.scale.dask_release")
-    return mod is not None and isinstance(data, mod.DaskRelease)
 
 
 class BoundaryWarning(UserWarning):
@@ -92,15 +79,22 @@ class DRMEstimator(BaseEstimator):
     n_draws : B of the B-draw DR (an extension, docs/dr-estimation.md, "Why the corrected
         losses are unbiased"): the analyst adds B - 1 copies X1 + S_b; unbiased, lower
         variance. 1 reproduces the paper.
-    inference : ``"sandwich"`` (default), ``"bootstrap"`` or ``"none"``.
-    n_bootstrap : bootstrap resamples of released records.
+    inference : ``"sandwich"`` (default), ``"bootstrap"`` or ``"none"``. When the
+        sandwich's Hessian estimate is not positive definite, the fit warns and falls back to
+        the bootstrap (``n_bootstrap`` refits, with a progress bar); ``n_bootstrap=0`` turns
+        this fallback off (the fit then warns and reports no standard errors).
+    n_bootstrap : bootstrap resamples of released records (refits), an integer >= 0; the
+        bootstrap runs only for ``inference="bootstrap"`` (then at least 2) or as the
+        sandwich's fallback.
     features : feature columns of the release (default: all but the response).
     random_state : seed or Generator for the extra DR copies and the bootstrap.
 
-    A Dask-backed release (docs/scale-out.md) is fitted out of core and adds the
-    diagnostics ``passes_`` (passes over all records), ``pass_seconds_`` (their wall time)
-    and ``records_in_memory_`` (whether the release stayed in worker memory for the passes
-    or was read from the store on each).
+    One strategy fits every release (:func:`~privest.learn.fitting.fit_objective`), with
+    the objective built for where its records are (:func:`~privest.learn.objective.
+    corrected_objective`). A Dask-backed release (docs/scale-out.md) is fitted out of core
+    and adds the diagnostics ``passes_`` (passes over all records), ``pass_seconds_``
+    (their wall time) and ``records_in_memory_`` (whether the release stayed in worker
+    memory for the passes or was read from the store on each).
     """
 
     def __init__(
@@ -134,117 +128,94 @@ class DRMEstimator(BaseEstimator):
             tb = (-DEFAULT_THETA_BOUND, DEFAULT_THETA_BOUND)
         return check_bounds(tb, p, "theta_bounds")
 
-    def _data(self, data: Any, y: Any) -> AnalysisData:
-        if self.method == "oracle":
-            return oracle_data(data, y)
-        return analysis_data(data, y, self.features)
-
-    def _starts(self, loss: Loss, ad: AnalysisData, box: np.ndarray) -> list[np.ndarray]:
-        """Zero (the loss's initial point), the naive fit and, for DR, the SDR fit."""
-        starts = [np.clip(loss.initial_theta(ad.d), box[:, 0], box[:, 1])]
-        if self.method in ("dr", "sl", "sdr"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                naive = solve(CorrectedObjective(loss, ad, "naive"), box, starts)
-                starts.append(naive.theta)
-                if self.method == "dr" and loss.smooth_in_x and not ad.y_noised:
-                    starts.append(
-                        solve(CorrectedObjective(loss, ad, "sdr"), box, [naive.theta]).theta
-                    )
-        return starts
-
-    def _solve(
-        self, obj: CorrectedObjective, loss: Loss, ad: AnalysisData, box: np.ndarray
-    ) -> Solution:
-        """Multi-start solve. On large data the starts and their runs are computed on an
-        evenly spaced subsample first, and only distinct local solutions are polished on
-        all records (the objective and its minimiser are those of the full data)."""
-        if isinstance(loss, LogisticLoss) and self.method != "oracle":
-            return self._solve_logistic(obj, loss, ad, box)
-        if ad.n <= SUBSAMPLE_ABOVE or not loss.smooth_in_theta:
-            return solve(obj, box, self._starts(loss, ad, box))
-        rows = np.linspace(0, ad.n - 1, SUBSAMPLE_SIZE).astype(np.intp)
-        sub_data, sub_obj = ad.subset(rows), obj.restricted(rows)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sols = [solve(sub_obj, box, [s]) for s in self._starts(loss, sub_data, box)]
-        distinct: list[np.ndarray] = []
-        for sol in sorted(sols, key=lambda s: s.objective):
-            if all(np.max(np.abs(sol.theta - t)) > 1e-2 for t in distinct):
-                distinct.append(sol.theta)
-        full = solve(obj, box, distinct)
-        full.starts = len(sols)
-        return full
-
-    def _solve_logistic(
-        self, obj: CorrectedObjective, loss: Loss, ad: AnalysisData, box: np.ndarray
-    ) -> Solution:
-        """The built-in logistic loss: the batched start strategy with R = 1
-        (:func:`~privest.learn.solvers.solve_path`, the paper-000 tables' code). On large
-        data the path runs on an evenly spaced subsample and its fit is polished on all
-        records (the objective and its minimiser are those of the full data)."""
-        sdr_start = loss.smooth_in_x and not ad.y_noised
-        if ad.n <= SUBSAMPLE_ABOVE:
-            return solve_path(obj, box, lambda m: CorrectedObjective(loss, ad, m), sdr_start)
-        rows = np.linspace(0, ad.n - 1, SUBSAMPLE_SIZE).astype(np.intp)
-        sub_data = ad.subset(rows)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sub = solve_path(
-                obj.restricted(rows),
-                box,
-                lambda m: CorrectedObjective(loss, sub_data, m),
-                sdr_start,
-            )
-        full = polish(obj, box, sub.theta)
-        full.starts = sub.starts
-        return full
-
-    # --------------------------------------------------------------------- fit
-    def fit(self, data: Any, y: Any = None) -> DRMEstimator:
-        """Fit on a release (or raw data when ``method="oracle"``); ``y`` a column or array.
-
-        A :class:`~privest.scale.DaskRelease` is fitted out of core on its cluster
-        (:func:`privest.scale.fit.fit_dask`, docs/scale-out.md).
-        """
+    def _check_settings(self) -> None:
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r} is not one of {METHODS}")
         if self.inference not in ("sandwich", "bootstrap", "none"):
             raise ValidationError(
                 f"inference: {self.inference!r}; use 'sandwich', 'bootstrap' or 'none'"
             )
-        if _is_dask_release(data):
-            from privest.scale.fit import fit_dask
+        nb = self.n_bootstrap
+        if isinstance(nb, bool) or not isinstance(nb, (int, np.integer)) or nb < 0:
+            raise ValidationError(f"n_bootstrap: {nb!r} must be an integer >= 0")
+        if self.inference == "bootstrap" and nb < 2:
+            raise ValidationError(
+                f"n_bootstrap: {nb!r}; inference='bootstrap' needs at least 2 resamples"
+            )
 
-            return fit_dask(self, data, y)
+    # --------------------------------------------------------------------- fit
+    def fit(self, data: Any, y: Any = None) -> DRMEstimator:
+        """Fit on a release (or raw data when ``method="oracle"``); ``y`` a column or array.
+
+        A release held by a backend (a :class:`~privest.scale.DaskRelease`: out of core on
+        its cluster, docs/scale-out.md) is fitted by the same strategy, its objective's
+        evaluations being sums over its partitions.
+        """
+        self._check_settings()
         loss = self._make_loss()
-        ad = self._data(data, y)
         rng = (
             resolve_rng(self.random_state)
             if (self.n_draws > 1 or self.inference == "bootstrap")
             else None
         )
-        obj = CorrectedObjective(loss, ad, self.method, self.n_draws, rng)
+        obj = corrected_objective(
+            data, y, loss, self.method, features=self.features, n_draws=self.n_draws, rng=rng
+        )
+        if self.inference == "bootstrap" and not obj.in_memory:
+            raise ValidationError(
+                "inference='bootstrap' resamples records in memory, which a release held out "
+                "of core does not allow; use 'sandwich' or 'none'"
+            )
         box = self._box(obj.p)
-        sol = self._solve(obj, loss, ad, box)
+        sol = fit_objective(obj, box)
+        if obj.where:
+            sol.solver = f"{sol.solver} on {obj.where}"
         guarantee = None if self.method == "oracle" else data.guarantee
         named = self.method != "oracle" or isinstance(data, pd.DataFrame)
-        self._set_solution(loss, sol, ad, ad.n, box, guarantee, named)
-        cov = None
+        self._set_solution(loss, sol, obj.data, obj.n, box, guarantee, named)
+        cov = self._inference(obj, sol, box, rng)
+        for name, value in obj.diagnostics().items():  # a backend's, e.g. passes_
+            setattr(self, name, value)
+        self._set_results(cov, obj.data, sol)
+        return self
+
+    def _inference(
+        self, obj: Objective, sol: Solution, box: np.ndarray, rng: Any
+    ) -> np.ndarray | None:
+        """The covariance of the estimate (sandwich or bootstrap; None for "none")."""
         self.inference_ = self.inference
         if self.inference == "sandwich":
             try:
                 cov, self.hessian_, self.score_cov_ = sandwich_cov(obj, sol.theta)
+                return cov
             except IndefiniteHessianError as exc:
-                warnings.warn(f"{exc}; using the bootstrap instead", RuntimeWarning, stacklevel=2)
+                if not obj.in_memory:
+                    raise IndefiniteHessianError(
+                        f"{exc}; the bootstrap is not available out of core: fit in memory"
+                    ) from None
+                if self.n_bootstrap == 0:
+                    warnings.warn(
+                        f"{exc}; no standard errors (n_bootstrap=0 turns the bootstrap "
+                        "fallback off)",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                    self.inference_ = "none"
+                    return None
+                warnings.warn(
+                    f"{exc}; using the bootstrap instead ({self.n_bootstrap} refits; "
+                    "n_bootstrap bounds them, n_bootstrap=0 turns this fallback off)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
                 self.inference_ = "bootstrap"
                 rng = resolve_rng(self.random_state)
-        if self.inference_ == "bootstrap":
-            cov, self.bootstrap_draws_ = bootstrap_cov(
-                obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng
-            )
-        self._set_results(cov, ad, sol)
-        return self
+        if self.inference_ != "bootstrap":
+            return None
+        cov, self.bootstrap_draws_ = bootstrap_cov(
+            obj, lambda o: solve(o, box, [sol.theta]).theta, self.n_bootstrap, rng
+        )
+        return cov
 
     def _set_solution(
         self,

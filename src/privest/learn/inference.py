@@ -11,18 +11,38 @@ for losses not twice differentiable in theta (check, hinge), by symmetric finite
 differences of the mean score with step n^(-1/3), and for check and hinge losses by a
 corrected kernel estimate. The bootstrap over released records
 costs no privacy (post-processing).
+
+Every estimate reads the objective through its protocol
+(:class:`~privest.learn.objective.Objective`): sums over blocks of records and exact
+percentiles, so the same code serves a release in memory and one held by a backend.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from privest.learn.losses import HingeLoss, Loss, QuantileRegressionLoss
-from privest.learn.objective import CorrectedObjective, Term
+from privest.learn.losses import Loss
+from privest.learn.objective import (
+    SCORE_BLOCK,
+    CorrectedObjective,
+    Objective,
+    Term,
+    score_covariance,
+)
+from privest.progress import progress_iter
 
-__all__ = ["IndefiniteHessianError", "bootstrap_cov", "sandwich", "sandwich_cov"]
+__all__ = [
+    "IndefiniteHessianError",
+    "SCORE_BLOCK",
+    "bootstrap_cov",
+    "hessian_estimate",
+    "sandwich",
+    "sandwich_cov",
+    "score_covariance",
+]
 
 
 class IndefiniteHessianError(RuntimeError):
@@ -30,12 +50,32 @@ class IndefiniteHessianError(RuntimeError):
 
 
 def kernel_residuals(loss: Loss, t: Term, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(D, r) of one term: the design and the distance to the kink, r = y - u (check) or
-    1 - y u (hinge)."""
+    """(D, r) of one term: the design and the distance to the kink (``loss.kink_distance``:
+    r = y - u for the check loss, 1 - y u for the hinge)."""
     d = loss.design(t.x)
     y = loss.response(t.y, d.shape[0])
-    u = d @ theta
-    return d, (1.0 - y * u if isinstance(loss, HingeLoss) else y - u)
+    return d, loss.kink_distance(y, d @ theta)
+
+
+def first_kink_distances(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
+    """The kink distances of the first term's records (the bandwidth's sample)."""
+    return kernel_residuals(obj.loss, obj.terms[0], theta)[1]
+
+
+def _kink_moments(obj: CorrectedObjective, theta: np.ndarray) -> dict[str, Any]:
+    """Sum and sum of squares of the first term's kink distances."""
+    r = first_kink_distances(obj, theta)
+    return {"n": obj.n, "s": np.array([r.sum(), r @ r])}
+
+
+def _kernel_part(obj: CorrectedObjective, theta: np.ndarray, h: float) -> dict[str, Any]:
+    return {"n": obj.n, "v": kernel_sum(obj, theta, h)}
+
+
+def moment_sd(moments: dict[str, Any], n: int) -> float:
+    """The standard deviation from a sum and a sum of squares."""
+    mean = moments["s"][0] / n
+    return float(np.sqrt(max(moments["s"][1] / n - mean**2, 0.0)))
 
 
 def kernel_bandwidth(sd: float, iqr: float, n: int) -> float:
@@ -55,40 +95,29 @@ def kernel_sum(obj: CorrectedObjective, theta: np.ndarray, h: float) -> np.ndarr
     return v
 
 
-def ridge_hessian(loss: Loss, p: int) -> np.ndarray:
-    """The Hessian of the ridge penalty (alpha on beta, not the intercept; 0 without one)."""
-    alpha = float(getattr(loss, "alpha", 0.0))
-    mask = np.r_[0.0, np.ones(p - 1)] if loss.fit_intercept else np.ones(p)
-    return alpha * np.diag(mask)
-
-
-def _kernel_hessian(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
+def kernel_hessian(obj: Objective, theta: np.ndarray) -> np.ndarray:
     """Corrected kernel estimate of V for check and hinge losses.
 
     V = E[K(kink distance) D D'] is estimated term by term with the DR (or naive) weights:
     sum_t w_t (1/n) sum_i K_h(r_ti) D_ti D_ti', with r = y - u (check) or 1 - y u (hinge),
-    a Gaussian kernel and h = 1.06 min(sd, IQR/1.34) n^(-1/5) from the first term's r.
-    The DR identity applies to any function of x, so the estimate is unbiased for its
-    smoothed target; the ridge Hessian is added once. The out-of-core fit sums
-    :func:`kernel_sum` over partitions with the same h.
+    a Gaussian kernel and h = 1.06 min(sd, IQR/1.34) n^(-1/5) from the first term's r (its
+    standard deviation from sums, its quartiles exact). The DR identity applies to any
+    function of x, so the estimate is unbiased for its smoothed target; the penalty's
+    Hessian is added once.
     """
-    r = kernel_residuals(obj.loss, obj.terms[0], theta)[1]
-    q75, q25 = np.percentile(r, [75, 25])
-    h = kernel_bandwidth(float(np.std(r)), float(q75 - q25), obj.n)
-    v = kernel_sum(obj, theta, h) / obj.n + ridge_hessian(obj.loss, obj.p)
+    sd = moment_sd(obj.reduce(_kink_moments, theta), obj.n)
+    q25, q75 = obj.percentiles(first_kink_distances, np.array([25.0, 75.0]), theta)
+    h = kernel_bandwidth(sd, float(q75 - q25), obj.n)
+    v = obj.reduce(_kernel_part, theta, h)["v"] / obj.n + obj.loss.penalty_hess(obj.p)
     return 0.5 * (v + v.T)
 
 
-# rows per block of scores in score_covariance (an (n, p) array of them is never formed)
-SCORE_BLOCK = 65_536
-
-
-def hessian_estimate(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
-    """V_hat: analytic corrected Hessian, corrected kernel estimate (check, hinge), or
-    central differences of the mean score (other nonsmooth losses)."""
-    if isinstance(obj.loss, (QuantileRegressionLoss, HingeLoss)):
-        return _kernel_hessian(obj, theta)
-    if obj.has_hessian():
+def hessian_estimate(obj: Objective, theta: np.ndarray) -> np.ndarray:
+    """V_hat: analytic corrected Hessian, corrected kernel estimate (check and hinge index
+    losses), or central differences of the mean score (other nonsmooth losses)."""
+    if obj.loss.kink != "none" and obj.loss.form == "index":
+        return kernel_hessian(obj, theta)
+    if obj.loss.smooth_in_theta:
         return obj.hess(theta)
     h = obj.n ** (-1.0 / 3.0)
     cols = []
@@ -100,44 +129,16 @@ def hessian_estimate(obj: CorrectedObjective, theta: np.ndarray) -> np.ndarray:
     return 0.5 * (v + v.T)
 
 
-def score_covariance(
-    obj: CorrectedObjective, theta: np.ndarray, block: int = SCORE_BLOCK
-) -> np.ndarray:
-    """A_hat = (1/n) sum_i (psi_i - psi_bar)(psi_i - psi_bar)' (Thm 5.3's middle matrix).
-
-    On large data the scores are formed block by block of rows (cache-sized, never the whole
-    (n, p) array), shifted by the first block's mean so that the one-pass formula does not
-    cancel; the result equals the two-pass one up to rounding.
-    """
-    if obj.n <= block:
-        psi = obj.scores(theta)
-        psi = psi - psi.mean(axis=0)
-        return psi.T @ psi / obj.n
-    shift = None
-    total, cross = np.zeros(obj.p), np.zeros((obj.p, obj.p))
-    for start in range(0, obj.n, block):
-        psi = obj.restricted(slice(start, start + block)).scores(theta)
-        if shift is None:
-            shift = psi.mean(axis=0)
-        psi -= shift
-        total += psi.sum(axis=0)
-        cross += psi.T @ psi
-    mean = total / obj.n
-    return cross / obj.n - np.outer(mean, mean)
-
-
-def sandwich_cov(
-    obj: CorrectedObjective, theta: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sandwich_cov(obj: Objective, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cov, V_hat, A_hat): cov = V^-1 A V^-1 / n."""
-    a = score_covariance(obj, theta)
+    a = obj.score_cov(theta)
     v = hessian_estimate(obj, theta)
     return sandwich(v, a, obj.n), v, a
 
 
 def sandwich(v: np.ndarray, a: np.ndarray, n: int) -> np.ndarray:
     """V^-1 A V^-1 / n, symmetrised (:class:`IndefiniteHessianError` if V is not positive
-    definite). Also the out-of-core fit's, from per-partition sums of the scores."""
+    definite)."""
     eig = np.linalg.eigvalsh(v)
     if eig.min() <= 1e-12 * max(1.0, abs(eig).max()):
         raise IndefiniteHessianError(
@@ -153,13 +154,12 @@ def bootstrap_cov(
     refit: Callable[[CorrectedObjective], np.ndarray],
     n_boot: int,
     rng: np.random.Generator,
-    progress: bool = False,
+    progress: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(cov, draws): covariance of ``refit`` over ``n_boot`` resamples of released records."""
+    """(cov, draws): covariance of ``refit`` over ``n_boot`` resamples of released records,
+    with a progress bar (rich, on stderr, gone when done) unless ``progress`` is false."""
     draws = np.empty((n_boot, obj.p))
-    from privest.progress import progress_iter
-
-    for b in progress_iter(range(n_boot), "bootstrap", progress):
+    for b in progress_iter(range(n_boot), f"bootstrap ({n_boot} refits)", progress):
         rows = rng.integers(0, obj.n, obj.n)
         draws[b] = refit(obj.restricted(rows))
     return np.cov(draws, rowvar=False).reshape(obj.p, obj.p), draws

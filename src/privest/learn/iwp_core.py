@@ -8,26 +8,44 @@ in ``privest.experiments.iwp_*`` rely on them; the estimators in
 :mod:`privest.learn.iwp_sgd` pass consistent defaults (docs/iwp-sgd.md, Sec. 3).
 
 :func:`sgd_replicated` runs the loop for R replications at once (X of shape (R, n, p)): one
-pair of small matrix products per batch for all replications.
+pair of small matrix products per batch for all replications. The loop is
+:func:`sgd_block` over a run's :class:`SGDPlan` and its :class:`SGDState`: one block of
+records at a time, in order, a batch that straddles two blocks carried over, so that a
+release held in parts (a backend's partitions, :func:`stream_examples`) gives the same run
+as the release in one array.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from privest.backends import dispatch
 from privest.errors import ValidationError
 from privest.learn.iwp_losses import (
     iwp_gradient,
     iwp_regression_gradient,
     plain_gradient,
 )
-from privest.learn.weierstrass import ExponentialLoss, get_margin_loss, inverse_weight
+from privest.learn.losses import get_margin_loss
+from privest.learn.weierstrass import inverse_weight
 from privest.validation import check_positive
 
-__all__ = ["METHODS", "AVERAGING", "SGDPath", "sgd_replicated"]
+__all__ = [
+    "AVERAGING",
+    "METHODS",
+    "SGDPath",
+    "SGDPlan",
+    "SGDState",
+    "example_sums",
+    "sgd_block",
+    "sgd_replicated",
+    "stream_examples",
+]
 
 METHODS = ("iwp", "naive", "oracle")
 AVERAGING = (None, "polyak", "tail")
@@ -66,83 +84,6 @@ def _gradient_fn(
     return lambda th, Xb, yb: plain_gradient(th, Xb, yb, loss)
 
 
-def _fused_exponential(
-    method: str,
-    sigma2: float,
-    epsilon_y: float,
-    noised: np.ndarray | None,
-    alpha: float,
-    p: int,
-    radius: float | None,
-) -> Callable[..., float]:
-    """One IWP-SGD step of the exponential loss for one replication, fused, theta in place.
-
-    The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
-    Sec. 5.2) with one exponential per example (e^{m} = 1 / e^{-m}), preallocated buffers
-    (``out=``), the label applied once to both exponentials so that one BLAS product gives
-    both weighted sums, and no overflow scan: when an exponent overflows, a sum the step
-    needs anyway is not finite, theta is left unchanged and the step returns -1; the caller
-    then takes the clipping path (which warns). Arguments: theta (p,), X (B, p), y (B,),
-    -y (B,), the step size and ||theta||^2; the step projects theta on the ball of radius
-    ``radius`` and returns its new squared norm (one norm per step, not two).
-    """
-    w = inverse_weight(epsilon_y) if method == "iwp" else 1.0
-    # gradient = c X'(y a) + (alpha - sigma^2 c sum b) theta_n, c = e^{-s/2} / B (Sec. 5.2),
-    # a = w1 e^{m} - w e^{-m}, b = w e^{-m} + w1 e^{m}, w1 = 1 - w; the plain gradient
-    # (naive, oracle) is a = -e^{-m}, b = 0
-    a0, a1 = -w, 1.0 - w
-    b0, b1 = (w, 1.0 - w) if method == "iwp" else (0.0, 0.0)
-    s2 = sigma2 if method == "iwp" else 0.0
-    half_s2 = 0.5 * s2
-    r2 = math.inf if radius is None else radius * radius
-    M, grad = np.empty((2, p)), np.empty(p)
-    sums, thn, coef = np.empty(2), np.empty(p), np.empty(2)
-    dot, exp, divide, multiply, isfinite, mexp = (
-        np.dot, np.exp, np.divide, np.multiply, math.isfinite, math.exp
-    )  # fmt: skip
-    bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-    def buffers(nb: int) -> tuple[np.ndarray, np.ndarray]:
-        bufs[nb] = (np.empty((2, nb)), np.ones(nb))
-        return bufs[nb]
-
-    def step(theta, X, y, neg_y, gamma, sq) -> float:
-        nb = y.size
-        Z, ones = bufs.get(nb) or buffers(nb)
-        E = Z[0]
-        dot(X, theta, out=E)
-        multiply(E, neg_y, out=E)
-        exp(E, out=E)  # e^{-m}, m = y theta'x
-        divide(1.0, E, out=Z[1])
-        dot(Z, ones, out=sums)  # (sum e^{-m}, sum e^{m})
-        s_neg, s_pos = sums.tolist()
-        if not isfinite(s_neg + s_pos):  # an exponent overflowed
-            return -1.0
-        if noised is not None:
-            multiply(theta, noised, out=thn)
-            sq = float(dot(thn, thn))
-        c = mexp(-half_s2 * sq) / nb
-        Z *= y
-        dot(Z, X, out=M)  # (sum y e^{-m} x, sum y e^{m} x)
-        coef[0] = a0 * gamma * c
-        coef[1] = a1 * gamma * c
-        dot(coef, M, out=grad)
-        shrink = gamma * (alpha - s2 * c * (b0 * s_neg + b1 * s_pos))
-        if noised is None:
-            theta *= 1.0 - shrink
-        else:
-            multiply(thn, shrink, out=thn)
-            theta -= thn
-        theta -= grad
-        sq = float(dot(theta, theta))
-        if sq > r2:  # the projection on the ball of radius ``radius``
-            theta *= radius / math.sqrt(sq)
-            sq = r2
-        return sq
-
-    return step
-
-
 def _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, radius):
     if method not in METHODS:
         raise ValidationError(f"method: {method!r} is unknown; accepted: {METHODS}")
@@ -167,6 +108,222 @@ def _step_array(learning_rate, start_step: int, total: int) -> np.ndarray:
     if getattr(learning_rate, "vectorized", False):
         return np.asarray(learning_rate(np.arange(start_step, start_step + total)), float)
     return np.array([float(learning_rate(start_step + t)) for t in range(total)])
+
+
+@dataclasses.dataclass
+class SGDPlan:
+    """The public settings of one run of Algorithm 1 (what a block of records needs; it
+    travels to a backend's workers). ``total``: batches of the run (all passes);
+    ``intercept``: append a public constant column to each block's features."""
+
+    method: str
+    loss: Any
+    task: str
+    sigma2: float
+    epsilon_y: float
+    order: int | str
+    batch_size: int
+    learning_rate: float | Callable[[int], float]
+    alpha: float
+    theta_radius: float | None
+    averaging: str | None
+    noised: np.ndarray | None
+    drop_last: bool
+    start_step: int
+    total: int
+    tail_start: int
+    record_every: int
+    intercept: bool = False
+
+
+@dataclasses.dataclass
+class SGDState:
+    """Where a run is: the iterate (R, p), the running average, the batches done (``t``),
+    ||theta||^2 (fused step, -1 otherwise), the recorded trajectory, and the rows of a batch
+    begun in an earlier block (``carry``)."""
+
+    theta: np.ndarray
+    avg_sum: np.ndarray
+    n_avg: int
+    t: int = 0
+    sq: float = -1.0
+    step_sum: float = 0.0
+    hist: list[np.ndarray] = dataclasses.field(default_factory=list)
+    marks: list[int] = dataclasses.field(default_factory=list)
+    carry: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def plan_run(
+    n: int, p: int, R: int = 1, *, n_passes: int = 1, theta0=None, average0=None, **settings
+) -> tuple[SGDPlan, SGDState]:
+    """The plan and start state of a run over ``n`` records of ``p`` features (``p``
+    counts the intercept column when ``settings["intercept"]``)."""
+    B, drop_last = settings["batch_size"], settings["drop_last"]
+    full = n // B
+    per_pass = full + (not drop_last and n - full * B > 0)
+    total = per_pass * n_passes
+    record_every = settings.pop("record_every", None) or max(1, total // 200)
+    theta = np.zeros((R, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (R, p)))
+    avg_sum, n_avg = np.zeros_like(theta), 0
+    tail_start = total // 2 if settings["averaging"] == "tail" else 0
+    if average0 is not None and average0[1] > 0:
+        n_avg, tail_start = int(average0[1]), 0
+        avg_sum = np.array(average0[0], dtype=float) * n_avg
+    plan = SGDPlan(total=total, tail_start=tail_start, record_every=record_every, **settings)
+    state = SGDState(theta, avg_sum, n_avg, hist=[theta.copy()], marks=[0])
+    return plan, state
+
+
+def _step_fns(plan: SGDPlan, p: int, R: int) -> tuple[Callable, Callable | None]:
+    """The gradient of the plan's method and, for one replication, the loss's fused step."""
+    grad = _gradient_fn(
+        plan.method, plan.task, plan.loss, plan.sigma2, plan.epsilon_y, plan.order, plan.noised
+    )
+    if R != 1 or plan.task != "classification":
+        return grad, None
+    fused = get_margin_loss(plan.loss).sgd_step(
+        w=inverse_weight(plan.epsilon_y) if plan.method == "iwp" else 1.0,
+        sigma2=plan.sigma2,
+        alpha=float(plan.alpha),
+        p=p,
+        radius=plan.theta_radius,
+        noised=plan.noised,
+        corrected=plan.method == "iwp",
+    )
+    return grad, fused
+
+
+def sgd_block(
+    plan: SGDPlan, state: SGDState, X: Any, y: Any, last: bool = True, bar: Any = None
+) -> SGDState:
+    """Algorithm 1 over one block of records (X (R, m, p) or (m, p), in order), continuing
+    ``state`` (updated in place and returned). The rows after the last full batch are
+    carried to the next block, or, when the block is ``last`` in its pass, fitted as a
+    smaller batch (dropped with ``drop_last``). ``bar``: (progress bar, task) or None.
+
+    One function on purpose: the loop over batches keeps its state in local variables,
+    because a fit's time is this loop's per-step overhead.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim == 2:
+        X, y = X[None], y[None]
+    if plan.intercept:  # a public constant column, last
+        X = np.concatenate([X, np.ones((*X.shape[:2], 1))], axis=2)
+    if state.carry is not None:
+        X = np.concatenate([state.carry[0], X], axis=1)
+        y = np.concatenate([state.carry[1], y], axis=1)
+    R, m, p = X.shape
+    B = plan.batch_size
+    full = m // B
+    rest = m - full * B
+    nb = full + (last and rest > 0 and not plan.drop_last)
+    state.carry = None if last or not rest else (X[:, full * B :], y[:, full * B :])
+    grad, fused = _step_fns(plan, p, R)
+    steps = _step_array(plan.learning_rate, plan.start_step + state.t, nb)
+    Xb_all = X[:, : full * B].reshape(R, full, B, p)
+    yb_all = y[:, : full * B].reshape(R, full, B)
+    tail = (X[:, full * B :], y[:, full * B :])  # the smaller last batch
+    if fused is not None:  # one replication: the batches as 2-D views, made once
+        neg_y = -y[0]
+        neg_blocks = neg_y[: full * B].reshape(full, -1)
+        blocks = list(zip(Xb_all[0], yb_all[0], neg_blocks, strict=True))
+        if nb > full:
+            blocks.append((tail[0][0], tail[1][0], neg_y[full * B :]))
+        step_list = steps.tolist()
+    ridge = None if not plan.alpha else plan.alpha * (1.0 if plan.noised is None else plan.noised)
+    averaging, radius, total = plan.averaging, plan.theta_radius, plan.total
+    tail_start, record_every = plan.tail_start, plan.record_every
+    theta, avg_sum, n_avg, t0 = state.theta, state.avg_sum, state.n_avg, state.t
+    hist, marks = state.hist, state.marks
+    theta1 = theta[0]  # a view: every update of theta below is in place
+    sq = state.sq if fused is not None else -1.0  # ||theta||^2 (fused path)
+    if fused is not None and sq < 0.0:
+        sq = float(theta1 @ theta1)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for b in range(nb):
+            t = t0 + b
+            if fused is not None:  # one replication: the fused step (and projection)
+                sq = fused(theta1, *blocks[b], step_list[b], sq)
+            if sq < 0.0:  # generic path (or an overflow: the clipping path warns)
+                Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else tail
+                g = grad(theta, Xb, yb)
+                if ridge is not None:  # ridge on the noised coordinates only
+                    g = g + ridge * theta
+                g *= steps[b]
+                theta -= g
+                if radius is not None:
+                    norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
+                    if norms.max() > radius:
+                        theta *= np.minimum(1.0, radius / norms)[:, None]
+                sq = float(theta1 @ theta1) if fused is not None else -1.0
+            if averaging is not None and t >= tail_start:
+                n_avg += 1
+                avg_sum += theta
+            if (t + 1) % record_every == 0 or t + 1 == total:
+                hist.append(theta.copy())
+                marks.append(t + 1)
+            if bar is not None and (t + 1) % 500 == 0:
+                bar[0].update(bar[1], completed=t + 1)
+    state.n_avg, state.t, state.sq = n_avg, t0 + nb, sq
+    state.step_sum += float(steps.sum())
+    return state
+
+
+def finish_run(plan: SGDPlan, state: SGDState) -> SGDPath:
+    """The :class:`SGDPath` of a run's final state."""
+    avg = state.avg_sum / max(state.n_avg, 1)
+    average = avg if plan.averaging is not None else state.theta
+    return SGDPath(
+        state.theta,
+        average,
+        np.stack(state.hist),
+        np.asarray(state.marks),
+        plan.order,
+        state.n_avg,
+        state.step_sum,
+    )
+
+
+@dispatch
+def stream_examples(
+    X: Any, y: Any, plan: SGDPlan, state: SGDState, passes: int, progress: str | None = None
+) -> SGDState:
+    """Run ``plan`` from ``state`` over the examples ``X`` (n, p), ``y`` (n,), ``passes``
+    times, in order (a :func:`~privest.backends.dispatch` function on the type of ``X``:
+    this default holds them in memory, one block per pass; a backend streams its partitions
+    through :func:`sgd_block` where they are). ``progress``: a progress bar's description,
+    or None for no bar."""
+    bar = None
+    if progress is not None:
+        from privest.progress import progress_bar
+
+        display = progress_bar()
+        display.start()
+        bar = (display, display.add_task(progress, total=plan.total))
+    try:
+        for _ in range(passes):
+            state = sgd_block(plan, state, X, y, True, bar)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+    return state
+
+
+@dispatch
+def example_sums(X: Any, y: Any, intercept: bool, gram: bool) -> dict[str, Any]:
+    """Sums over the examples (post-processing of the release): ``n``, ``yx`` = y'X (the
+    raw features) and, with ``gram``, ``xx`` = X'X of the features with the intercept
+    column when ``intercept`` (a :func:`~privest.backends.dispatch` function on the type of
+    ``X``; a backend adds up its partitions' sums)."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    out: dict[str, Any] = {"n": X.shape[0], "yx": y @ X}
+    if gram:
+        if intercept:
+            X = np.hstack([X, np.ones((X.shape[0], 1))])
+        out["xx"] = X.T @ X
+    return out
 
 
 def sgd_replicated(
@@ -202,9 +359,6 @@ def sgd_replicated(
     ``start_step``) is lr(t). ``noised``: mask of the noised coordinates (an appended public
     intercept column is not). ``average0 = (average, count)`` continues a running average
     (``partial_fit``): every iterate of this call is then averaged.
-
-    One function on purpose: the loop over batches keeps its state in local variables,
-    because a fit's time is this loop's per-step overhead.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -212,77 +366,29 @@ def sgd_replicated(
         X, y = X[None], y[None]
     R, n, p = X.shape
     _check_args(method, averaging, batch_size, n, n_passes, learning_rate, alpha, theta_radius)
-    grad = _gradient_fn(method, task, loss, sigma2, epsilon_y, order, noised)
-    fused = None
-    if R == 1 and task == "classification" and isinstance(get_margin_loss(loss), ExponentialLoss):
-        fused = _fused_exponential(method, sigma2, epsilon_y, noised, float(alpha), p, theta_radius)
-    full = n // batch_size
-    rest = 0 if drop_last else n - full * batch_size
-    per_pass = full + (rest > 0)
-    total = per_pass * n_passes
-    if record_every is None:
-        record_every = max(1, total // 200)
-    theta = np.zeros((R, p)) if theta0 is None else np.array(np.broadcast_to(theta0, (R, p)))
-    avg_sum = np.zeros_like(theta)  # sum of the averaged iterates
-    n_avg = 0
-    tail_start = total // 2 if averaging == "tail" else 0
-    if average0 is not None and average0[1] > 0:
-        n_avg, tail_start = int(average0[1]), 0
-        avg_sum = np.array(average0[0], dtype=float) * n_avg
-    steps = _step_array(learning_rate, start_step, total)
-    Xb_all = X[:, : full * batch_size].reshape(R, full, batch_size, p)
-    yb_all = y[:, : full * batch_size].reshape(R, full, batch_size)
-    last = (X[:, full * batch_size :], y[:, full * batch_size :])  # the smaller last batch
-    if fused is not None:  # one replication: the batches as 2-D views, made once
-        neg_y = -y[0]
-        neg_blocks = neg_y[: full * batch_size].reshape(full, -1)
-        blocks = list(zip(Xb_all[0], yb_all[0], neg_blocks, strict=True))
-        if rest:
-            blocks.append((last[0][0], last[1][0], neg_y[full * batch_size :]))
-        step_list = steps.tolist()
-    ridge = None if not alpha else alpha * (1.0 if noised is None else noised)
-    theta1 = theta[0]  # a view: every update of theta below is in place
-    sq = float(theta1 @ theta1) if fused is not None else -1.0  # ||theta||^2 (fused path)
-    hist = [theta.copy()]
-    marks = [0]
-    bar = None
-    if progress and total * R * batch_size >= 2_000_000:
-        from privest.progress import progress_bar
-
-        bar = progress_bar()
-        bar.start()
-        task_id = bar.add_task(description, total=total)
-    try:
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            for t in range(total):
-                b = t % per_pass
-                if fused is not None:  # one replication: the fused step (and projection)
-                    sq = fused(theta1, *blocks[b], step_list[t], sq)
-                if sq < 0.0:  # generic path (or an overflow: the clipping path warns)
-                    Xb, yb = (Xb_all[:, b], yb_all[:, b]) if b < full else last
-                    g = grad(theta, Xb, yb)
-                    if ridge is not None:  # ridge on the noised coordinates only
-                        g = g + ridge * theta
-                    g *= steps[t]
-                    theta -= g
-                    if theta_radius is not None:
-                        norms = np.sqrt(np.einsum("rp,rp->r", theta, theta))
-                        if norms.max() > theta_radius:
-                            theta *= np.minimum(1.0, theta_radius / norms)[:, None]
-                    sq = float(theta1 @ theta1) if fused is not None else -1.0
-                if averaging is not None and t >= tail_start:
-                    n_avg += 1
-                    avg_sum += theta
-                if (t + 1) % record_every == 0 or t + 1 == total:
-                    hist.append(theta.copy())
-                    marks.append(t + 1)
-                if bar is not None and (t + 1) % 500 == 0:
-                    bar.update(task_id, completed=t + 1)
-    finally:
-        if bar is not None:
-            bar.stop()
-    avg = avg_sum / max(n_avg, 1)
-    average = avg if averaging is not None else theta
-    return SGDPath(
-        theta, average, np.stack(hist), np.asarray(marks), order, n_avg, float(steps.sum())
+    plan, state = plan_run(
+        n,
+        p,
+        R,
+        n_passes=n_passes,
+        theta0=theta0,
+        average0=average0,
+        method=method,
+        loss=loss,
+        task=task,
+        sigma2=sigma2,
+        epsilon_y=epsilon_y,
+        order=order,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        alpha=alpha,
+        theta_radius=theta_radius,
+        averaging=averaging,
+        noised=noised,
+        drop_last=drop_last,
+        start_step=start_step,
+        record_every=record_every,
     )
+    show = progress and plan.total * R * batch_size >= 2_000_000
+    state = stream_examples(X, y, plan, state, n_passes, description if show else None)
+    return finish_run(plan, state)

@@ -11,10 +11,12 @@ in closed form for the exponential and squared losses and truncated at order K o
 (A_K, F_K to order K, B_K to order K - 1, so the gradient is exactly that of F_K). The naive
 ("plain") versions evaluate f on the noisy (or, for the oracle, the clean) data.
 
-Dispatch is on the built-in loss types (:class:`~privest.learn.weierstrass.ExponentialLoss`,
-``SquaredLoss``, ``LogisticLoss``), never on names: a user :class:`MarginLoss` called
-"exponential" gets the truncated series of its own derivatives. ``order="auto"`` reads the
-logistic loss's truncation-bias table (App. D.7), so it is refused for user losses.
+What applies is read from the loss's capabilities (:class:`~privest.learn.losses.MarginLoss`),
+never from its name: ``inverse_weierstrass == "closed"`` (the exponential and squared
+losses) gives the exact transform of the loss's ``iwp_closed_form``; otherwise the series
+of its own derivatives, so a user margin loss called "exponential" gets the truncated
+series. ``order="auto"`` reads the loss's truncation-bias table (``order_table``, App. D.7:
+the logistic loss's), so it is refused for losses without one.
 
 Shapes: ``theta`` (R, p) for R replications; ``X`` (R, B, p); ``y`` (R, B). A 1-D theta and
 2-D X are accepted and treated as R = 1.
@@ -22,20 +24,12 @@ Shapes: ``theta`` (R, p) for R replications; ``X`` (R, B, p); ``y`` (R, B). A 1-
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from privest.errors import ValidationError
-from privest.learn.weierstrass import (
-    ExponentialLoss,
-    LogisticLoss,
-    MarginLoss,
-    SquaredLoss,
-    choose_order,
-    get_margin_loss,
-    inverse_weight,
-)
+from privest.learn.losses import MarginLoss, get_margin_loss
+from privest.learn.losses.margin import ExponentOverflowWarning
+from privest.learn.weierstrass import choose_order, inverse_weight
 
 __all__ = [
     "ExponentOverflowWarning",
@@ -47,12 +41,6 @@ __all__ = [
     "plain_gradient",
     "plain_loss",
 ]
-
-_EXP_LIMIT = 700.0
-
-
-class ExponentOverflowWarning(UserWarning):
-    """An exponent of the exponential IWP loss was clipped at +-700 to avoid overflow."""
 
 
 def _as_batch(theta: np.ndarray, X: np.ndarray, y: np.ndarray):
@@ -69,23 +57,12 @@ def _margins(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return y * (X @ theta[:, :, None])[:, :, 0]
 
 
-def _safe_exp(u: np.ndarray) -> np.ndarray:
-    if np.any(np.abs(u) > _EXP_LIMIT):
-        warnings.warn(
-            "exponential IWP loss: exponents beyond +-700 were clipped; the estimate is no "
-            "longer unbiased (reduce the step size or add a projection radius)",
-            ExponentOverflowWarning,
-            stacklevel=4,
-        )
-        u = np.clip(u, -_EXP_LIMIT, _EXP_LIMIT)
-    return np.exp(u)
-
-
 def _resolve_order(order: int | str, s: np.ndarray, f: MarginLoss) -> np.ndarray | int:
-    """K for the truncated series: ``"auto"`` (logistic only, App. D.7) or an integer >= 0."""
+    """K for the truncated series: ``"auto"`` (a loss with an ``order_table``, App. D.7) or
+    an integer >= 0."""
     if isinstance(order, str) and order == "auto":
-        if isinstance(f, LogisticLoss):
-            return choose_order(s / 2.0)
+        if f.order_table is not None:
+            return choose_order(s / 2.0, f)
         raise ValidationError(
             f"order: 'auto' reads the logistic loss's truncation-bias table (paper 004, "
             f"App. D.7) and does not apply to {f!r}; give an explicit integer order K >= 0 "
@@ -135,12 +112,8 @@ def iwp_coefficients(
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """(F, A, B) of the module docstring at the margins ``m`` (R, B), s = sigma^2 ||theta||^2."""
     f = get_margin_loss(loss)
-    if isinstance(f, ExponentialLoss):
-        e = _safe_exp(-s / 2.0 - m)
-        return (e if need_loss else None), -e, e
-    if isinstance(f, SquaredLoss):
-        F = 0.5 * (m - 1.0) ** 2 - s / 2.0 if need_loss else None
-        return F, m - 1.0, np.ones_like(m)
+    if f.inverse_weierstrass == "closed":
+        return f.iwp_closed_form(m, s, need_loss)
     K = _resolve_order(order, s[:, 0], f)
     return _truncated_all(f, m, s, K, need_loss)
 
@@ -210,8 +183,7 @@ def plain_loss(
     """Per-example f(y theta^T x): the loss on clean data, or the naive loss on a release."""
     theta, X, y, squeeze = _as_batch(theta, X, y)
     f = get_margin_loss(loss)
-    m = _margins(theta, X, y)
-    out = _safe_exp(-m) if isinstance(f, ExponentialLoss) else f(m)
+    out = f(_margins(theta, X, y))
     return out[0] if squeeze else out
 
 
@@ -221,8 +193,7 @@ def plain_gradient(
     """Batch mean of grad f(y theta^T x) = f'(m) y x (naive on a release, oracle on clean data)."""
     theta, X, y, squeeze = _as_batch(theta, X, y)
     f = get_margin_loss(loss)
-    m = _margins(theta, X, y)
-    d = -_safe_exp(-m) if isinstance(f, ExponentialLoss) else f.derivative(m, 1)
+    d = f.derivative(_margins(theta, X, y), 1)
     g = ((d * y)[:, None, :] @ X)[:, 0, :] / X.shape[1]
     return g[0] if squeeze else g
 

@@ -32,17 +32,26 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from privest.errors import ValidationError
-from privest.learn.iwp_core import METHODS, SGDPath, sgd_replicated
+from privest.learn.iwp_core import (
+    METHODS,
+    SGDPath,
+    _check_args,
+    example_sums,
+    finish_run,
+    plan_run,
+    sgd_replicated,
+    stream_examples,
+)
+from privest.learn.losses import get_margin_loss
 from privest.learn.sgd_schedule import (
     check_convergence,
+    curvature_from_sums,
     default_eta0,
     default_radius,
     loss_name,
     make_schedule,
-    release_curvature,
-    release_radius,
+    radius_from_sums,
 )
-from privest.learn.weierstrass import get_margin_loss
 from privest.release.examples import PrivateExamples
 from privest.rng import resolve_rng
 from privest.sklearn_contract import validate_fit_data, validate_predict_data
@@ -117,16 +126,31 @@ class _IWPSGDBase(BaseEstimator):
     def _run(
         self, X, y, sigma2, eps_y, loss, x_radius, *, incremental=False, y_scale=1.0, y_var=0.0
     ):
-        """One fit (or one partial_fit pass) of the loop; sets the fitted attributes."""
+        """One fit (or one partial_fit pass) of the loop; sets the fitted attributes.
+
+        ``X``, ``y`` may be held by a backend (Dask arrays, docs/scale-out.md): the release's
+        sums and the loop over its records are :func:`~privest.learn.iwp_core.example_sums`
+        and :func:`~privest.learn.iwp_core.stream_examples`, dispatched on their type, so the
+        run is the in-memory one, its partitions streamed in order where they are."""
         n, p = X.shape
         alpha = self._check_alpha()
-        radius = self._radius(X, y, sigma2, eps_y, loss, x_radius, y_scale, y_var)
+        f = get_margin_loss(loss)
+        auto_radius = isinstance(self.theta_radius, str) and not self.fit_intercept
+        sums = {"n": n}
+        if auto_radius or f.quadratic_in_theta:  # post-processing of the release: free
+            sums = example_sums(X, y, self.fit_intercept, f.quadratic_in_theta)
+        radius = self._radius(sums, sigma2, eps_y, loss, x_radius, y_scale, y_var)
         noised = None
         if self.fit_intercept:  # a public constant column: not noised, not penalised
-            X = np.hstack([X, np.ones((n, 1))])
             noised = np.r_[np.ones(p), 0.0]
             x_radius = math.hypot(x_radius, 1.0)
         if self.shuffle:
+            if not isinstance(X, np.ndarray):
+                raise ValidationError(
+                    "shuffle: True permutes the records in memory; a release held out of core "
+                    "is fitted in its stored order (shuffle before releasing), or fit it in "
+                    "memory"
+                )
             rng = getattr(self, "_shuffle_rng", None)
             if rng is None or not incremental:
                 rng = self._shuffle_rng = resolve_rng(self.random_state)
@@ -147,12 +171,17 @@ class _IWPSGDBase(BaseEstimator):
             avg0 = (self._average_[None], self._n_averaged_)
         elif self.warm_start and fitted:
             theta0 = self._average_
-        if theta0 is not None and theta0.shape[-1] != X.shape[1]:
+        width = p + int(self.fit_intercept)
+        if theta0 is not None and theta0.shape[-1] != width:
             raise ValidationError(f"X: has {p} features; the model was fitted with another shape")
         passes = 1 if incremental else self.n_passes
-        path = sgd_replicated(
-            X,
-            y,
+        _check_args(self.method, self.averaging, B, n, passes, schedule, alpha, radius)
+        plan, state = plan_run(
+            n,
+            width,
+            n_passes=passes,
+            theta0=theta0,
+            average0=avg0,
             method=self.method,
             loss=loss,
             task=self._task,
@@ -163,17 +192,16 @@ class _IWPSGDBase(BaseEstimator):
             learning_rate=schedule,
             alpha=alpha,
             theta_radius=radius,
-            n_passes=passes,
             averaging=self.averaging,
-            theta0=theta0,
-            record_every=self.record_every,
-            progress=self.progress,
-            description=f"{type(self).__name__}({self.method})",
             noised=noised,
             drop_last=False,
             start_step=start,
-            average0=avg0,
+            record_every=self.record_every,
+            intercept=bool(self.fit_intercept),
         )
+        show = self.progress and plan.total * B >= 2_000_000
+        label = f"{type(self).__name__}({self.method})" if show else None
+        path = finish_run(plan, stream_examples(X, y, plan, state, passes, label))
         T = int(path.batches[-1])
         self._theta_ = path.last[0]
         self._average_ = path.average[0]
@@ -189,12 +217,14 @@ class _IWPSGDBase(BaseEstimator):
         self._step_sum = path.step_sum + getattr(self, "_step_sum", 0.0) * incremental
         # the contraction of the start: (alpha + the loss's own curvature, where the release
         # gives a public estimate of it) times the sum of the steps
-        rate = alpha + (release_curvature(X, sigma2, noised) if loss == "squared" else 0.0)
+        rate = alpha
+        if f.quadratic_in_theta:
+            rate += f.margin_curvature() * curvature_from_sums(sums, sigma2, noised)
         decay = rate * self._step_sum if rate > 0 else math.inf
         check_convergence(path.last, path.history, decay, bound)
         return self
 
-    def _radius(self, X, y, sigma2, eps_y, loss, x_radius, y_scale, y_var):
+    def _radius(self, sums, sigma2, eps_y, loss, x_radius, y_scale, y_var):
         """The projection radius: ``theta_radius``, or for ``"auto"`` the public bound
         from the loss, the x radius and alpha (and, without an intercept, the release)."""
         alpha = self._check_alpha()
@@ -204,7 +234,7 @@ class _IWPSGDBase(BaseEstimator):
         if radius != "auto":
             raise ValidationError(f"theta_radius: {radius!r}; use a number, 'auto' or None")
         if not self.fit_intercept:  # the bound needs ridge on every coordinate
-            return release_radius(loss, X, y, sigma2, eps_y, x_radius, alpha, y_scale, y_var)
+            return radius_from_sums(loss, sums, sigma2, eps_y, x_radius, alpha, y_scale, y_var)
         return default_radius(loss, math.hypot(x_radius, 1.0), alpha) * y_scale
 
     def _check_alpha(self) -> float:
@@ -289,9 +319,12 @@ _COMMON_DOC = """
 
     ``partial_fit`` runs one pass over a further release (a stream of releases), continuing
     the iterate, the step counter and the average (every iterate of later calls is
-    averaged). A ``ConvergenceWarning`` is raised when the iterate is not finite or far
-    beyond the public bound on the optimum (diverged), or when alpha * sum of steps < 3
-    (the ridge term alone does not guarantee that the start is forgotten).
+    averaged). A release whose ``X`` and ``y`` are held by a backend (Dask arrays,
+    docs/scale-out.md) is fitted by the same loop over its partitions in order, where they
+    are (``shuffle=True`` is refused there). A ``ConvergenceWarning`` is raised when the
+    iterate is not finite or far beyond the public bound on the optimum (diverged), or when
+    alpha * sum of steps < 3 (the ridge term alone does not guarantee that the start is
+    forgotten).
 
     Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
     ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept
@@ -301,8 +334,16 @@ _COMMON_DOC = """
 """
 
 
+def _proba_scale(est: Any) -> float | None:
+    """The loss's ``proba_scale`` (None: no probabilities, or not a valid loss)."""
+    try:
+        return get_margin_loss(est.loss).proba_scale
+    except (ValidationError, NotImplementedError):
+        return None
+
+
 def _has_proba(est: Any) -> bool:
-    return loss_name(est.loss) in ("logistic", "exponential")
+    return _proba_scale(est) is not None
 
 
 class IWPSGDClassifier(_ContractTags, ClassifierMixin, _IWPSGDBase):
@@ -416,7 +457,7 @@ class IWPSGDClassifier(_ContractTags, ClassifierMixin, _IWPSGDBase):
     def predict_proba(self, X: Any) -> np.ndarray:
         """P(y = classes_[1] | x): sigmoid(f) (logistic), sigmoid(2 f) (exponential)."""
         f = self.decision_function(X)
-        scale = 2.0 if loss_name(self.loss) == "exponential" else 1.0
+        scale = _proba_scale(self)
         p1 = 0.5 * (1.0 + np.tanh(scale * f / 2.0))  # sigmoid, overflow-free
         return np.column_stack([1.0 - p1, p1])
 

@@ -17,22 +17,40 @@ the quadratic part, exactly as with ``Sigma = lam^2 I``). Each is conditionally 
 for l(x) given the raw record (docs/dr-estimation.md). The optional B-draw DR replaces
 l(X2) by the mean over X2 and B - 1 further copies X1 + S_b, S_b ~ SL(delta Sigma), drawn
 by the analyst: still unbiased, with lower variance.
+
+The seam of the backends (docs/scale-out.md): a fit reads an objective only through the
+:class:`Objective` protocol, and :func:`corrected_objective` builds it for the data at
+hand (a :func:`~privest.backends.dispatch` function on the release's type: in memory,
+:class:`CorrectedObjective`; a backend such as privest.scale registers its own, whose
+evaluations are sums over partitions). The fitting strategy
+(:func:`~privest.learn.fitting.fit_objective`), the solvers and the standard errors are the
+same for every backend.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from privest.backends import dispatch
 from privest.errors import ValidationError
-from privest.learn.design import AnalysisData
+from privest.learn.design import AnalysisData, analysis_data, oracle_data
 from privest.learn.losses import Loss, LossNotSmoothError
 from privest.noise import sample_sl
 
-__all__ = ["METHODS", "CorrectedObjective", "Term", "corrected_terms"]
+__all__ = [
+    "METHODS",
+    "CorrectedObjective",
+    "Objective",
+    "Term",
+    "corrected_objective",
+    "corrected_terms",
+    "score_covariance",
+]
 
 Method = Literal["dr", "sl", "sdr", "naive", "oracle"]
 METHODS = ("dr", "sl", "sdr", "naive", "oracle")
@@ -72,8 +90,80 @@ def corrected_terms(
     return [Term(1.0 / d, x1, y1)] + [Term((1.0 - 1.0 / d) / b, x, y) for x, y in copies]
 
 
+class Objective(Protocol):
+    """What a fit reads from a corrected objective, wherever its records are.
+
+    Means over records: ``value``, ``value_and_grad``, ``grad``, ``hess`` and ``derivs``
+    (value, gradient and Hessian together); ``score_cov``: A_hat of the sandwich (Thm 5.3).
+    ``reduce(func, *args)`` adds up ``func(block, *args)`` (a dict of sums with the block's
+    ``"n"``) over blocks of records, each block an in-memory :class:`CorrectedObjective`;
+    ``percentiles(values, qs, *args)`` gives ``np.percentile`` of the per-record
+    ``values(block, *args)`` over all records; ``on_subsample(size, func, *args)`` runs
+    ``func`` on the in-memory objective of about ``size`` records, where they are.
+    ``in_memory``: every record in one array (the LP, scan and bootstrap apply); ``where``:
+    how evaluations are made (for the notes, "" in memory); ``diagnostics()``: a backend's
+    fitted attributes (e.g. ``passes_``). ``data`` holds the columns' metadata.
+    """
+
+    loss: Loss
+    method: str
+    n: int
+    p: int
+    data: AnalysisData
+    in_memory: bool
+    where: str
+
+    def with_method(self, method: str) -> Objective: ...
+
+    def value(self, theta: np.ndarray) -> float: ...
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]: ...
+
+    def grad(self, theta: np.ndarray) -> np.ndarray: ...
+
+    def hess(self, theta: np.ndarray) -> np.ndarray: ...
+
+    def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]: ...
+
+    def score_cov(self, theta: np.ndarray) -> np.ndarray: ...
+
+    def reduce(self, func: Callable[..., dict], *args: Any, combine: Any = None) -> dict: ...
+
+    def percentiles(self, values: Callable[..., np.ndarray], qs: Any, *args: Any) -> Any: ...
+
+    def on_subsample(self, size: int, func: Callable[..., Any], *args: Any) -> Any: ...
+
+    def diagnostics(self) -> dict[str, Any]: ...
+
+
+@dispatch
+def corrected_objective(
+    data: Any,
+    y: Any,
+    loss: Loss,
+    method: str,
+    *,
+    features: Sequence[str] | None = None,
+    n_draws: int = 1,
+    rng: np.random.Generator | None = None,
+) -> Objective:
+    """The corrected objective of ``method`` on ``data`` (a release, or raw data for the
+    oracle), for the response ``y`` (a column name or an array) and the ``features``.
+
+    A :func:`~privest.backends.dispatch` function on the type of ``data``: this default
+    holds the records in memory; a backend registers its own for its release type and
+    refuses there what it cannot do (naming what it accepts).
+    """
+    ad = oracle_data(data, y) if method == "oracle" else analysis_data(data, y, features)
+    return CorrectedObjective(loss, ad, method, n_draws, rng)
+
+
 class CorrectedObjective:
-    """The per-row corrected loss of ``method`` and its derivatives in theta (means over rows)."""
+    """The per-row corrected loss of ``method`` and its derivatives in theta (means over
+    rows), all records in memory (the :class:`Objective` protocol)."""
+
+    in_memory = True
+    where = ""
 
     def __init__(
         self,
@@ -87,7 +177,14 @@ class CorrectedObjective:
             raise ValidationError(f"method: {method!r} is not one of {METHODS}")
         if n_draws < 1:
             raise ValidationError(f"n_draws: {n_draws} must be >= 1")
+        if loss.form is None:
+            raise ValidationError(
+                f"loss: {loss!r} is a margin loss for IWP-SGD, with no per-record form "
+                "l(x, y, theta); the DR estimators take a catalogue loss (get_loss) or a Loss "
+                "that defines n_params and value"
+            )
         self.loss, self.data, self.method = loss, data, method
+        self.designs: dict = {}  # the batched solvers' designs of each copy, shared by methods
         if method in ("sl", "sdr"):
             if not loss.smooth_in_x:
                 raise LossNotSmoothError(
@@ -185,15 +282,45 @@ class CorrectedObjective:
         out /= self.n
         return 0.5 * (out + out.T)
 
-    def has_hessian(self) -> bool:
-        """Whether the loss gives an analytic Hessian in theta."""
-        return bool(self.loss.smooth_in_theta)
+    def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Mean value, gradient and Hessian."""
+        f, g = self.value_and_grad(theta)
+        return f, g, self.hess(theta)
+
+    def with_method(self, method: str) -> CorrectedObjective:
+        """The objective of another method on the same records (no extra draws)."""
+        if method == self.method:
+            return self
+        new = CorrectedObjective(self.loss, self.data, method)
+        new.designs = self.designs
+        return new
+
+    def score_cov(self, theta: np.ndarray) -> np.ndarray:
+        """A_hat, the centred covariance of the per-record scores (:func:`score_covariance`)."""
+        return score_covariance(self, theta)
+
+    def reduce(self, func: Callable[..., dict], *args: Any, combine: Any = None) -> dict:
+        """``func(self, *args)``: the records in memory are one block."""
+        return func(self, *args)
+
+    def percentiles(self, values: Callable[..., np.ndarray], qs: Any, *args: Any) -> Any:
+        """``np.percentile(values(self, *args), qs)``."""
+        return np.percentile(values(self, *args), qs)
+
+    def on_subsample(self, size: int, func: Callable[..., Any], *args: Any) -> Any:
+        """``func`` of the objective on ``size`` evenly spaced records."""
+        rows = np.linspace(0, self.n - 1, size).astype(np.intp)
+        return func(self.restricted(rows), *args)
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {}
 
     def restricted(self, rows: np.ndarray | slice) -> CorrectedObjective:
         """The objective on a subset of records (bootstrap), sharing the extra copies; a
         slice of rows gives views, not copies."""
         new = object.__new__(CorrectedObjective)
         new.loss, new.method, new.p = self.loss, self.method, self.p
+        new.designs = {}
         new.data = self.data.subset(rows)
         new.terms = [
             Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
@@ -201,3 +328,33 @@ class CorrectedObjective:
         ]
         new.n = len(range(self.n)[rows]) if isinstance(rows, slice) else rows.size
         return new
+
+
+# rows per block of scores in score_covariance (an (n, p) array of them is never formed)
+SCORE_BLOCK = 65_536
+
+
+def score_covariance(
+    obj: CorrectedObjective, theta: np.ndarray, block: int = SCORE_BLOCK
+) -> np.ndarray:
+    """A_hat = (1/n) sum_i (psi_i - psi_bar)(psi_i - psi_bar)' (Thm 5.3's middle matrix).
+
+    On large data the scores are formed block by block of rows (cache-sized, never the whole
+    (n, p) array), shifted by the first block's mean so that the one-pass formula does not
+    cancel; the result equals the two-pass one up to rounding.
+    """
+    if obj.n <= block:
+        psi = obj.scores(theta)
+        psi = psi - psi.mean(axis=0)
+        return psi.T @ psi / obj.n
+    shift = None
+    total, cross = np.zeros(obj.p), np.zeros((obj.p, obj.p))
+    for start in range(0, obj.n, block):
+        psi = obj.restricted(slice(start, start + block)).scores(theta)
+        if shift is None:
+            shift = psi.mean(axis=0)
+        psi -= shift
+        total += psi.sum(axis=0)
+        cross += psi.T @ psi
+    mean = total / obj.n
+    return cross / obj.n - np.outer(mean, mean)

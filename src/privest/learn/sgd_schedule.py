@@ -22,16 +22,20 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from privest.errors import ValidationError
+from privest.learn.losses import MarginLoss, get_margin_loss
 
 SCHEDULES = ("constant", "invscaling", "optimal")
-# |phi'(0)| and sup |phi''| near 0 of each margin loss (squared: (1 - z)^2 / 2).
-_SLOPE = {"exponential": 1.0, "logistic": 0.5, "squared": 1.0}
-_CURVATURE = {"exponential": 1.0, "logistic": 0.25, "squared": 1.0}
 MIN_CONTRACTION = 3.0  # alpha * sum_t gamma_t below this: the start is not forgotten (e^-3)
 
 
 def loss_name(loss: object) -> str:
+    """The name a loss is shown by (its own, or the string that named it)."""
     return getattr(loss, "name", loss) if not isinstance(loss, str) else loss
+
+
+def _slope(loss: str | MarginLoss) -> float:
+    """|phi'(0)| of the margin loss (1 for exponential and squared, 1/2 for logistic)."""
+    return get_margin_loss(loss).margin_slope()
 
 
 def default_radius(loss: object, x_radius: float, alpha: float) -> float:
@@ -45,7 +49,7 @@ def default_radius(loss: object, x_radius: float, alpha: float) -> float:
     """
     if not alpha > 0:
         raise ValidationError("theta_radius='auto' needs alpha > 0 (the bound is R / alpha)")
-    return _SLOPE.get(loss_name(loss), 1.0) * x_radius / alpha
+    return _slope(loss) * x_radius / alpha
 
 
 RADIUS_Z = 4.0  # standard errors added to the estimate of ||grad F(0)|| (see release_radius)
@@ -55,6 +59,21 @@ def release_radius(
     loss: object,
     X: np.ndarray,
     y: np.ndarray,
+    sigma2: float,
+    epsilon_y: float,
+    x_radius: float,
+    alpha: float,
+    y_bound: float = 1.0,
+    y_noise_var: float = 0.0,
+) -> float:
+    """:func:`radius_from_sums` of the released features ``X`` and labels ``y``."""
+    sums = {"n": X.shape[0], "yx": np.asarray(y, dtype=float) @ np.asarray(X, dtype=float)}
+    return radius_from_sums(loss, sums, sigma2, epsilon_y, x_radius, alpha, y_bound, y_noise_var)
+
+
+def radius_from_sums(
+    loss: object,
+    sums: dict,
     sigma2: float,
     epsilon_y: float,
     x_radius: float,
@@ -74,13 +93,14 @@ def release_radius(
     optimum lies outside with probability < 1 / RADIUS_Z^2 = 6%, Gaussian limit far less)
     and never exceeds :func:`default_radius`. A tighter ball keeps the iterate away from
     the region where the IWP variance, ~ exp(sigma^2 ||theta||^2) for the exponential
-    loss, explodes (paper 004, Thm 5.3 and Sec. 5.2).
+    loss, explodes (paper 004, Thm 5.3 and Sec. 5.2). ``sums``: the release's n and
+    ``yx`` = y~'X~ (:func:`~privest.learn.iwp_core.example_sums`).
     """
-    n, p = X.shape
+    n, p = sums["n"], sums["yx"].size
     keep = 2.0 / (1.0 + math.exp(-epsilon_y)) - 1.0 if math.isfinite(epsilon_y) else 1.0
-    g = (y @ X) / (n * keep)
+    g = sums["yx"] / (n * keep)
     se = math.sqrt((x_radius**2 + p * sigma2) * (y_bound**2 + y_noise_var) / n) / keep
-    bound = _SLOPE.get(loss_name(loss), 1.0) * (float(np.linalg.norm(g)) + RADIUS_Z * se) / alpha
+    bound = _slope(loss) * (float(np.linalg.norm(g)) + RADIUS_Z * se) / alpha
     return min(bound, default_radius(loss, x_radius, alpha) * y_bound)
 
 
@@ -94,7 +114,7 @@ def default_eta0(
     loss: x~ x~' - sigma^2 I). SGD contracts in mean square when
     eta <= 2 alpha / ((alpha + c R^2)^2 + (c (R^2 + p sigma^2))^2 / B); half of it is used.
     """
-    c = _CURVATURE.get(loss_name(loss), 1.0)
+    c = get_margin_loss(loss).margin_curvature()  # |phi''(0)|: 1, 1/4 (logistic), 1
     mean = alpha + c * x_radius**2
     var = (c * (x_radius**2 + p_noised * sigma2)) ** 2 / batch_size
     return alpha / (mean**2 + var) if alpha > 0 else 1.0 / (mean**2 + var) ** 0.5
@@ -133,13 +153,20 @@ def make_schedule(
 
 
 def release_curvature(X: np.ndarray, sigma2: float, noised: np.ndarray | None = None) -> float:
+    """:func:`curvature_from_sums` of the released features ``X``."""
+    X = np.asarray(X, dtype=float)
+    return curvature_from_sums({"n": X.shape[0], "xx": X.T @ X}, sigma2, noised)
+
+
+def curvature_from_sums(sums: dict, sigma2: float, noised: np.ndarray | None = None) -> float:
     """A public lower estimate of the squared loss's curvature, lambda_min(E[x x']), from the
     released features (post-processing: no privacy spent): the smallest eigenvalue of
     ``M = X'X / n - sigma2 diag(noised)`` (X~ = x + N(0, sigma2 I) on the noised coordinates,
     paper 004, App. E.2), less 4 sqrt(p) standard errors of M's entries (each about
-    sqrt(2 / n) max_j E[x~_j^2], the Gaussian fourth moment), and 0 if negative."""
-    n, p = X.shape
-    m = X.T @ X / n
+    sqrt(2 / n) max_j E[x~_j^2], the Gaussian fourth moment), and 0 if negative. ``sums``:
+    the release's n and ``xx`` = X~'X~ (:func:`~privest.learn.iwp_core.example_sums`)."""
+    n, p = sums["n"], sums["xx"].shape[0]
+    m = sums["xx"] / n
     se = math.sqrt(2.0 / n) * float(np.max(np.diag(m)))
     m[np.diag_indices_from(m)] -= sigma2 * (1.0 if noised is None else noised)
     return max(0.0, float(np.linalg.eigvalsh(m)[0]) - 4.0 * math.sqrt(p) * se)

@@ -21,6 +21,12 @@ works inside an explicit box and reports when the solution sits on it. Strategie
   backtracking, the batched kernel :func:`~privest.learn.batched.newton.newton_box` with
   R = 1 (the paper-000 tables run it with R = replicates; L-BFGS-B takes over if it stalls);
 * everything else: L-BFGS-B with analytic (or a.e.) gradients from several starts.
+
+The choice reads the loss's capabilities (``quadratic_in_theta``, ``kink``, ``form``,
+``smooth_in_theta``) and whether the objective holds its records in memory
+(:class:`~privest.learn.objective.Objective`): on an objective held as partitions the
+solvers that need every record at once (scan, LP, interior point) do not apply, and check
+and hinge losses are fitted by smoothing continuation (:mod:`privest.learn.smoothing`).
 """
 
 from __future__ import annotations
@@ -28,37 +34,31 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, sparse, special
+from scipy import optimize, sparse
 
+from privest.errors import ValidationError
 from privest.learn.batched import (
     BatchedObjective,
     BatchedProblem,
     Design,
-    corrected_newton,
     l1_ipm,
     median_dr_fit,
     newton_box,
     smoothed_dr_start,
 )
-from privest.learn.losses import (
-    HingeLoss,
-    LogisticLoss,
-    QuantileRegressionLoss,
-    ScalarQuantileLoss,
-)
-from privest.learn.objective import CorrectedObjective
+from privest.learn.losses import QuantileRegressionLoss
+from privest.learn.objective import CorrectedObjective, Objective
+from privest.learn.smoothing import smoothed_kink, smoothing_fit
 
 __all__ = [
     "ConvergenceWarning",
     "Solution",
     "batched_problem",
-    "polish",
+    "check_solvable",
     "solve",
-    "solve_path",
 ]
 
 
@@ -99,10 +99,6 @@ def _finish(sol: Solution, box: np.ndarray) -> Solution:
 
 
 SMALL_FIT = 100_000  # records up to which a solve runs on one BLAS thread
-#: Above this many records, multi-start runs on an evenly spaced subsample of this size
-#: first (the estimators in memory and :func:`privest.scale.fit.fit_dask` alike).
-SUBSAMPLE_ABOVE = 200_000
-SUBSAMPLE_SIZE = 50_000
 
 
 @functools.cache
@@ -122,27 +118,52 @@ def _blas_threads(n: int) -> contextlib.AbstractContextManager:
     return _thread_pools().limit(limits=1, user_api="blas")
 
 
+def _kinked_index(loss) -> bool:
+    return loss.kink != "none" and loss.form == "index"
+
+
+def check_solvable(obj: Objective) -> None:
+    """Refuse, before any pass, a loss that no solver fits on ``obj``: an objective held
+    as partitions takes losses with an analytic Hessian or the check and hinge losses."""
+    loss = obj.loss
+    if obj.in_memory or loss.smooth_in_theta or _kinked_index(loss):
+        return
+    raise ValidationError(
+        f"{loss.name}: out-of-core fits need a loss with an analytic Hessian in theta "
+        "(logistic, linear and other smooth losses) or the check or hinge loss; fit other "
+        "nonsmooth losses on a release in memory (a DaskRelease: release.compute())"
+    )
+
+
 def solve(
-    obj: CorrectedObjective, box: np.ndarray, starts: list[np.ndarray] | None = None
+    obj: Objective,
+    box: np.ndarray,
+    starts: list[np.ndarray] | None = None,
+    xtol: float = 1e-10,
 ) -> Solution:
-    """Minimise ``obj`` over ``box`` ((p, 2) array), trying each of ``starts``."""
+    """Minimise ``obj`` over ``box`` ((p, 2) array), trying each of ``starts`` (the Newton
+    solver stops at steps below ``xtol``)."""
     with _blas_threads(obj.n):
-        return _dispatch(obj, box, starts)
+        return _dispatch(obj, box, starts, xtol)
 
 
-def _dispatch(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
+def _dispatch(obj: Objective, box: np.ndarray, starts, xtol: float) -> Solution:
     starts = [np.clip(s, box[:, 0], box[:, 1]) for s in (starts or [np.zeros(obj.p)])]
     loss = obj.loss
-    if getattr(loss, "quadratic_in_theta", False):
+    check_solvable(obj)
+    if loss.quadratic_in_theta:
         return _finish(_solve_quadratic(obj, box, starts), box)
-    if isinstance(loss, ScalarQuantileLoss):
+    if obj.in_memory and loss.kink == "check" and loss.form == "location":
         return _finish(_solve_scalar_scan(obj, box), box)
-    if isinstance(loss, QuantileRegressionLoss) and _l1_batched_applies(obj, box):
+    if obj.in_memory and loss.kink == "check" and _l1_batched_applies(obj, box):
         return _finish(_solve_l1_batched(obj, box), box)
-    if isinstance(loss, (QuantileRegressionLoss, HingeLoss)):
+    if _kinked_index(loss):
+        if not obj.in_memory:
+            theta, value, ok, iters, how = smoothing_fit(obj, box, starts)
+            return _finish(Solution(theta, value, ok, iters, how, starts=len(starts)), box)
         return _finish(_solve_dc_lp(obj, box, starts), box)
-    if obj.has_hessian():
-        return _finish(_solve_newton(obj, box, starts), box)
+    if loss.smooth_in_theta:
+        return _finish(_solve_newton(obj, box, starts, xtol), box)
     return _finish(_solve_lbfgsb(obj, box, starts), box)
 
 
@@ -192,8 +213,11 @@ def _solve_scalar_scan(obj: CorrectedObjective, box: np.ndarray) -> Solution:
 
 # ------------------------------------------------ check loss: batched L1 kernels, R = 1
 def _l1_batched_applies(obj: CorrectedObjective, box: np.ndarray) -> bool:
-    """The batched L1 kernels take a symmetric box |theta_j| <= B, one response, and for
-    DR the median with one doubly random copy (the paper-000 setting, Sec. 7.3)."""
+    """The batched L1 kernels take the check loss of an index (quantile regression), a
+    symmetric box |theta_j| <= B, one response, and for DR the median with one doubly
+    random copy (the paper-000 setting, Sec. 7.3)."""
+    if obj.loss.form != "index":
+        return False
     bound = box[0, 1]
     if not (np.all(box[:, 1] == bound) and np.all(box[:, 0] == -bound)):
         return False
@@ -263,7 +287,7 @@ def _ridge_mask(loss, p: int) -> np.ndarray:
 def _lp_convex_part(loss, d, y, a, c, box, ridge, cuts):
     """min a * sum_i phi_i(theta) + c' theta (+ ridge via tangent cuts) over the box, by HiGHS."""
     n, p = d.shape
-    if isinstance(loss, QuantileRegressionLoss):
+    if loss.kink == "check":
         tau = loss.quantile
         # variables [theta, u_pos, u_neg]: d theta + u_pos - u_neg = y
         cost = np.concatenate([c, np.full(n, a * tau), np.full(n, a * (1 - tau))])
@@ -336,13 +360,11 @@ def _convex_solve(loss, d, y, a, c, box, ridge, start):
 def _smoothed_presolve(
     obj: CorrectedObjective, box: np.ndarray, start: np.ndarray, ridge: float
 ) -> np.ndarray:
-    """Minimise the Gaussian-smoothed objective with L-BFGS-B, bandwidth shrinking to 0.
-
-    rho_h(r) = r (tau - Phi(-r/h)) + h phi(r/h) and (z)_+ ~ z Phi(z/h) + h phi(z/h): a cheap
-    warm start that leaves the exact DC algorithm only a few LP iterations.
+    """Minimise the Gaussian-smoothed objective (:func:`~privest.learn.smoothing.smoothed_kink`)
+    with L-BFGS-B, bandwidth shrinking to 0: a cheap warm start that leaves the exact DC
+    algorithm only a few LP iterations.
     """
     loss = obj.loss
-    hinge = isinstance(loss, HingeLoss)
     parts = [
         (t.weight / obj.n, loss.design(t.x), loss.response(t.y, t.x.shape[0])) for t in obj.terms
     ]
@@ -354,16 +376,9 @@ def _smoothed_presolve(
         def fun(th, h=h):
             val, grad = 0.0, np.zeros(obj.p)
             for w, d, y in parts:
-                u = d @ th
-                z = 1.0 - y * u if hinge else y - u
-                cdf, pdf = special.ndtr(z / h), np.exp(-0.5 * (z / h) ** 2) / np.sqrt(2 * np.pi)
-                if hinge:
-                    val += w * np.sum(z * cdf + h * pdf)
-                    grad -= w * ((cdf * y) @ d)
-                else:
-                    tau = loss.quantile
-                    val += w * np.sum(z * (tau - (1 - cdf)) + h * pdf)
-                    grad -= w * ((tau - (1 - cdf)) @ d)
+                rho, d1, _ = smoothed_kink(loss, y, d @ th, h)
+                val += w * np.sum(rho)
+                grad += w * (d1 @ d)
             beta = np.where(mask, th, 0.0)
             return val + 0.5 * ridge * beta @ beta, grad + ridge * beta
 
@@ -417,30 +432,32 @@ def _solve_dc_lp(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
 
 # ----------------------------------------------------------------------------- Newton
 class _OneObjective:
-    """A :class:`CorrectedObjective` as a batch of one for :func:`newton_box` (any loss with
-    an analytic Hessian; the built-in index losses use the fused :class:`BatchedObjective`)."""
+    """An objective as a batch of one for :func:`newton_box`, from its ``derivs`` (any loss
+    with an analytic Hessian, in memory or as partition sums)."""
 
     n_reps = 1
 
-    def __init__(self, obj: CorrectedObjective) -> None:
+    def __init__(self, obj: Objective) -> None:
         self.obj = obj
 
     def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
         return np.array([self.obj.value(theta[0])])
 
     def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        f, g = self.obj.value_and_grad(theta[0])
-        return np.array([f]), g[None], self.obj.hess(theta[0])[None]
+        f, g, h = self.obj.derivs(theta[0])
+        return np.array([f]), g[None], h[None]
 
     def subset(self, idx: np.ndarray) -> _OneObjective:
         return self
 
 
-def batched_problem(obj: CorrectedObjective) -> BatchedProblem:
-    """The objective in the batched solvers' form, R = 1: the fused index-loss objective for
-    the built-in logistic loss, a wrapper of ``obj`` otherwise."""
-    if isinstance(obj.loss, LogisticLoss):
-        return BatchedObjective.from_objective(obj)
+def batched_problem(obj: Objective) -> BatchedProblem:
+    """The objective in the batched solvers' form, R = 1: the fused objective of an
+    unpenalised index loss held in memory (its designs cached across the methods of one
+    fit), a wrapper of ``obj`` otherwise."""
+    loss = obj.loss
+    if obj.in_memory and loss.form == "index" and not loss.penalised:
+        return BatchedObjective.from_objective(obj, obj.designs)
     return _OneObjective(obj)
 
 
@@ -455,61 +472,14 @@ def _newton_solution(fit: tuple, max_iter: int = 100) -> Solution:
     )
 
 
-def _newton_from(
-    prob: BatchedProblem,
-    box: np.ndarray,
-    start: np.ndarray,
-    max_iter: int = 100,
-    xtol: float = 1e-10,
-) -> Solution:
-    """Projected, modified Newton (:func:`newton_box`, R = 1) from ``start``."""
-    fit = newton_box(prob, start[None], box[:, 0], box[:, 1], max_iter=max_iter, xtol=xtol)
-    return _newton_solution(fit, max_iter)
-
-
-def polish(obj: CorrectedObjective, box: np.ndarray, start: np.ndarray) -> Solution:
-    """Newton on all records from a nearby fit (a subsample's) with ``xtol = 1e-7``: the
-    result is accurate to about 1e-7 (newton_box's rule), far below any standard error at
-    the sizes that need a subsample (about 1e-2 at n = 10^6), and a full-data iteration or
-    two is saved; L-BFGS-B if it does not converge."""
-    sol = _newton_from(batched_problem(obj), box, np.clip(start, box[:, 0], box[:, 1]), xtol=1e-7)
-    if not sol.converged:
-        sol = _solve_newton(obj, box, [sol.theta])
-    return _finish(sol, box)
-
-
-def solve_path(
-    obj: CorrectedObjective,
-    box: np.ndarray,
-    objective_for: Callable[[str], CorrectedObjective],
-    sdr_start: bool,
-) -> Solution:
-    """The built-in logistic loss: :func:`~privest.learn.batched.paths.corrected_newton` on a
-    batch of one, the paper-000 tables' code (naive -> SL/SDR -> DR from naive and SDR).
-
-    ``objective_for(method)`` gives the start methods' objectives on the same data; ``obj``
-    is the one to minimise. L-BFGS-B finishes a run that did not converge.
-    """
-    designs: dict = {}
-    method = obj.method
-
-    def problem(m: str) -> BatchedProblem:
-        return BatchedObjective.from_objective(obj if m == method else objective_for(m), designs)
-
-    theta0 = np.clip(obj.loss.initial_theta(obj.data.d), box[:, 0], box[:, 1])[None]
-    fits, _ = corrected_newton(problem, [method], theta0, box[:, 0], box[:, 1], sdr_start)
-    sol = _newton_solution(fits[method])
-    sol.starts = 2 if method == "dr" and sdr_start else 1
-    if not sol.converged:
-        sol = _solve_newton(obj, box, [sol.theta])
-    return _finish(sol, box)
-
-
-def _solve_newton(obj: CorrectedObjective, box: np.ndarray, starts) -> Solution:
+def _solve_newton(obj: Objective, box: np.ndarray, starts, xtol: float = 1e-10) -> Solution:
+    """Projected, modified Newton (:func:`newton_box`, R = 1) from each start; L-BFGS-B
+    finishes a run that stalls; the lowest objective is kept."""
     prob = batched_problem(obj)
     sols: list[Solution] = []
     for start in starts:
-        sol = _newton_from(prob, box, start)
+        fit = newton_box(prob, start[None], box[:, 0], box[:, 1], xtol=xtol)
+        sol = _newton_solution(fit)
         if not sol.converged:  # stalled on the box or non-convexity: let L-BFGS-B finish
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -6,10 +6,11 @@
   sum_k (-s/2)^k / k! f^{(2k)} (Thm 5.1). Closed forms: e^{a z} -> e^{-s a^2/2} e^{a z};
   polynomials via probabilists' Hermite polynomials, z^n -> s^{n/2} He_n(z / sqrt(s)).
 * Margin (GLM) losses f(y theta^T x): the p-dimensional inverse reduces to a 1-D one with
-  s = sigma^2 ||theta||^2 (Sec. 5.2, App. D.5). :class:`MarginLoss` gives f^{(n)}; the
-  truncated inverse of order K is sum_{k<=K} (-s/2)^k / k! f^{(2k)}. The built-in losses
-  are the types :class:`ExponentialLoss`, :class:`SquaredLoss` (closed forms) and
-  :class:`LogisticLoss`; dispatch is on these types, never on a loss's name.
+  s = sigma^2 ||theta||^2 (Sec. 5.2, App. D.5). A :class:`~privest.learn.losses.MarginLoss`
+  gives f^{(n)}; the truncated inverse of order K is sum_{k<=K} (-s/2)^k / k! f^{(2k)}.
+  The losses themselves live in :mod:`privest.learn.losses` (one class per loss, shared
+  with the DR estimators); what applies to a loss is read from its capabilities
+  (``inverse_weierstrass``: closed or series; ``order_table``), never from its name.
 * Truncation bias (App. D.7, Fig. 3): bias_K(t) = sup_z |W_{2t}[g_t^K](z) - f(z)| with
   g_t^K = sum_{k<=K} (-t)^k/k! f^{(2k)}, by Gauss-Hermite quadrature.
 
@@ -17,7 +18,7 @@ Rule for K ("auto", :func:`choose_order`): for the logistic loss the series is o
 asymptotic, so at each step we take K = argmin_{K in {1,2,3}} bias_K(t) at the current
 t = sigma^2 ||theta||^2 / 2 (the "optimal truncation" of App. D.7), read from a table of
 bias_K computed once on a log grid of t (sup over z in [-6, 6]). The table is the logistic
-loss's: a user :class:`MarginLoss` needs an explicit integer order.
+loss's (its ``order_table``): a user margin loss needs an explicit integer order.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ from numpy.polynomial import hermite_e as H
 from scipy import special
 
 from privest.errors import ValidationError
+from privest.learn.losses import (
+    ExponentialLoss,
+    LogisticLoss,
+    MarginLoss,
+    SquaredLoss,
+    get_margin_loss,
+)
+from privest.learn.losses.margin import sigmoid_derivative_polynomials
 
 __all__ = [
     "AUTO_ORDERS",
@@ -128,161 +137,6 @@ def weierstrass_polynomial(poly: Polynomial, s: float) -> Polynomial:
     return Polynomial(out)
 
 
-# ----------------------------------------------------------------------- margin losses
-@lru_cache(maxsize=1)
-def sigmoid_derivative_polynomials(n_max: int = 10) -> tuple[Polynomial, ...]:
-    """P_n with sig^{(n)}(z) = P_n(sig(z)): P_0(s) = s, P_{n+1} = P_n' s (1 - s)."""
-    polys = [Polynomial([0.0, 1.0])]
-    logistic_factor = Polynomial([0.0, 1.0, -1.0])
-    for _ in range(n_max):
-        polys.append(polys[-1].deriv() * logistic_factor)
-    return tuple(polys)
-
-
-@lru_cache(maxsize=1)
-def _sigmoid_coefficients() -> np.ndarray:
-    """Matrix C with C[j, n] the coefficient of s^j in P_n (increasing powers)."""
-    polys = sigmoid_derivative_polynomials()
-    deg = max(q.degree() for q in polys)
-    C = np.zeros((deg + 1, len(polys)))
-    for n, q in enumerate(polys):
-        C[: q.coef.size, n] = q.coef
-    return C
-
-
-class MarginLoss:
-    """A margin loss f(z), z = y theta^T x, given by its derivatives f^{(n)}(z) (Sec. 5.2).
-
-    ``derivative(z, n)`` must return f^{(n)}(z) elementwise for n = 0, ..., 2K + 1 (K the
-    truncation order). A user-defined loss always uses the series truncated at an explicit
-    integer ``order`` (Sec. 5.2 with the series of Thm 5.1 truncated), whatever its
-    ``name``: only the built-in
-    losses, recognised by type, get a closed form (exponential, squared) or the
-    ``order="auto"`` table (logistic).
-    """
-
-    def __init__(
-        self,
-        name: str,
-        derivative: Callable[[np.ndarray, int], np.ndarray],
-        closed_form: bool = False,
-    ):
-        if closed_form:
-            raise ValidationError(
-                "closed_form: only the built-in 'exponential' and 'squared' losses have an "
-                "exactly summed inverse Weierstrass series; a user MarginLoss uses the series "
-                "truncated at an explicit order"
-            )
-        if not callable(derivative):
-            raise ValidationError(
-                f"derivative: got {type(derivative).__name__}; expected a callable (z, n) -> "
-                "f^(n)(z)"
-            )
-        self.name = str(name)
-        self._derivative = derivative
-
-    def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
-        return self._derivative(np.asarray(z, dtype=float), n)
-
-    def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
-        """f^{(n)}(z) for each n in ``orders``."""
-        z = np.asarray(z, dtype=float)
-        return [self.derivative(z, n) for n in orders]
-
-    def __call__(self, z: np.ndarray) -> np.ndarray:
-        return self.derivative(z, 0)
-
-    def __repr__(self) -> str:
-        return f"MarginLoss({self.name!r})"
-
-
-class ExponentialLoss(MarginLoss):
-    """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (Sec. 5.2)."""
-
-    def __init__(self) -> None:
-        super().__init__("exponential", _exp_derivative)
-
-
-class SquaredLoss(MarginLoss):
-    """f(z) = (z - 1)^2 / 2: W_s^{-1}[f] = f - s/2 exactly (Sec. 5.2)."""
-
-    def __init__(self) -> None:
-        super().__init__("squared", _squared_derivative)
-
-
-class LogisticLoss(MarginLoss):
-    """f(z) = log(1 + e^-z): asymptotic series, truncated at K (``"auto"``: App. D.7)."""
-
-    def __init__(self) -> None:
-        super().__init__("logistic", _logistic_derivative)
-
-    def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
-        """One sigmoid, one Vandermonde matrix of its powers and one matrix product give
-        every f^{(n)} = P_{n-1}(sig), n >= 2."""
-        z = np.asarray(z, dtype=float)
-        sig = special.expit(z)
-        high = [n for n in orders if n >= 2]
-        table: dict[int, np.ndarray] = {}
-        if high:
-            coef = _sigmoid_coefficients()
-            if max(high) - 1 >= coef.shape[1]:
-                raise ValidationError(
-                    f"order: logistic derivatives are tabulated up to {coef.shape[1]}"
-                )
-            V = np.vander(sig.ravel(), coef.shape[0], increasing=True)
-            D = V @ coef[:, [n - 1 for n in high]]
-            table = {n: D[:, i].reshape(z.shape) for i, n in enumerate(high)}
-        if 0 in orders:
-            table[0] = np.logaddexp(0.0, -z)
-        if 1 in orders:
-            table[1] = sig - 1.0
-        return [table[n] for n in orders]
-
-
-def _exp_derivative(z: np.ndarray, n: int) -> np.ndarray:
-    return (-1.0) ** n * np.exp(-z)
-
-
-def _squared_derivative(z: np.ndarray, n: int) -> np.ndarray:
-    if n == 0:
-        return 0.5 * (z - 1.0) ** 2
-    if n == 1:
-        return z - 1.0
-    return np.full_like(z, 1.0 if n == 2 else 0.0)
-
-
-def _logistic_derivative(z: np.ndarray, n: int) -> np.ndarray:
-    if n == 0:
-        return np.logaddexp(0.0, -z)
-    if n == 1:
-        return -special.expit(-z)
-    polys = sigmoid_derivative_polynomials()
-    if n - 1 >= len(polys):
-        raise ValidationError(f"order: logistic derivatives are tabulated up to {len(polys)}")
-    return polys[n - 1](special.expit(z))
-
-
-def get_margin_loss(loss: str | MarginLoss) -> MarginLoss:
-    """A :class:`MarginLoss`, or a name of the shared loss registry (family ``"iwp"``:
-    'exponential', 'logistic', 'squared' alias 'linear'; 'hinge' is refused, not smooth).
-
-    The built-in losses are shared instances (dispatch is on their types, see the module
-    docstring).
-    """
-    if isinstance(loss, MarginLoss):
-        return loss
-    from privest.learn.losses.registry import canonical_name, resolve_loss
-
-    key = canonical_name(loss) if isinstance(loss, str) else repr(loss)
-    cached = _BUILT.get(key)
-    if cached is None:
-        cached = _BUILT[key] = resolve_loss(loss, "iwp")
-    return cached
-
-
-_BUILT: dict[str, MarginLoss] = {}
-
-
 def truncated_inverse(
     loss: MarginLoss, z: np.ndarray, s: np.ndarray | float, order: int, shift: int = 0
 ) -> np.ndarray:
@@ -328,7 +182,6 @@ def truncation_bias(
 
 
 ORDER_TABLE_T_GRID = (1e-3, 200.0, 61)  # np.geomspace(*ORDER_TABLE_T_GRID): the t grid
-_ORDER_TABLE_FILE = "logistic_truncation_bias.json"
 
 
 def compute_order_table(loss: str = "logistic") -> dict:
@@ -356,35 +209,38 @@ def write_order_table(path: str | None = None) -> str:
     import json
     from pathlib import Path
 
-    target = Path(path) if path else Path(__file__).with_name("data") / _ORDER_TABLE_FILE
+    table = get_margin_loss("logistic").order_table
+    target = Path(path) if path else Path(__file__).with_name("data") / str(table)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(compute_order_table("logistic"), indent=1) + "\n")
     return str(target)
 
 
-@lru_cache(maxsize=1)
-def load_order_table() -> tuple[np.ndarray, np.ndarray]:
-    """(t_grid, bias) of the logistic loss, bias[i, j] = bias_{AUTO_ORDERS[i]}(t_grid[j]),
-    read from the packaged JSON (computed once by :func:`write_order_table`)."""
+@lru_cache(maxsize=4)
+def load_order_table(file: str = "logistic_truncation_bias.json") -> tuple[np.ndarray, np.ndarray]:
+    """(t_grid, bias) of a packaged table (default: the logistic loss's), bias[i, j] =
+    bias_{AUTO_ORDERS[i]}(t_grid[j]), computed once by :func:`write_order_table`."""
     import json
     from importlib import resources
 
-    text = resources.files("privest.learn").joinpath("data", _ORDER_TABLE_FILE).read_text()
+    text = resources.files("privest.learn").joinpath("data", file).read_text()
     table = json.loads(text)
     return np.asarray(table["t_grid"], dtype=float), np.asarray(table["bias"], dtype=float)
 
 
-def _order_table(loss_name: str) -> tuple[np.ndarray, np.ndarray]:
-    if loss_name != "logistic":
+def _order_table(loss: str | MarginLoss) -> tuple[np.ndarray, np.ndarray]:
+    f = get_margin_loss(loss)
+    if f.order_table is None:
         raise ValidationError(
-            f"loss: order='auto' is tabulated for the logistic loss only, not {loss_name!r}"
+            f"loss: order='auto' is tabulated for the logistic loss only, not {f.name!r}"
         )
-    t_grid, bias = load_order_table()
+    t_grid, bias = load_order_table(f.order_table)
     return t_grid, np.asarray(AUTO_ORDERS)[np.argmin(bias, axis=0)]
 
 
-def choose_order(t: float | np.ndarray, loss: str = "logistic") -> np.ndarray:
-    """K* = argmin_{K in {1, 2, 3}} bias_K(t), t = sigma^2 ||theta||^2 / 2 (optimal truncation)."""
+def choose_order(t: float | np.ndarray, loss: str | MarginLoss = "logistic") -> np.ndarray:
+    """K* = argmin_{K in {1, 2, 3}} bias_K(t), t = sigma^2 ||theta||^2 / 2 (optimal truncation),
+    read from the loss's ``order_table``."""
     t_grid, best = _order_table(loss)
     idx = np.clip(np.searchsorted(t_grid, np.asarray(t, dtype=float)), 0, t_grid.size - 1)
     return best[idx]

@@ -52,6 +52,7 @@ from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.profiles.lattice import (
     LatticeGrid,
     LatticeProfile,
+    inward_target,
     lattice_order_profile,
     lattice_profile_of,
 )
@@ -170,14 +171,20 @@ class PermuteFlipLaw(OutputLaw):
 
     # -- the law (curator's view) -------------------------------------------------------------
     def pmf(self) -> np.ndarray:
-        """P(index = lo + r) for every candidate r (Gauss-Legendre, exact for the polynomial)."""
+        """P(index = lo + r) for every candidate r (Gauss-Legendre, exact for the polynomial).
+
+        Candidates with the same flip probability share their factor: with ``c_v``
+        candidates at probability ``p_v``, ``prod_s (1 - t p_s) = prod_v (1 - t p_v)^c_v``,
+        so the cost is nodes x distinct probabilities (the staircase score has one per
+        level), not nodes x candidates."""
         if self._pmf is None:
-            p = np.exp(self.log_p)
-            t, w = _nodes(p.size // 2 + 1)
-            log_terms = np.log1p(-np.outer(t, p))  # (nodes, candidates)
-            log_all = log_terms.sum(axis=1, keepdims=True)
-            inner = np.exp(log_all - log_terms) * w[:, None]
-            self._pmf = p * inner.sum(axis=0)
+            log_p, inverse, counts = np.unique(self.log_p, return_inverse=True, return_counts=True)
+            p = np.exp(log_p)
+            t, w = _nodes(self.log_p.size // 2 + 1)
+            log_terms = np.log1p(-np.outer(t, p))  # (nodes, distinct probabilities)
+            log_all = (log_terms @ counts)[:, None]
+            inner = (np.exp(log_all - log_terms) * w[:, None]).sum(axis=0)
+            self._pmf = (p * inner)[inverse]
         return self._pmf
 
     def log_pmf_index(self, k: ArrayLike) -> np.ndarray:
@@ -292,8 +299,9 @@ class PermuteAndFlip(StatisticMechanism):
         return truncation_levels(self.epsilon, self.grid.kb - self.grid.ka + 1)
 
     def inward(self, n: int) -> bool:
-        """Permute-and-flip aims at the rank itself (never half a rank inward)."""
-        return False
+        """The staircase's rank target (one concept, one target): half a rank inward where
+        the public rule says so (:func:`~privest.mechanisms.profiles.lattice.inward_target`)."""
+        return inward_target(self.spec, None, n, self.epsilon)
 
     def law_from_profile(self, profile: LatticeProfile) -> PermuteFlipLaw:
         """The PF law from the profile of the snapped order statistics."""

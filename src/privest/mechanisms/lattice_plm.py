@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import bisect
 import decimal
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -116,6 +117,16 @@ def truncation_levels(epsilon: float, points: int) -> int:
     """k = ceil(2 ln(points / tau) / eps) (public): levels >= k merge into the range-end
     piece, whose weight is then at most tau times that of the point f(x)."""
     return max(1, math.ceil(2.0 * math.log(max(points, 1) / _TAU) / epsilon))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _level_weight(num: int, den: int, level: int, bits: int) -> int:
+    """``floor(2^bits E_l)``, ``E_l`` the correctly rounded 60-digit ``exp(-eps' l / 2)``
+    with ``eps' = num / den`` (module docstring, step 1); public inputs only, so it is
+    computed once per process for each (eps, level) and reused by every release."""
+    ctx = decimal.Context(prec=60)
+    x = ctx.divide(decimal.Decimal(-num * level), decimal.Decimal(2 * den))
+    return int(ctx.multiply(ctx.exp(x), decimal.Decimal(2**bits)))
 
 
 class LatticeProfileLaw(OutputLaw):
@@ -227,12 +238,9 @@ class LatticeProfileLaw(OutputLaw):
             num, den = self.eps_run.numerator, self.eps_run.denominator
             top = int(self.level.max())
             bits = 100 + math.ceil(float(self.eps_run) * top / (2 * math.log(2))) + 1
-            ctx = decimal.Context(prec=60)
-            scale = decimal.Decimal(2**bits)
-            table = {}
-            for lvl in np.unique(self.level).tolist():
-                x = ctx.divide(decimal.Decimal(-num * lvl), decimal.Decimal(2 * den))
-                table[lvl] = int(ctx.multiply(ctx.exp(x), scale))
+            table = {
+                lvl: _level_weight(num, den, lvl, bits) for lvl in np.unique(self.level).tolist()
+            }
             self._weights = [
                 table[lvl] * length
                 for lvl, length in zip(self.level.tolist(), self.length.tolist(), strict=True)

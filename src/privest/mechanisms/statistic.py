@@ -74,6 +74,8 @@ class StatisticMechanism(Mechanism):
             if q is None:
                 raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
             quantile_rank(q, 1)  # validates the level in (0, 1]
+            if q == 0.5:  # one concept, one release: the median (same target, law, label)
+                name, q = "median", None
         elif q is not None:
             raise ValidationError(
                 f"quantile: only the quantile statistic takes a level; got quantile={q!r}"

@@ -31,20 +31,26 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.signal import fftconvolve
 
 from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
-from privest.mechanisms.profiles.lattice import _check_data, inward_target, order_window
+from privest.mechanisms.profiles.lattice import (
+    _check_data,
+    inward_target,
+    order_window,
+    profile_from_order_statistics,
+)
 from privest.mechanisms.samplers.bigint import Bits
 from privest.mechanisms.statistic import StatisticMechanism
 from privest.rng import resolve_rng
+from privest.validation import as_float_vector
 
 __all__ = ["TwoStage", "TwoStageLaw", "discrete_laplace_rational"]
 
@@ -89,6 +95,8 @@ def _threshold(q: float, n: int) -> int:
 def bin_law(counts: np.ndarray, eps1: float, threshold: int) -> np.ndarray:
     """P(chosen bin = j): the first j whose noisy cumulative count reaches ``threshold``
     (the last bin if none does), by propagating the walk's law (module docstring)."""
+    from scipy.signal import fftconvolve  # the law only: a release never needs it
+
     alpha = math.exp(-eps1 / 2)
     width = math.ceil(math.log(1 / _TAIL) / (eps1 / 2))
     z = np.arange(-width, width + 1)
@@ -112,28 +120,64 @@ def bin_law(counts: np.ndarray, eps1: float, threshold: int) -> np.ndarray:
 
 class TwoStageLaw(OutputLaw):
     """The two-stage release on one data set: the chosen bin's exact law mixed with the
-    second stage's lattice laws (curator's view; never publish it)."""
+    second stage's lattice laws (curator's view; never publish it).
+
+    One sort of the data serves both stages: the bin counts are 17 binary searches in it,
+    and the second stage reads its window of order statistics from it (clipping to the
+    shrunk bounds and snapping to the lattice are nondecreasing, so they commute with
+    sorting). A release (:meth:`sample`) needs nothing more; the exact bin law
+    (:attr:`bin_prob`, 16 convolutions) is computed on first use, by the error laws."""
 
     def __init__(self, mech: TwoStage, x: Any):
         a, b = mech.bounds
-        arr, _ = _check_data(x, a, b, mech.clip)
-        self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
+        xs = np.sort(as_float_vector(x))
+        if not (xs[0] >= a and xs[-1] <= b):
+            xs, _ = _check_data(xs, a, b, mech.clip)  # raises, or clips (still sorted)
+        self.mech, self.xs, self.epsilon = mech, xs, mech.epsilon
         self.edges = _edges(a, b, mech.bins)
-        idx = np.clip(np.searchsorted(self.edges, arr, side="right") - 1, 0, mech.bins - 1)
-        self.counts = np.bincount(idx, minlength=mech.bins)
-        self.threshold = _threshold(mech.level, arr.size)
-        self.bin_prob = bin_law(self.counts, mech.eps1, self.threshold)
+        # bin j holds edges[j] <= x < edges[j + 1]; the last bin also holds x = b
+        below = np.searchsorted(xs, self.edges[:-1], side="left")
+        self.counts = np.diff(np.append(below, xs.size))
+        self.threshold = _threshold(mech.level, xs.size)
         self._laws: dict[int, Any] = {}
-        n = arr.size
-        inward = inward_target(mech.spec, None, n, mech.eps2)
-        ranks, _, _ = order_window(mech.spec, None, n, 0, inward=inward)
-        xs = np.sort(arr)
-        self.value = float(np.mean(xs[np.array(ranks) - 1]))  # the stated target
+
+    @cached_property
+    def bin_prob(self) -> np.ndarray:
+        """P(the first stage picks bin j), exactly (:func:`bin_law`)."""
+        return bin_law(self.counts, self.mech.eps1, self.threshold)
+
+    @property
+    def value(self) -> float:
+        """The stated target: the order statistic(s) the second stage aims at."""
+        n = self.xs.size
+        inward = inward_target(self.mech.spec, None, n, self.mech.eps2)
+        ranks, _, _ = order_window(self.mech.spec, None, n, 0, inward=inward)
+        return float(np.mean(self.xs[np.array(ranks) - 1]))
 
     def stage_two(self, j: int) -> Any:
-        """The second stage's lattice law when the first stage picks bin j."""
+        """The second stage's lattice law when the first stage picks bin j: its profile
+        from the order statistics of the data clipped to the shrunk bounds and snapped
+        (:func:`~privest.mechanisms.profiles.lattice.profile_from_order_statistics`, as
+        :func:`~privest.mechanisms.profiles.lattice.lattice_profile_of` builds it from
+        unsorted data)."""
         if j not in self._laws:
-            self._laws[j] = self.mech.second(_shrunk(self.edges, j)).law(self.x)
+            lo, hi = _shrunk(self.edges, j)
+            second = self.mech.second((lo, hi))
+            xs, n = self.xs, self.xs.size
+            inward = second.inward(n)
+            _, first, last = order_window(second.spec, None, n, second.levels, inward=inward)
+            window = second.grid.snap(np.clip(xs[first - 1 : last], lo, hi)).astype(np.int64)
+            outside = int(np.searchsorted(xs, lo) + n - np.searchsorted(xs, hi, side="right"))
+            profile = profile_from_order_statistics(
+                window,
+                second.spec,
+                second.grid,
+                n=n,
+                levels=second.levels,
+                n_clipped=outside,
+                inward=inward,
+            )
+            self._laws[j] = second.law_from_profile(profile)
         return self._laws[j]
 
     def _used(self) -> list[int]:

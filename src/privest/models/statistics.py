@@ -22,6 +22,7 @@ Laplace and smooth-sensitivity releases are clipped into the statistic's public 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,7 @@ from privest.accounting.budget import Budget, charge
 from privest.backends import dispatch
 from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.auto import auto_mechanism, auto_reads_n
+from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.statistic import StatisticMechanism
 from privest.registry import load, mechanism_names, mechanism_spec
@@ -82,6 +83,7 @@ def statistic_mechanism(
         )
     dom = Domain.of(domain, bounds=bounds, resolution=resolution)
     if mechanism == "auto":
+        _integer_hint(statistic, dom)
         mechanism = auto_mechanism(statistic, domain=dom, epsilon=epsilon, n=n)
     spec = mechanism_spec(mechanism)
     cls = load(spec.target)
@@ -91,6 +93,34 @@ def statistic_mechanism(
         raise ValidationError(
             f"mechanism: {mechanism} takes the public inputs {', '.join(spec.reads)} ({exc})"
         ) from None
+
+
+#: median/quantile bounds (lo, hi) with whole ends at most this far apart and no
+#: ``resolution``: the hint of :func:`_integer_hint` (a rating scale, a small count)
+INTEGER_HINT_WIDTH = 20
+
+
+def _integer_hint(statistic: str, domain: Domain) -> None:
+    """Warn, from public inputs only (the same for every data set), that a median or
+    quantile of whole numbers wants ``resolution=1``: on the default fine lattice the point
+    f(x) of tied data competes with whole gaps of lattice points (exact E|err| on a 7-point
+    scale, n = 944, eps = 0.1: 0.49 against 0.0038 with ``resolution=1``;
+    docs/piecewise-laplace.md, "Integer data")."""
+    name = statistic.partition(":")[0].strip().lower()
+    if name not in ("median", "quantile") or domain.resolution is not None:
+        return
+    if domain.bounds is None or not isinstance(domain.bounds[0], float):
+        return
+    a, b = domain.bounds
+    if a.is_integer() and b.is_integer() and b - a <= INTEGER_HINT_WIDTH:
+        warnings.warn(
+            f"bounds ({a:g}, {b:g}) with no resolution: if the data are whole numbers (a "
+            "rating scale, a count), pass resolution=1 (--resolution 1): ties are then "
+            "released exactly and auto uses permute-and-flip, with far less error "
+            "(docs/piecewise-laplace.md, 'Integer data')",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 @dispatch
@@ -135,11 +165,7 @@ def private_statistic(
         epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, mechanism=mechanism, **options
     )
     mech = statistic_mechanism(statistic, **kw)
-    by_n = mechanism == "auto" and dom.n_public and auto_reads_n(statistic, dom)
-    # the same pure guarantee whichever mechanism n picks: charge first, then read n
-    charge(budget, mech.guarantee, label=mech.label, mechanism="auto" if by_n else mech.name)
-    if by_n:
-        mech = statistic_mechanism(statistic, n=record_count(x), **kw)
+    charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
     law, n = statistic_law(x, mech)
     return mech.release_from_law(law, n, resolve_rng(rng))
 

@@ -17,6 +17,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import sys
 
+import privest.scale.fit  # noqa: F401  (registers the fits' objective and streams)
 from privest.backends import register_engine
 from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
 from privest.scale.dask_release import DaskRelease

@@ -1,47 +1,52 @@
-"""Corrected-loss fits of a :class:`~privest.scale.DaskRelease` out of core (paper 000, Sec. 4-6).
+"""The Dask backend of the corrected-loss fits (paper 000, Secs. 4-6; docs/scale-out.md).
 
-The corrected objective, its gradient and Hessian, and the score outer products of the
-sandwich (Thm 5.3) are sums over records. Each chunk of the release builds the in-memory
-:class:`~privest.learn.objective.CorrectedObjective` of its own records (the library's
-loss objects, unchanged) and returns its sums; the sums are added up on the cluster by a
-tree reduction, so only numbers, p-vectors and p x p matrices reach the client, never a
-record. The solver is the in-memory one: :func:`~privest.learn.batched.paths.corrected_newton`
-(naive -> SDR -> DR from both starts) over :func:`~privest.learn.batched.newton.newton_box`,
-with a problem object whose every evaluation is one pass over the chunks (value, gradient
-and Hessian together, so an accepted Newton step costs one pass). Above
-:data:`~privest.learn.solvers.SUBSAMPLE_ABOVE` records, as in memory, the multi-start
-strategy runs on a part of the data (the largest chunk, on its worker) and Newton on all
-records polishes its estimate. See docs/scale-out.md.
+A :class:`~privest.scale.DaskRelease` is fitted by the estimators' own strategy
+(:func:`~privest.learn.fitting.fit_objective`: starts, subsample-then-polish, solvers,
+standard errors); this module only implements, for it, the objective protocol of the core
+(:class:`~privest.learn.objective.Objective`), registered for
+:func:`~privest.learn.objective.corrected_objective`. Each chunk of the release builds the
+in-memory :class:`~privest.learn.objective.CorrectedObjective` of its own records (the
+library's loss objects, unchanged) and returns its sums; the sums are added up on the
+cluster by a tree reduction, so only numbers, p-vectors and p x p matrices reach the
+client, never a record. Value, gradient and Hessian come together in one pass, which is
+cached at its point (an accepted Newton step costs one pass). A subsample is the largest
+chunk (thinned to evenly spaced records if larger than the subsample size), fitted on its
+worker (only its solutions, p-vectors, come back). Exact percentiles
+of per-record quantities (the kernel bandwidth of check and hinge losses) are found by the
+distributed selection of :mod:`privest.scale.nonsmooth`.
+
+IWP-SGD (paper 004, Alg. 1) on examples held as Dask arrays (a
+:class:`~privest.release.examples.PrivateExamples` whose ``X`` and ``y`` are Dask arrays,
+e.g. from :func:`~privest.scale.examples.load_examples_dask`): the estimators' own ``fit``
+and ``partial_fit`` run, with this module's implementations of the core's
+:func:`~privest.learn.iwp_core.example_sums` (partition sums) and
+:func:`~privest.learn.iwp_core.stream_examples` (the loop's state passed from partition to
+partition as a chain of tasks, each run where its partition is, a batch that straddles two
+partitions carried with the state): the same run as in memory, the records never reaching
+the client.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dask
+import dask.array as da
 import numpy as np
 
 from privest.errors import ValidationError
-from privest.learn.batched.newton import newton_box
 from privest.learn.design import AnalysisData, analysis_data
-from privest.learn.inference import IndefiniteHessianError, sandwich
-from privest.learn.losses import HingeLoss, Loss, QuantileRegressionLoss
-from privest.learn.objective import CorrectedObjective
-from privest.learn.solvers import (
-    SUBSAMPLE_ABOVE,
-    ConvergenceWarning,
-    Solution,
-    _finish,
-    _newton_solution,
-)
+from privest.learn.iwp_core import SGDPlan, SGDState, example_sums, sgd_block, stream_examples
+from privest.learn.losses import Loss
+from privest.learn.objective import CorrectedObjective, corrected_objective
 from privest.release.zil import ZILRelease
 from privest.scale.dask_release import DaskRelease, _metadata
+from privest.scale.nonsmooth import exact_percentiles
 
-__all__ = ["DaskObjective", "fit_dask", "partial_fit_stream"]
+__all__ = ["DaskObjective", "KEEP_SHARE", "cluster_memory", "partial_fit_stream"]
 
 
 def _chunk_objective(
@@ -58,6 +63,11 @@ def _chunk_apply(
 ) -> Any:
     """``func`` of one chunk's corrected objective (on its worker)."""
     return func(_chunk_objective(x1, x2, spec, method), *args)
+
+
+def _subsample_apply(obj: CorrectedObjective, size: int, func: Any, *args: Any) -> Any:
+    """``func`` of at most ``size`` evenly spaced records of one chunk (on its worker)."""
+    return obj.on_subsample(size, func, *args) if obj.n > size else func(obj, *args)
 
 
 def _chunk_sums(obj: CorrectedObjective, theta: np.ndarray, what: str) -> dict[str, Any]:
@@ -90,152 +100,6 @@ def _tree_sum(parts: list[Any], combine: Any = None) -> Any:
     return parts[0]
 
 
-class DaskObjective:
-    """The corrected objective of ``method`` on a Dask-backed release, as mean over records.
-
-    ``derivs(theta)`` is one pass over the chunks and caches its point, so a line search
-    that accepts a point leaves the next iteration's derivatives already computed.
-    """
-
-    def __init__(
-        self,
-        loss: Loss,
-        release: DaskRelease,
-        method: str,
-        y: Any,
-        features: Sequence[str] | None,
-    ) -> None:
-        if y is not None and not isinstance(y, str):
-            raise ValidationError(
-                "y: a Dask-backed release takes the response as a column name of the release "
-                "(an array would have to be sent to every worker)"
-            )
-        self.spec = {
-            "meta": _metadata(release),
-            "loss": loss,
-            "y": y,
-            "features": None if features is None else list(features),
-        }
-        self.method = method
-        self.loss = loss
-        self.n = release.n
-        # unoptimised: x1 and x2 of a chunk then share one read of its store part
-        x1s, x2s = (a.to_delayed(optimize_graph=False).ravel() for a in (release.x1, release.x2))
-        self.blocks = list(zip(x1s, x2s, strict=True))
-        empty = np.zeros((0, release.d))
-        self.header: AnalysisData = _chunk_objective(empty, empty, self.spec, method).data
-        self.p = loss.n_params(self.header.d)
-        self.passes = 0
-        self.seconds = 0.0  # wall time of the passes
-        self._cached: tuple[np.ndarray, tuple] | None = None
-
-    def _tasks(self, func: Any, args: tuple) -> list[Any]:
-        spec = dask.delayed(self.spec, traverse=False)
-        return [
-            dask.delayed(_chunk_apply, pure=True)(b1, b2, spec, self.method, func, args)
-            for b1, b2 in self.blocks
-        ]
-
-    def _compute(self, graph: Any) -> Any:
-        start = time.perf_counter()
-        out = dask.compute(graph)[0]
-        self.passes += 1
-        self.seconds += time.perf_counter() - start
-        return out
-
-    def reduce(self, func: Any, *args: Any, combine: Any = None) -> dict[str, Any]:
-        """One pass: ``func(chunk objective, *args)`` (a dict with the chunk's ``"n"``) on
-        every chunk, added up (or merged by ``combine``) on the cluster."""
-        return self._compute(_tree_sum(self._tasks(func, args), combine))
-
-    def map_chunks(self, func: Any, *args: Any) -> list[Any]:
-        """One pass: ``func(chunk objective, *args)`` of every chunk, to the client."""
-        return self._compute(self._tasks(func, args))
-
-    def _reduce(self, theta: np.ndarray, what: str) -> dict[str, Any]:
-        return self.reduce(_chunk_sums, theta, what)
-
-    def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        """Mean value, gradient (p,) and symmetric Hessian (p, p) at ``theta``."""
-        if self._cached is not None and np.array_equal(self._cached[0], theta):
-            return self._cached[1]
-        s = self._reduce(np.array(theta, dtype=float), "derivs")
-        h = s["h"] / self.n
-        out = (float(s["f"] / self.n), s["g"] / self.n, 0.5 * (h + h.T))
-        self._cached = (np.array(theta, dtype=float), out)
-        return out
-
-    def score_cov(self, theta: np.ndarray) -> np.ndarray:
-        """A_hat: the centred covariance of the per-record scores (sandwich_cov's)."""
-        s = self._reduce(np.array(theta, dtype=float), "scores")
-        mean = s["s1"] / self.n
-        return s["s2"] / self.n - np.outer(mean, mean)
-
-
-class _BatchOfOne:
-    """A :class:`DaskObjective` in the batched Newton solver's form (R = 1)."""
-
-    n_reps = 1
-
-    def __init__(self, obj: DaskObjective) -> None:
-        self.obj = obj
-
-    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
-        return np.array([self.obj.derivs(theta[0])[0]])
-
-    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        f, g, h = self.obj.derivs(theta[0])
-        return np.array([f]), g[None], h[None]
-
-    def subset(self, idx: np.ndarray) -> _BatchOfOne:
-        return self
-
-
-def _check_supported(est: Any, loss: Loss) -> None:
-    if est.method == "oracle":
-        raise ValidationError("method='oracle' fits raw data; a Dask-backed release is released")
-    if est.n_draws != 1:
-        raise ValidationError("n_draws > 1 is not available out of core; use n_draws=1")
-    if est.inference == "bootstrap":
-        raise ValidationError(
-            "inference='bootstrap' is not available out of core; use 'sandwich' or 'none'"
-        )
-    if not (loss.smooth_in_theta or _kinked(loss)):
-        raise ValidationError(
-            f"{loss.name}: out-of-core fits need a loss with an analytic Hessian in theta "
-            "(logistic, linear and other smooth losses) or the check or hinge loss; fit "
-            "other nonsmooth losses in memory (release.compute())"
-        )
-
-
-def _kinked(loss: Loss) -> bool:
-    """Check and hinge losses: fitted out of core by smoothing continuation."""
-    return isinstance(loss, (QuantileRegressionLoss, HingeLoss))
-
-
-def _chunk_fit(x1: np.ndarray, x2: np.ndarray, spec: dict[str, Any], est: Any, box) -> tuple:
-    """The in-memory fit's multi-start strategy on one chunk's records (on its worker)."""
-    obj = _chunk_objective(x1, x2, spec, est.method)
-    sol = est._solve(obj, spec["loss"], obj.data, box)
-    return sol.theta, sol.starts
-
-
-def _polish_from_chunk(
-    est: Any, release: DaskRelease, target: DaskObjective, box: np.ndarray
-) -> Solution:
-    """Large data, as in memory: the multi-start strategy runs where the largest chunk is
-    (only its estimate, a p-vector, comes back), then Newton on all records from it."""
-    sizes = release.x1.chunks[0]
-    k = int(np.argmax(sizes))
-    b1, b2 = target.blocks[k]
-    spec = dask.delayed(target.spec, traverse=False)
-    theta, starts = dask.compute(dask.delayed(_chunk_fit)(b1, b2, spec, est, box))[0]
-    fit = newton_box(_BatchOfOne(target), theta[None], box[:, 0], box[:, 1])
-    sol = _finish(_newton_solution(fit), box)
-    sol.starts = starts
-    return sol
-
-
 #: share of the workers' memory limit the release may take when it is kept for the passes
 KEEP_SHARE = 0.5
 
@@ -255,84 +119,204 @@ def cluster_memory() -> int:
     return int(sum(w.get("memory_limit") or total for w in workers))
 
 
-def _keep_on_workers(release: DaskRelease) -> tuple[DaskRelease, bool]:
-    """The release for the fit's passes, and whether its records stay in worker memory.
+class _Source:
+    """The release's chunks for the passes of one fit, and the passes' diagnostics.
 
-    A public rule on the release's size (``2 x n x d x 8`` bytes): kept (read from the store
-    once, ``dask.persist``) when it takes at most :data:`KEEP_SHARE` of :func:`cluster_memory`;
+    A public rule on the release's size (``2 x n x d x 8`` bytes) decides where the records
+    are during the passes: kept in worker memory (read from the store once, ``dask.persist``,
+    at the first pass) when they take at most :data:`KEEP_SHARE` of :func:`cluster_memory`;
     otherwise every pass reads each part from the store again (sha-checked), so the workers
     hold one part at a time and never spill. The fit is the same either way."""
-    size = 2 * release.n * release.d * 8
-    if size > KEEP_SHARE * cluster_memory():
-        return dataclasses.replace(release, ids=None), False
-    x1, x2 = dask.persist(release.x1, release.x2)
-    return dataclasses.replace(release, x1=x1, x2=x2, ids=None), True
+
+    def __init__(self, release: DaskRelease) -> None:
+        self.release = dataclasses.replace(release, ids=None)
+        self.kept = 2 * release.n * release.d * 8 <= KEEP_SHARE * cluster_memory()
+        self._blocks: list[tuple[Any, Any]] | None = None
+        self.passes = 0
+        self.seconds = 0.0  # wall time of the passes
+
+    @property
+    def blocks(self) -> list[tuple[Any, Any]]:
+        if self._blocks is None:
+            x1, x2 = self.release.x1, self.release.x2
+            if self.kept:
+                x1, x2 = dask.persist(x1, x2)
+            # unoptimised: x1 and x2 of a chunk then share one read of its store part
+            x1s, x2s = (a.to_delayed(optimize_graph=False).ravel() for a in (x1, x2))
+            self._blocks = list(zip(x1s, x2s, strict=True))
+        return self._blocks
+
+    def compute(self, graph: Any) -> Any:
+        start = time.perf_counter()
+        out = dask.compute(graph)[0]
+        self.passes += 1
+        self.seconds += time.perf_counter() - start
+        return out
 
 
-def fit_dask(est: Any, release: DaskRelease, y: Any = None) -> Any:
-    """Fit the estimator ``est`` (a :class:`~privest.learn.estimators.DRMEstimator`) on a
-    Dask-backed release: the in-memory strategy (naive -> SDR -> DR from the naive and SDR
-    fits, the lower objective kept) with every evaluation a reduction over the chunks."""
-    from privest.learn.batched.paths import corrected_newton
+class DaskObjective:
+    """The corrected objective of ``method`` on a Dask-backed release, as mean over records
+    (the core's :class:`~privest.learn.objective.Objective` protocol).
 
-    loss = est._make_loss()
-    _check_supported(est, loss)
-    release, kept = _keep_on_workers(release)
-    naive = DaskObjective(loss, release, "naive", y, est.features)
-    head = naive.header
-    sdr_start = bool(loss.smooth_in_x and not head.y_noised)
-    objs = {"naive": naive}
-    if est.method == "sdr" or (est.method == "dr" and sdr_start):
-        objs["sdr"] = DaskObjective(loss, release, "sdr", y, est.features)
-    if est.method not in objs:
-        objs[est.method] = DaskObjective(loss, release, est.method, y, est.features)
-    target = objs[est.method]
-    box = est._box(target.p)
-    if _kinked(loss):
-        from privest.scale.nonsmooth import smoothed_fit
+    ``derivs(theta)`` is one pass over the chunks and caches its point, so a line search
+    that accepts a point leaves the next iteration's derivatives already computed.
+    """
 
-        sol = _finish(smoothed_fit(loss, objs, est.method, box), box)
-    elif release.n > SUBSAMPLE_ABOVE:
-        sol = _polish_from_chunk(est, release, target, box)
-    else:
-        theta0 = np.clip(loss.initial_theta(head.d), box[:, 0], box[:, 1])[None]
-        fits, _ = corrected_newton(
-            lambda m: _BatchOfOne(objs[m]), [est.method], theta0, box[:, 0], box[:, 1], sdr_start
-        )
-        sol = _finish(_newton_solution(fits[est.method]), box)
-        sol.starts = 2 if est.method == "dr" and sdr_start else 1
-    if not _kinked(loss):
-        sol.solver = "Newton on partition sums (Dask)"
-    if not sol.converged:
-        warnings.warn(
-            f"Newton did not converge in {sol.n_iter} iterations (objective {sol.objective:.6g})",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    est._set_solution(loss, sol, head, release.n, box, release.guarantee)
-    cov = None
-    est.inference_ = est.inference
-    if est.inference == "sandwich":
-        if _kinked(loss):
-            from privest.scale.nonsmooth import kernel_hessian_dask
+    in_memory = False
+    where = "partition sums (Dask)"
 
-            v = kernel_hessian_dask(target, sol.theta)
-        else:
-            v = target.derivs(sol.theta)[2]
-        a = target.score_cov(sol.theta)
-        try:
-            cov = sandwich(v, a, release.n)
-        except IndefiniteHessianError as exc:
-            raise IndefiniteHessianError(
-                f"{exc}; the bootstrap is not available out of core: fit in memory"
-            ) from None
-        est.hessian_, est.score_cov_ = v, a
-    # diagnostics: passes over all records (the standard errors' included) and their time
-    est.records_in_memory_ = kept
-    est.passes_ = sum(o.passes for o in objs.values())
-    est.pass_seconds_ = sum(o.seconds for o in objs.values())
-    est._set_results(cov, head, sol)
-    return est
+    def __init__(
+        self,
+        loss: Loss,
+        release: DaskRelease | _Source,
+        method: str,
+        y: Any,
+        features: Sequence[str] | None,
+    ) -> None:
+        if y is not None and not isinstance(y, str):
+            raise ValidationError(
+                "y: a Dask-backed release takes the response as a column name of the release "
+                "(an array would have to be sent to every worker)"
+            )
+        source = release if isinstance(release, _Source) else _Source(release)
+        self.source = source
+        self.spec = {
+            "meta": _metadata(source.release),
+            "loss": loss,
+            "y": y,
+            "features": None if features is None else list(features),
+        }
+        self.method = method
+        self.loss = loss
+        self.n = source.release.n
+        empty = np.zeros((0, source.release.d))
+        self.data: AnalysisData = _chunk_objective(empty, empty, self.spec, method).data
+        self.p = loss.n_params(self.data.d)
+        self._cached: tuple[np.ndarray, tuple] | None = None
+
+    def with_method(self, method: str) -> DaskObjective:
+        """The objective of another method on the same chunks (passes counted together)."""
+        if method == self.method:
+            return self
+        return DaskObjective(self.loss, self.source, method, self.spec["y"], self.spec["features"])
+
+    def _tasks(self, func: Any, args: tuple, blocks: list | None = None) -> list[Any]:
+        spec = dask.delayed(self.spec, traverse=False)
+        return [
+            dask.delayed(_chunk_apply, pure=True)(b1, b2, spec, self.method, func, args)
+            for b1, b2 in (self.source.blocks if blocks is None else blocks)
+        ]
+
+    def reduce(self, func: Callable[..., dict], *args: Any, combine: Any = None) -> dict:
+        """One pass: ``func(chunk objective, *args)`` (a dict with the chunk's ``"n"``) on
+        every chunk, added up (or merged by ``combine``) on the cluster."""
+        return self.source.compute(_tree_sum(self._tasks(func, args), combine))
+
+    def map_chunks(self, func: Any, *args: Any) -> list[Any]:
+        """One pass: ``func(chunk objective, *args)`` of every chunk, to the client."""
+        return self.source.compute(self._tasks(func, args))
+
+    def percentiles(self, values: Callable[..., np.ndarray], qs: Any, *args: Any) -> Any:
+        """Exact ``np.percentile`` of ``values(chunk objective, *args)`` over all records."""
+        return exact_percentiles(self, values, np.asarray(qs, dtype=float), *args)
+
+    def on_subsample(self, size: int, func: Callable[..., Any], *args: Any) -> Any:
+        """``func`` of the largest chunk's objective (at most ``size`` evenly spaced records
+        of it), run on its worker."""
+        k = int(np.argmax(self.source.release.x1.chunks[0]))
+        task = self._tasks(_subsample_apply, (size, func, *args), [self.source.blocks[k]])[0]
+        return dask.compute(task)[0]
+
+    def derivs(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Mean value, gradient (p,) and symmetric Hessian (p, p) at ``theta``."""
+        if self._cached is not None and np.array_equal(self._cached[0], theta):
+            return self._cached[1]
+        s = self.reduce(_chunk_sums, np.array(theta, dtype=float), "derivs")
+        h = s["h"] / self.n
+        out = (float(s["f"] / self.n), s["g"] / self.n, 0.5 * (h + h.T))
+        self._cached = (np.array(theta, dtype=float), out)
+        return out
+
+    def value(self, theta: np.ndarray) -> float:
+        return self.derivs(theta)[0]
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        f, g, _ = self.derivs(theta)
+        return f, g
+
+    def grad(self, theta: np.ndarray) -> np.ndarray:
+        return self.derivs(theta)[1]
+
+    def hess(self, theta: np.ndarray) -> np.ndarray:
+        return self.derivs(theta)[2]
+
+    def score_cov(self, theta: np.ndarray) -> np.ndarray:
+        """A_hat: the centred covariance of the per-record scores, from their sums."""
+        s = self.reduce(_chunk_sums, np.array(theta, dtype=float), "scores")
+        mean = s["s1"] / self.n
+        return s["s2"] / self.n - np.outer(mean, mean)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """``passes_`` (passes over all records, every method's), ``pass_seconds_`` (their
+        wall time), ``records_in_memory_`` (kept in worker memory, or read on each pass)."""
+        src = self.source
+        return {
+            "records_in_memory_": src.kept,
+            "passes_": src.passes,
+            "pass_seconds_": src.seconds,
+        }
+
+
+@corrected_objective.register
+def _dask_objective(
+    data: DaskRelease,
+    y: Any,
+    loss: Loss,
+    method: str,
+    *,
+    features: Sequence[str] | None = None,
+    n_draws: int = 1,
+    rng: Any = None,
+) -> DaskObjective:
+    """A Dask-backed release's objective; what it cannot do is refused before any pass."""
+    if method == "oracle":
+        raise ValidationError("method='oracle' fits raw data; a Dask-backed release is released")
+    if n_draws != 1:
+        raise ValidationError("n_draws > 1 is not available out of core; use n_draws=1")
+    return DaskObjective(loss, data, method, y, features)
+
+
+def _example_blocks(X: da.Array, y: Any) -> list[tuple[Any, Any]]:
+    if not isinstance(y, da.Array) or X.chunks[0] != y.chunks[0]:
+        raise ValidationError("X, y: must be Dask arrays chunked alike by rows")
+    xs, ys = (a.to_delayed(optimize_graph=False).ravel() for a in (X, y))  # one read each
+    return list(zip(xs, ys, strict=True))
+
+
+@example_sums.register
+def _example_sums_dask(X: da.Array, y: Any, intercept: bool, gram: bool) -> dict[str, Any]:
+    """The in-memory sums of each partition, added up on the cluster (one pass)."""
+    parts = [
+        dask.delayed(example_sums, pure=True)(xb, yb, intercept, gram)
+        for xb, yb in _example_blocks(X, y)
+    ]
+    return dask.compute(_tree_sum(parts))[0]
+
+
+@stream_examples.register
+def _stream_examples_dask(
+    X: da.Array, y: Any, plan: SGDPlan, state: SGDState, passes: int, progress: Any = None
+) -> SGDState:
+    """The loop over the partitions in order, ``passes`` times: each step a task on the
+    partition's worker taking the state from the previous one (no progress bar: the loop
+    runs on the workers)."""
+    blocks = _example_blocks(X, y)
+    settings = dask.delayed(plan, traverse=False)
+    st: Any = dask.delayed(state, traverse=False)
+    for _ in range(passes):
+        for k, (xb, yb) in enumerate(blocks):
+            st = dask.delayed(sgd_block, pure=False)(settings, st, xb, yb, k == len(blocks) - 1)
+    return dask.compute(st)[0]
 
 
 def _partial_fit_part(est: Any, x: np.ndarray, y: np.ndarray, template: Any, kwargs: dict) -> Any:

@@ -45,9 +45,9 @@ class BatchedObjective:
     """R corrected objectives of one index loss; theta has shape (R, p)."""
 
     def __init__(self, loss: IndexLoss, groups: list[_Group], noise_var: np.ndarray) -> None:
-        if not isinstance(loss, IndexLoss) or getattr(loss, "alpha", 0.0):
+        if loss.form != "index" or loss.penalised:
             raise ValidationError(
-                f"loss: the batched objectives take an unpenalised IndexLoss; got {loss!r}"
+                f"loss: the batched objectives take an unpenalised index loss; got {loss!r}"
             )
         self.loss, self.groups = loss, groups
         self.n_reps, self.n = groups[0].y.shape

@@ -8,7 +8,12 @@ fits, for every replicate at once (R = 1 for an estimator):
 * DR (non-convex: a difference of convex functions, eq. (4.4)) from the naive fit and, when
   the loss is smooth in x, from the SDR fit; the lower DR objective is kept.
 
-Every run is :func:`~privest.learn.batched.newton.newton_box` over the parameter box.
+With ``init_start`` (a loss not smooth in theta, whose corrected objective has more local
+minima: check, hinge, networks) the SL, SDR and DR fits are also started at ``theta0``.
+:func:`corrected_path` is the strategy for any solver of one method from a list of starts
+(the estimators' :func:`~privest.learn.fitting.fit_objective`, on any backend);
+:func:`corrected_newton` runs it with :func:`~privest.learn.batched.newton.newton_box` on
+R replicates (the paper-000 tables).
 """
 
 from __future__ import annotations
@@ -19,9 +24,52 @@ import numpy as np
 
 from privest.learn.batched.newton import BatchedProblem, newton_box
 
-__all__ = ["corrected_newton"]
+__all__ = ["best_of", "corrected_newton", "corrected_path"]
 
-Fit = tuple[np.ndarray, np.ndarray, np.ndarray]  # (theta, objective, iterations)
+Fit = tuple[np.ndarray, np.ndarray, np.ndarray]  # (theta (R, p), objective (R,), iterations)
+
+
+def best_of(fits: list[Fit]) -> Fit:
+    """Per replicate, the fit with the lowest objective (the first on ties)."""
+    theta, f, it = fits[0]
+    for th_b, f_b, it_b in fits[1:]:
+        use = f_b < f
+        theta = np.where(use[:, None], th_b, theta)
+        f, it = np.where(use, f_b, f), np.where(use, it_b, it)
+    return theta, f, it
+
+
+def corrected_path(
+    solve_from: Callable[[str, list[np.ndarray]], Fit],
+    methods: Iterable[str],
+    theta0: np.ndarray,
+    sdr_start: bool = True,
+    init_start: bool = False,
+) -> dict[str, Fit]:
+    """Fits of ``methods`` (and of the starts they need) by the strategy above.
+
+    ``solve_from(method, starts)`` fits one method ("naive", "oracle", "sl", "sdr", "dr")
+    from each of ``starts`` ((R, p) arrays) and keeps, per replicate, the lowest objective.
+    Returns ``{method: (theta, objective, iterations)}`` for every method fitted.
+    """
+    want = set(methods)
+    out: dict[str, Fit] = {}
+    if "oracle" in want:
+        out["oracle"] = solve_from("oracle", [theta0])
+    if not want & {"naive", "sl", "sdr", "dr"}:
+        return out
+    out["naive"] = solve_from("naive", [theta0])
+    nai = out["naive"][0]
+    first = [theta0] if init_start else []
+    if "sl" in want:
+        out["sl"] = solve_from("sl", [*first, nai])
+    if "sdr" in want:
+        out["sdr"] = solve_from("sdr", [*first, nai])
+    elif "dr" in want and sdr_start:
+        out["sdr"] = solve_from("sdr", [nai])
+    if "dr" in want:
+        out["dr"] = solve_from("dr", [*first, nai] + ([out["sdr"][0]] if sdr_start else []))
+    return out
 
 
 def corrected_newton(
@@ -32,37 +80,25 @@ def corrected_newton(
     hi: np.ndarray | float,
     sdr_start: bool = True,
 ) -> tuple[dict[str, Fit], np.ndarray | None]:
-    """Fits of ``methods`` (and of the starts they need) by the strategy above.
+    """:func:`corrected_path` with :func:`newton_box` over the box ``[lo, hi]``.
 
-    ``problem(method)`` gives the batched objective of a method ("naive", "oracle", "sl",
-    "sdr", "dr"); each is called once. Returns ``{method: (theta, objective, iterations)}``
-    for every method fitted, and the mask of replicates whose DR fit from the SDR start was
-    strictly lower (None when DR had one start).
+    ``problem(method)`` gives the batched objective of a method; each is called once.
+    Returns the fits and the mask of replicates whose DR fit from the SDR start was strictly
+    lower (None when DR had one start).
     """
-    want = set(methods)
-    out: dict[str, Fit] = {}
-    if "oracle" in want:
-        out["oracle"] = newton_box(problem("oracle"), theta0, lo, hi)
-    if not want & {"naive", "sl", "sdr", "dr"}:
+    problems: dict[str, BatchedProblem] = {}
+    dr_fits: list[Fit] = []
+
+    def solve_from(method: str, starts: list[np.ndarray]) -> Fit:
+        if method not in problems:
+            problems[method] = problem(method)
+        fits = [newton_box(problems[method], s, lo, hi) for s in starts]
+        if method == "dr":
+            dr_fits.extend(fits)
+        return best_of(fits)
+
+    out = corrected_path(solve_from, methods, theta0, sdr_start)
+    if len(dr_fits) != 2:
         return out, None
-    out["naive"] = newton_box(problem("naive"), theta0, lo, hi)
-    nai = out["naive"][0]
-    if "sl" in want:
-        out["sl"] = newton_box(problem("sl"), nai, lo, hi)
-    if "sdr" in want or ("dr" in want and sdr_start):
-        out["sdr"] = newton_box(problem("sdr"), nai, lo, hi)
-    if "dr" in want:
-        dr = problem("dr")
-        th_a, f_a, it_a = newton_box(dr, nai, lo, hi)
-        if not sdr_start:
-            out["dr"] = (th_a, f_a, it_a)
-            return out, None
-        th_b, f_b, it_b = newton_box(dr, out["sdr"][0], lo, hi)
-        use_b = f_b < f_a
-        out["dr"] = (
-            np.where(use_b[:, None], th_b, th_a),
-            np.where(use_b, f_b, f_a),
-            np.where(use_b, it_b, it_a),
-        )
-        return out, use_b & (f_b < f_a - 1e-10 * (1 + np.abs(f_a)))
-    return out, None
+    (_, f_a, _), (_, f_b, _) = dr_fits
+    return out, (f_b < f_a) & (f_b < f_a - 1e-10 * (1 + np.abs(f_a)))

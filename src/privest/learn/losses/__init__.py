@@ -20,9 +20,12 @@ parameter, ``noise_var`` the (d,) weights w of the Laplacian (a boolean mask rea
 weights 0/1).
 
 The catalogue is split by kind: :mod:`~privest.learn.losses.base` (the :class:`Loss`
-interface), :mod:`~privest.learn.losses.index` (single-index regression losses),
+interface and its capabilities), :mod:`~privest.learn.losses.index` (single-index regression
+losses; the logistic and squared ones are also margin losses),
+:mod:`~privest.learn.losses.margin` (margin losses of IWP-SGD, paper 004),
 :mod:`~privest.learn.losses.scalar` (losses of one noised column),
-:mod:`~privest.learn.losses.relu_net` and :mod:`~privest.learn.losses.user`.
+:mod:`~privest.learn.losses.relu_net` and :mod:`~privest.learn.losses.user`. Names live in
+one place, :mod:`~privest.learn.losses.registry`, for both families.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from privest.learn.losses.index import (
     QuantileRegressionLoss,
     SquaredLoss,
 )
-from privest.learn.losses.registry import loss_names, resolve_loss
+from privest.learn.losses.margin import ExponentialLoss, MarginLoss
+from privest.learn.losses.registry import get_margin_loss, loss_names, resolve_loss
 from privest.learn.losses.relu_net import ReLUNetLoss
 from privest.learn.losses.scalar import (
     ScalarQuantileLoss,
@@ -51,11 +55,13 @@ from privest.learn.losses.user import CallableLoss
 __all__ = [
     "LOSS_NAMES",
     "CallableLoss",
+    "ExponentialLoss",
     "HingeLoss",
     "IndexLoss",
     "LogisticLoss",
     "Loss",
     "LossNotSmoothError",
+    "MarginLoss",
     "QuantileRegressionLoss",
     "ReLUNetLoss",
     "ScalarQuantileLoss",
@@ -63,6 +69,7 @@ __all__ = [
     "TransformedSquaredLoss",
     "abs_sin_squared",
     "get_loss",
+    "get_margin_loss",
     "indicator_squared",
     "relu_squared",
 ]

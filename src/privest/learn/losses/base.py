@@ -63,20 +63,49 @@ def _rho(r: np.ndarray, tau: float) -> np.ndarray:
 
 
 class Loss:
-    """A loss l(x, y, theta), evaluated row by row (paper 000 Section 4.1).
+    """A loss, evaluated row by row (paper 000 Section 4.1; paper 004 Section 5.2).
 
     Subclasses implement :meth:`n_params` and :meth:`value`; analytic :meth:`grad`,
-    :meth:`hess_sum` and the Laplacian methods are optional. Flags:
-    ``smooth_in_x`` (Laplacian methods available, needed by SL/SDR),
-    ``smooth_in_theta`` (analytic gradient and Hessian, continuous in theta),
-    ``piecewise_linear`` (check/hinge type, for LP or 1-D scan solvers).
+    :meth:`hess_sum` and the Laplacian methods are optional. What a loss can do is read
+    from its capabilities (class attributes, never from its type or its name), by the
+    solvers, the standard errors and the backends:
+
+    * ``smooth_in_theta``: analytic gradient and Hessian in theta, continuous in theta;
+    * ``quadratic_in_theta``: the corrected objective is quadratic (one Newton step is exact);
+    * ``smooth_in_x``: twice differentiable in x, the Laplacian methods exist (SL/SDR);
+    * ``kink``: ``"none"``, or the one kink of a piecewise-linear loss of the kink distance
+      z = a(y) + b(y) u: ``"check"`` (rho_tau(y - u)) or ``"hinge"`` ((1 - y u)_+), with
+      :meth:`kink_line` and :attr:`kink_slopes` (LP, smoothing and kernel solvers);
+    * ``form``: the shape of l(x, y, theta) a solver may exploit: ``"index"`` (phi(y, b0 +
+      x'beta) + penalty, :class:`~privest.learn.losses.index.IndexLoss`), ``"location"``
+      (rho(x - theta) of one column: an exact breakpoint scan), ``"general"``, or ``None``
+      (no per-record loss in x: a margin loss for IWP-SGD only);
+    * ``inverse_weierstrass``: paper 004's inverse Weierstrass transform of the margin
+      form f(y theta'x): ``"closed"`` (exact), ``"series"`` (truncated at an order K) or
+      ``None`` (it does not exist: the loss is not smooth, or has no margin form);
+      ``order_table``: the packaged truncation-bias table behind ``order="auto"``.
     """
 
     name: str = "loss"
     smooth_in_x: bool = False
     smooth_in_theta: bool = False
     quadratic_in_theta: bool = False  # objective quadratic in theta: one Newton step is exact
-    piecewise_linear: bool = False
+    kink: str = "none"
+    form: str | None = "general"
+    inverse_weierstrass: str | None = None
+    order_table: str | None = None
+
+    @property
+    def piecewise_linear(self) -> bool:
+        """A check or hinge type loss (LP or 1-D scan solvers)."""
+        return self.kink != "none"
+
+    def capabilities(self) -> dict[str, Any]:
+        """The capabilities above, by name (what the solvers and backends read)."""
+        keys = ("smooth_in_theta", "quadratic_in_theta", "smooth_in_x", "kink", "form")
+        out = {k: getattr(self, k) for k in keys}
+        out.update(inverse_weierstrass=self.inverse_weierstrass, order_table=self.order_table)
+        return out
 
     # -- shapes -------------------------------------------------------------------------
     def n_params(self, d: int) -> int:

@@ -1,5 +1,9 @@
 """Single-index losses l = phi(y, b0 + x'beta) + penalty(theta): logistic, squared,
-quantile regression and hinge (paper 000, Secs. 5-7)."""
+quantile regression and hinge (paper 000, Secs. 5-7).
+
+The logistic and squared losses are also margin losses f(y theta'x) (paper 004, Sec. 5.2):
+one class each serves both estimation families (the DR estimators read the index form,
+IWP-SGD the margin form and its inverse Weierstrass transform)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,12 @@ import numpy as np
 from privest.errors import ValidationError
 from privest.learn.gram import weighted_gram
 from privest.learn.losses.base import Loss, _check_tau, _rho, _sigmoid, _softplus
+from privest.learn.losses.margin import (
+    MarginLoss,
+    logistic_margin_derivative,
+    logistic_margin_derivatives,
+    squared_margin_derivative,
+)
 
 __all__ = ["HingeLoss", "IndexLoss", "LogisticLoss", "QuantileRegressionLoss", "SquaredLoss"]
 
@@ -32,9 +42,14 @@ class IndexLoss(Loss):
     * Hess Lap = 2 W phi'' + 2 phi''' (b D' + D b') + s phi'''' D D'
 
     (derivatives of phi in u). The penalty does not depend on x, so it needs no correction.
+
+    A kinked loss (``kink`` "check" or "hinge") is phi = rho(z) with z = a(y) + b(y) u the
+    kink distance (:meth:`kink_line`) and rho(z) = s z + j (z)_+ piecewise linear,
+    (s, j) = :attr:`kink_slopes` (the slope below the kink and its jump there).
     """
 
     name = "index"
+    form = "index"
 
     def __init__(self, fit_intercept: bool = True) -> None:
         self.fit_intercept = bool(fit_intercept)
@@ -64,12 +79,33 @@ class IndexLoss(Loss):
         fns = (self.phi, self.dphi, self.d2phi, self.d3phi, self.d4phi)
         return [fns[k](y, u) for k in orders]
 
+    # kink (check and hinge losses) ----------------------------------------------------------
+    @property
+    def kink_slopes(self) -> tuple[float, float]:
+        """(s, j): rho(z) = s z + j (z)_+ (slope s below the kink, s + j above it)."""
+        raise NotImplementedError(f"loss {self.name!r} has no kink")
+
+    def kink_line(self, y: np.ndarray) -> tuple[Any, Any]:
+        """(a, b) with the kink distance z = a + b u (check: y - u; hinge: 1 - y u)."""
+        raise NotImplementedError(f"loss {self.name!r} has no kink")
+
+    def kink_distance(self, y: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """z = a(y) + b(y) u, where the loss has its kink (z = 0)."""
+        a, b = self.kink_line(y)
+        return a + b * u
+
     # penalty (none by default) ----------------------------------------------------------
+    penalised: bool = False  # a penalty in theta (the batched objectives take none)
+
     def penalty(self, theta: np.ndarray) -> float:
         return 0.0
 
     def penalty_grad(self, theta: np.ndarray) -> np.ndarray:
         return np.zeros_like(theta)
+
+    def penalty_hess(self, p: int) -> np.ndarray:
+        """The (p, p) Hessian of the penalty (per record)."""
+        return np.zeros((p, p))
 
     # plumbing ----------------------------------------------------------------------------
     def n_params(self, d: int) -> int:
@@ -204,17 +240,23 @@ class IndexLoss(Loss):
         return self._u(x, self._theta(theta, x.shape[1]))
 
 
-class LogisticLoss(IndexLoss):
+class LogisticLoss(IndexLoss, MarginLoss):
     """Logistic regression, l = softplus(u) - y u, y in {0, 1} (paper 000, Sec. 7.2).
 
     phi'' = w = s(1 - s), phi''' = w(1 - 2s), phi'''' = w(1 - 6s + 6s^2) with s = sigmoid(u),
     so Lap_x l = ||beta_J||^2 w(u). The loss is linear in y, so a real-valued (noised)
     response is also accepted.
+
+    Margin form (paper 004): f(z) = log(1 + e^-z), z = y u with y in {-1, +1} (the same
+    loss: softplus(u) - y u = f((2y - 1) u)); its inverse Weierstrass series is only
+    asymptotic, truncated at K (``order="auto"``: the packaged table of App. D.7).
     """
 
     name = "logistic"
     smooth_in_x = True
     smooth_in_theta = True
+    order_table = "logistic_truncation_bias.json"
+    proba_scale = 1.0
 
     def __init__(self, fit_intercept: bool = False) -> None:
         super().__init__(fit_intercept)
@@ -260,21 +302,40 @@ class LogisticLoss(IndexLoss):
         """P(y = 1 | x) = sigmoid(u)."""
         return _sigmoid(super().predict(x, theta))
 
+    def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
+        return logistic_margin_derivative(np.asarray(z, dtype=float), n)
+
+    def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
+        return logistic_margin_derivatives(z, orders)
+
     def predict_class(self, x: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """Class labels in {0, 1} (1 where P(y = 1 | x) >= 1/2)."""
         return (super().predict(x, theta) >= 0).astype(int)
 
 
-class SquaredLoss(IndexLoss):
-    """Linear least squares, l = (y - u)^2; Lap_x l = 2 ||beta_J||^2."""
+class SquaredLoss(IndexLoss, MarginLoss):
+    """Linear least squares, l = (y - u)^2; Lap_x l = 2 ||beta_J||^2.
+
+    Margin form (paper 004): f(z) = (z - 1)^2 / 2, z = y u, which for y in {-1, +1} is
+    (y - u)^2 / 2 (half the index form: the same minimiser without a penalty); its inverse
+    Weierstrass transform is exact, W_s^{-1}[f] = f - s/2 (Sec. 5.2).
+    """
 
     name = "linear"
     smooth_in_x = True
     smooth_in_theta = True
     quadratic_in_theta = True
+    inverse_weierstrass = "closed"
 
     def __init__(self, fit_intercept: bool = True) -> None:
         super().__init__(fit_intercept)
+
+    def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
+        return squared_margin_derivative(np.asarray(z, dtype=float), n)
+
+    def iwp_closed_form(self, m, s, need_loss):
+        F = 0.5 * (m - 1.0) ** 2 - s / 2.0 if need_loss else None
+        return F, m - 1.0, np.ones_like(m)
 
     def phi(self, y, u):
         r = y - u
@@ -301,7 +362,7 @@ class QuantileRegressionLoss(IndexLoss):
     """
 
     name = "quantile"
-    piecewise_linear = True
+    kink = "check"
 
     def __init__(self, quantile: float = 0.5, fit_intercept: bool = True) -> None:
         super().__init__(fit_intercept)
@@ -311,6 +372,13 @@ class QuantileRegressionLoss(IndexLoss):
         return (
             f"QuantileRegressionLoss(quantile={self.quantile}, fit_intercept={self.fit_intercept})"
         )
+
+    @property
+    def kink_slopes(self) -> tuple[float, float]:
+        return self.quantile - 1.0, 1.0
+
+    def kink_line(self, y):
+        return y, -1.0
 
     def phi(self, y, u):
         return _rho(y - u, self.quantile)
@@ -329,7 +397,7 @@ class HingeLoss(IndexLoss):
     """
 
     name = "hinge"
-    piecewise_linear = True
+    kink = "hinge"
 
     def __init__(self, alpha: float = 0.0, fit_intercept: bool = True) -> None:
         super().__init__(fit_intercept)
@@ -340,6 +408,17 @@ class HingeLoss(IndexLoss):
 
     def __repr__(self) -> str:
         return f"HingeLoss(alpha={self.alpha}, fit_intercept={self.fit_intercept})"
+
+    @property
+    def penalised(self) -> bool:  # type: ignore[override]
+        return self.alpha > 0
+
+    @property
+    def kink_slopes(self) -> tuple[float, float]:
+        return 0.0, 1.0
+
+    def kink_line(self, y):
+        return 1.0, -y
 
     def response(self, y, n):
         arr = super().response(y, n)
@@ -366,6 +445,10 @@ class HingeLoss(IndexLoss):
         if self.fit_intercept:
             g[0] = 0.0
         return g
+
+    def penalty_hess(self, p):
+        mask = np.r_[0.0, np.ones(p - 1)] if self.fit_intercept else np.ones(p)
+        return self.alpha * np.diag(mask)
 
     def predict_class(self, x: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """Labels in {-1, +1} (+1 where u >= 0)."""

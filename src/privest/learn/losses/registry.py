@@ -1,18 +1,21 @@
-"""One registry of loss names for both estimation families (docs/vocabulary.md, "loss").
+"""The one registry of loss names, for both estimation families (docs/vocabulary.md, "loss").
 
-A name maps to one loss *concept*; each family builds its own object for it:
+A name maps to one loss class (its module defines it, with its capabilities); each family
+builds it with its own arguments:
 
-* ``"dr"``: corrected-loss M-estimation on ZIL releases (paper 000, Secs. 4-7): a
-  :class:`~privest.learn.losses.base.Loss` of the catalogue (DR, SL, SDR);
-* ``"iwp"``: IWP-SGD on locally private examples (paper 004, Sec. 5.2): a
-  :class:`~privest.learn.weierstrass.MarginLoss` f(y theta'x) with an inverse Weierstrass
-  transform.
+* ``"dr"``: corrected-loss M-estimation on ZIL releases (paper 000, Secs. 4-7): the index
+  or per-record form l(x, y, theta) of a :class:`~privest.learn.losses.base.Loss` (DR, SL,
+  SDR);
+* ``"iwp"``: IWP-SGD on locally private examples (paper 004, Sec. 5.2): the margin form
+  f(y theta'x) of a :class:`~privest.learn.losses.margin.MarginLoss`, with its inverse
+  Weierstrass transform (shared instances, :func:`get_margin_loss`).
 
-``"squared"`` and ``"linear"`` are one concept: for labels in {-1, +1} the margin loss
-(1 - y theta'x)^2 / 2 equals (y - theta'x)^2 / 2, least squares. A name a family cannot use
-is refused with a message naming the families that support it (e.g. ``"hinge"`` is not
-smooth, so it has no inverse Weierstrass transform; ``"exponential"`` has no DR catalogue
-entry).
+``"squared"`` and ``"linear"`` are one loss (:class:`~privest.learn.losses.index.SquaredLoss`):
+for labels in {-1, +1} the margin loss (1 - y theta'x)^2 / 2 equals (y - theta'x)^2 / 2.
+A name a family cannot use is refused with a message naming the families that support it
+(e.g. ``"hinge"`` is not smooth, so it has no inverse Weierstrass transform;
+``"exponential"`` has no DR form). Adding a loss: its module (the class and its
+capabilities), one :func:`register_loss` below, its tests.
 """
 
 from __future__ import annotations
@@ -22,13 +25,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from privest.errors import ValidationError
+from privest.learn.losses.index import HingeLoss, LogisticLoss, QuantileRegressionLoss, SquaredLoss
+from privest.learn.losses.margin import ExponentialLoss, MarginLoss
+from privest.learn.losses.relu_net import ReLUNetLoss
+from privest.learn.losses.scalar import (
+    ScalarQuantileLoss,
+    abs_sin_squared,
+    indicator_squared,
+    relu_squared,
+)
 
 __all__ = [
     "FAMILIES",
     "LossSpec",
     "canonical_name",
+    "get_margin_loss",
     "loss_families",
     "loss_names",
+    "register_loss",
     "resolve_loss",
 ]
 
@@ -38,22 +52,11 @@ FAMILIES: dict[str, str] = {
 }
 
 
-def _dr(cls_name: str) -> Callable[..., Any]:
-    def build(**kwargs: Any) -> Any:
-        from privest.learn import losses
-
-        return getattr(losses, cls_name)(**kwargs)
-
-    return build
-
-
-def _iwp(cls_name: str) -> Callable[..., Any]:
-    def build(**kwargs: Any) -> Any:
-        from privest.learn import weierstrass
-
+def _iwp(cls: type[MarginLoss]) -> Callable[..., MarginLoss]:
+    def build(**kwargs: Any) -> MarginLoss:
         if kwargs:
             raise TypeError(f"the IWP margin loss takes no arguments, got {sorted(kwargs)}")
-        return getattr(weierstrass, cls_name)()
+        return cls()
 
     return build
 
@@ -84,40 +87,48 @@ _SPECS: dict[str, LossSpec] = {}
 _ALIASES: dict[str, str] = {"linear": "squared"}  # the DR catalogue's name
 
 
-def _add(spec: LossSpec) -> None:
+def register_loss(spec: LossSpec) -> None:
+    """Make ``spec.name`` a loss name (a loss's one registration; the names of the built-in
+    losses are registered below). A name is registered once."""
+    if spec.name in _SPECS or spec.name in _ALIASES:
+        raise ValidationError(f"loss: {spec.name!r} is already registered")
     _SPECS[spec.name] = spec
 
 
-_add(
+register_loss(
     LossSpec(
         "logistic",
         "log(1 + exp(-y u))",
-        {"dr": _dr("LogisticLoss"), "iwp": _iwp("LogisticLoss")},
+        {"dr": LogisticLoss, "iwp": _iwp(LogisticLoss)},
     )
 )
-_add(
+register_loss(
     LossSpec(
         "squared",
         "least squares (y - u)^2; margin form (1 - y u)^2 / 2 (alias 'linear')",
-        {"dr": _dr("SquaredLoss"), "iwp": _iwp("SquaredLoss")},
+        {"dr": SquaredLoss, "iwp": _iwp(SquaredLoss)},
         shown_as={"dr": "linear"},
     )
 )
-_add(LossSpec("exponential", "exp(-y u) (closed-form IWP loss)", {"iwp": _iwp("ExponentialLoss")}))
-_add(
+register_loss(
+    LossSpec("exponential", "exp(-y u) (closed-form IWP loss)", {"iwp": _iwp(ExponentialLoss)})
+)
+register_loss(
     LossSpec(
         "hinge",
         "max(0, 1 - y u) (not smooth)",
-        {"dr": _dr("HingeLoss")},
+        {"dr": HingeLoss},
         refusals={"iwp": _hinge_iwp},
     )
 )
-_add(LossSpec("quantile", "check loss of a linear quantile", {"dr": _dr("QuantileRegressionLoss")}))
-_add(LossSpec("relu", "(y - max(0, x'beta))^2", {"dr": _dr("relu_squared")}))
-_add(LossSpec("indicator", "(y - 1(x'beta > 0))^2", {"dr": _dr("indicator_squared")}))
-_add(LossSpec("abs_sin", "(y - |sin(x'beta)|)^2", {"dr": _dr("abs_sin_squared")}))
-_add(LossSpec("scalar_quantile", "quantile of one column", {"dr": _dr("ScalarQuantileLoss")}))
-_add(LossSpec("relu_net", "one-hidden-layer ReLU network (squared)", {"dr": _dr("ReLUNetLoss")}))
+register_loss(
+    LossSpec("quantile", "check loss of a linear quantile", {"dr": QuantileRegressionLoss})
+)
+register_loss(LossSpec("relu", "(y - max(0, x'beta))^2", {"dr": relu_squared}))
+register_loss(LossSpec("indicator", "(y - 1(x'beta > 0))^2", {"dr": indicator_squared}))
+register_loss(LossSpec("abs_sin", "(y - |sin(x'beta)|)^2", {"dr": abs_sin_squared}))
+register_loss(LossSpec("scalar_quantile", "quantile of one column", {"dr": ScalarQuantileLoss}))
+register_loss(LossSpec("relu_net", "one-hidden-layer ReLU network (squared)", {"dr": ReLUNetLoss}))
 
 
 def loss_names(family: str | None = None, aliases: bool = True) -> tuple[str, ...]:
@@ -167,3 +178,20 @@ def resolve_loss(name: str, family: str, **kwargs: Any) -> Any:
         return spec.builders[family](**kwargs)
     except TypeError as exc:
         raise ValidationError(f"loss {name!r}: bad keyword arguments {kwargs}: {exc}") from None
+
+
+_BUILT: dict[str, MarginLoss] = {}
+
+
+def get_margin_loss(loss: str | MarginLoss) -> MarginLoss:
+    """A :class:`~privest.learn.losses.margin.MarginLoss` (returned as it is), or a name of
+    family ``"iwp"``: 'exponential', 'logistic', 'squared' alias 'linear' ('hinge' is
+    refused, not smooth). The built-in losses are shared instances; what IWP-SGD does with
+    them is read from their capabilities, never from their names."""
+    if isinstance(loss, MarginLoss):
+        return loss
+    key = canonical_name(loss) if isinstance(loss, str) else repr(loss)
+    cached = _BUILT.get(key)
+    if cached is None:
+        cached = _BUILT[key] = resolve_loss(loss, "iwp")
+    return cached

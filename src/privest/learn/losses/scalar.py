@@ -193,7 +193,8 @@ class ScalarQuantileLoss(Loss):
     """
 
     name = "scalar_quantile"
-    piecewise_linear = True
+    kink = "check"
+    form = "location"
 
     def __init__(self, quantile: float = 0.5) -> None:
         self.quantile = _check_tau(quantile)

@@ -36,7 +36,8 @@ from privest.errors import ValidationError
 from privest.mechanisms.profiles.reaches import (
     parse_statistic,
     prepare_data,
-    quantile_rank,
+    quantile_target,
+    target_ranks,
 )
 from privest.mechanisms.profiles.sensitivity import global_sensitivity
 from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_sup
@@ -44,8 +45,6 @@ from privest.validation import as_float_vector, check_bounds
 
 __all__ = ["ExactStatistic", "exact_statistic", "exact_totals", "statistic_from_totals"]
 
-_LIMB = 31
-_MASK = (1 << _LIMB) - 1
 _TWO = Fraction(2)
 
 
@@ -64,38 +63,74 @@ class ExactStatistic:
         return float(self.exact)
 
 
-def _exact_total(k: np.ndarray) -> int:
-    """The exact sum of int64 values below 2^62 in magnitude (two limbs of 31 bits)."""
-    high = int(np.sum(k >> _LIMB, dtype=np.int64))
-    low = int(np.sum(k & _MASK, dtype=np.int64))
-    return (high << _LIMB) + low
-
-
 #: records per block of the exact float sum: 4096 multiples below 2^41 sum below 2^53
 _BLOCK = 4096
 _GRID_BITS = 41
 #: records scaled at a time (a cache-sized buffer, 512 KB)
-_CHUNK = 16 * _BLOCK * 4
+_CHUNK = 16 * _BLOCK
+_TWO64 = 1 << 64
+
+
+def _chunks(arr: np.ndarray, a: float, b: float):
+    """``(chunk, buffer)`` pairs over ``arr``, each chunk checked to lie in ``[a, b]`` on
+    the way (in the cache; NaN fails ``min >= a``); ``None`` is yielded once, and the
+    iteration stops, at the first chunk that does not."""
+    buf = np.empty(min(arr.size, _CHUNK))
+    for start in range(0, arr.size, _CHUNK):
+        chunk = arr[start : start + _CHUNK]
+        if not (chunk.min() >= a and chunk.max() <= b):
+            yield None
+            return
+        yield chunk, buf[: chunk.size]
 
 
 def _exact_grid_sum(arr: np.ndarray, p: int, a: float, b: float) -> int | None:
     """``sum(round(arr 2^p))`` exactly, for ``|arr| 2^p < 2^41`` (module docstring); None if
-    a record lies outside ``[a, b]`` or is NaN (checked on the way, chunk by chunk, in the
-    cache: NaN fails ``min >= a``)."""
+    a record lies outside ``[a, b]`` or is NaN. One pass through the memory, chunk by chunk:
+    the float sums of blocks of 4096 such multiples are exact (below 2^53), and so is their
+    int64 total."""
     scale = math.ldexp(1.0, p)  # a power of two: the products are exact
-    buf = np.empty(min(arr.size, _CHUNK))
     total = 0
-    for start in range(0, arr.size, _CHUNK):
-        chunk = arr[start : start + _CHUNK]
-        if not (chunk.min() >= a and chunk.max() <= b):
+    for item in _chunks(arr, a, b):
+        if item is None:
             return None
-        v = buf[: chunk.size]
+        chunk, v = item
         np.multiply(chunk, scale, out=v)
         np.rint(v, out=v)
         whole = v.size - v.size % _BLOCK
-        total += sum(map(int, v[:whole].reshape(-1, _BLOCK).sum(axis=1).tolist()))
+        total += int(v[:whole].reshape(-1, _BLOCK).sum(axis=1).astype(np.int64).sum())
         total += int(v[whole:].sum())
     return total
+
+
+def _exact_moments(arr: np.ndarray, mid: float, q: int, a: float, b: float) -> tuple | None:
+    """``(sum k, sum k^2)`` exactly for ``k = round((arr - mid) 2^q)``, ``|k| < 2^31``; None
+    if a record lies outside ``[a, b]`` or is NaN. One pass through the memory, chunk by
+    chunk (at most 2^16 records each):
+
+    * ``sum k``: the float sum of integers below 2^31 in magnitude stays below 2^47, so
+      every partial sum is exact;
+    * ``T = sum k^2`` (below 2^78): its int64 sum wraps, giving ``S = T mod 2^64`` exactly,
+      and the float sum of the float squares gives ``T`` within ``1.01 m u T <= 2^42`` (m
+      records, unit roundoff ``u = 2^-53``; Higham 2002, Sec. 3.1 and 4.2); since
+      ``2^42 < 2^63``, ``T`` is the one number ``= S mod 2^64`` within ``2^63`` of it.
+    """
+    scale = math.ldexp(1.0, q)
+    t1 = t2 = 0
+    for item in _chunks(arr, a, b):
+        if item is None:
+            return None
+        chunk, v = item
+        np.subtract(chunk, mid, out=v)
+        np.multiply(v, scale, out=v)  # = ldexp(chunk - mid, q): exact
+        np.rint(v, out=v)
+        k = v.astype(np.int64)
+        t1 += int(v.sum())
+        near = float(np.multiply(v, v, out=v).sum())  # T within 2^42
+        np.multiply(k, k, out=k)  # wraps modulo 2^64
+        wrapped = int(k.sum()) % _TWO64
+        t2 += wrapped + _TWO64 * round((near - wrapped) / _TWO64)
+    return t1, t2
 
 
 def _dyadic_exponent(a: float, b: float, bits: int) -> int:
@@ -151,15 +186,6 @@ def exact_statistic(
         return statistic_from_totals(statistic, exact_totals(x, statistic), domain=domain)
     if bounds is None:
         raise ValidationError(f"bounds: required for the {name} (public bounds (lo, hi))")
-    fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
-    if name in ("mean", "sum") and not clip and fast:  # one pass checks and sums, in cache
-        ((a, b),) = check_bounds(bounds, 1).tolist()
-        arr = x
-        p = _dyadic_exponent(a, b, _GRID_BITS)
-        total_int = _exact_grid_sum(arr, p, a, b)
-        if total_int is not None:
-            total = Fraction(total_int) / _TWO**p
-            return _mean_or_sum(name, total, arr.size, a, b, p, 0, domain)
     if name in ("mean", "sum", "variance"):
         totals = exact_totals(x, statistic, bounds, clip=clip)
         return statistic_from_totals(statistic, totals, bounds, domain=domain)
@@ -167,7 +193,7 @@ def exact_statistic(
     n = arr.size
     if name == "quantile" and q is None:
         raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-    ranks = [quantile_rank(q, n)] if name == "quantile" else sorted({(n + 1) // 2, n // 2 + 1})
+    ranks = target_ranks(quantile_target(q, n) if name == "quantile" else n + 1)
     part = np.partition(arr, [r - 1 for r in ranks])
     value = sum(Fraction(float(part[r - 1])) for r in ranks) / len(ranks)
     return ExactStatistic(value, b - a, (a, b), clipped)
@@ -194,18 +220,26 @@ def exact_totals(
         return {"n": int(ind.size), "clipped": 0, "t1": int(ind.sum())}
     if name not in ("mean", "sum", "variance"):
         raise ValidationError(f"statistic: {statistic!r} is not a sum of records")
-    arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
-    if name in ("mean", "sum"):
-        p = _dyadic_exponent(a, b, _GRID_BITS)
-        return {"n": int(arr.size), "clipped": clipped, "t1": _exact_grid_sum(arr, p, a, b)}
+    ((a, b),) = check_bounds(bounds, 1).tolist()
     mid, qexp = _variance_grid(a, b)
-    k = np.rint(np.ldexp(arr - mid, qexp)).astype(np.int64)
-    return {
-        "n": int(arr.size),
-        "clipped": clipped,
-        "t1": _exact_total(k),
-        "t2": _exact_total(k * k),
-    }
+    p = _dyadic_exponent(a, b, _GRID_BITS)
+
+    def totals(arr: np.ndarray) -> tuple | None:
+        if name == "variance":
+            return _exact_moments(arr, mid, qexp, a, b)
+        total = _exact_grid_sum(arr, p, a, b)
+        return None if total is None else (total,)
+
+    fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
+    arr, clipped = x, 0
+    sums = totals(arr) if fast and not clip else None  # one pass checks and sums, in cache
+    if sums is None:  # other types, clip=True, or bad values: the checks name the problem
+        arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
+        sums = totals(arr)
+    out = {"n": int(arr.size), "clipped": clipped, "t1": sums[0]}
+    if name == "variance":
+        out["t2"] = sums[1]
+    return out
 
 
 def statistic_from_totals(

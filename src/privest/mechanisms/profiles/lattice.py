@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 
 from privest.errors import BoundsError, ValidationError
-from privest.mechanisms.profiles.reaches import ReachProfile, parse_statistic, quantile_rank
+from privest.mechanisms.profiles.reaches import (
+    ReachProfile,
+    parse_statistic,
+    quantile_target,
+    target_ranks,
+)
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
@@ -56,16 +61,16 @@ INWARD_BELOW = 8.0
 
 def inward_target(statistic: str, quantile: float | None, n: int, epsilon: float) -> bool:
     """The public rank-target rule (n, q, eps only; docs/piecewise-laplace.md, "Quantile
-    convention"): a quantile of rank ``k = clip(ceil(q n), 1, n)`` off the middle
-    (``k != (n + 1)/2``) targets rank ``k + 1/2`` (``k - 1/2`` above the middle), i.e.
-    ``(x_(k) + x_(k+1)) / 2``, when ``eps min(k, n + 1 - k) < INWARD_BELOW``. The median
-    (its own rank (n + 1)/2 already) never moves."""
+    convention"): a quantile whose target (:func:`~privest.mechanisms.profiles.reaches.
+    quantile_target`, rank t) is off the middle (``t != (n + 1)/2``) moves half a rank
+    inward when ``eps min(t, n + 1 - t) < INWARD_BELOW``. The median (and q = 1/2, the
+    same target) never moves."""
     name, q_spec = parse_statistic(statistic)
     q = q_spec if quantile is None else quantile
     if name != "quantile" or q is None or n < 2:
         return False
-    k = quantile_rank(q, n)
-    return 2 * k != n + 1 and epsilon * min(k, n + 1 - k) < INWARD_BELOW
+    twice = quantile_target(q, n)
+    return twice != n + 1 and epsilon * min(twice, 2 * (n + 1) - twice) < 2 * INWARD_BELOW
 
 
 @dataclass(frozen=True)
@@ -197,25 +202,23 @@ def order_window(
 ) -> tuple[list[int], int, int]:
     """``(ranks, first, last)``: the rank(s) of the median or quantile of n records and the
     1-based ranks ``first .. last`` of the order statistics its k-level profile reads.
-    ``inward``: a quantile of rank k off the middle targets the average of x_(k) and its
-    inner neighbour (:func:`inward_target`), two ranks like the even-n median."""
+    A quantile's target is the half rank nearest numpy's (:func:`~privest.mechanisms.
+    profiles.reaches.quantile_target`): one rank, or two averaged like the even-n median;
+    ``inward`` moves it half a rank toward the middle (:func:`inward_target`)."""
     name, q_spec = parse_statistic(statistic)
     if name not in ("median", "quantile"):
         raise ValidationError(
             f"statistic: {statistic!r}; the lattice profile is for medians and quantiles"
         )
     q = q_spec if quantile is None else quantile
+    twice = n + 1  # the median
     if name == "quantile":
         if q is None:
             raise ValidationError("quantile: the level is required, e.g. quantile=0.9")
-        k = quantile_rank(q, n)
-        ranks = [k]
-        if inward and 2 * k < n + 1:
-            ranks = [k, k + 1]
-        elif inward and 2 * k > n + 1:
-            ranks = [k - 1, k]
-    else:
-        ranks = [(n + 1) // 2] if n % 2 else [n // 2, n // 2 + 1]
+        twice = quantile_target(q, n)
+        if inward and twice != n + 1:
+            twice += 1 if twice < n + 1 else -1
+    ranks = target_ranks(twice)
     k = int(levels)
     return ranks, max(1, ranks[0] - k), min(n, ranks[-1] + k)
 

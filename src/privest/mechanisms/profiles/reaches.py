@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,9 @@ __all__ = [
     "profile_for",
     "quantile_profile",
     "quantile_rank",
+    "quantile_target",
     "sum_profile",
+    "target_ranks",
 ]
 
 
@@ -271,10 +274,29 @@ def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: i
 
 
 def quantile_rank(q: float, n: int) -> int:
-    """1-based rank m = clip(ceil(q*n), 1, n) of the q-quantile (privest's convention)."""
+    """1-based rank m = clip(ceil(q*n), 1, n) (the "inverted CDF" rule; numpy's
+    ``method="inverted_cdf"``): the smooth-sensitivity and PTR baselines aim at x_(m). The
+    level is in (0, 1] (docs/vocabulary.md): quantile 0 is refused."""
     if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 < q <= 1:
         raise ValidationError(f"quantile: {q!r} must be a number in (0, 1]")
     return int(min(max(math.ceil(q * n), 1), n))
+
+
+def quantile_target(q: float, n: int) -> int:
+    """Twice the target rank, ``2 t``, of the q-quantile of n records: the half rank t
+    nearest to numpy's default (linear) position ``h = 1 + (n - 1) q``, ties toward the
+    middle (docs/piecewise-laplace.md, "Quantile convention"). ``t`` is a rank (the target
+    is x_(t)) or a half rank (the average of x_(t - 1/2) and x_(t + 1/2)); q = 1/2 gives
+    ``2 t = n + 1``, the median, for every n. Exact in rationals."""
+    quantile_rank(q, n)  # validates q
+    h2 = 2 + 2 * (n - 1) * Fraction(float(q))  # 2 h
+    half = Fraction(1, 2)  # ties round toward the middle, 2 t = n + 1
+    return int(math.floor(h2 + half) if h2 <= n + 1 else math.ceil(h2 - half))
+
+
+def target_ranks(twice: int) -> list[int]:
+    """The 1-based rank(s) averaged for a target at rank ``twice / 2``."""
+    return [twice // 2] if twice % 2 == 0 else [twice // 2, twice // 2 + 1]
 
 
 # -- builders (docs/piecewise-laplace.md, "Reaches of each statistic") --------------------
@@ -307,9 +329,16 @@ def order_statistic_profile(
 
 
 def quantile_profile(x: Any, bounds: Any, *, quantile: float, clip: bool = False) -> ReachProfile:
-    """The q-quantile (q = ``quantile``) as the order statistic of rank clip(ceil(q n), 1, n)."""
+    """The q-quantile (q = ``quantile``) at its target (:func:`quantile_target`): an order
+    statistic, or the average of two neighbours with the reaches of the even-n median."""
     arr = as_float_vector(x)
-    prof = order_statistic_profile(arr, quantile_rank(quantile, arr.size), bounds, clip=clip)
+    ranks = target_ranks(quantile_target(quantile, arr.size))
+    if len(ranks) == 1:
+        prof = order_statistic_profile(arr, ranks[0], bounds, clip=clip)
+    else:
+        aug, a, b, clipped = sorted_data(arr, bounds, clip, pad=1)
+        up, dn = _even_median_reaches(aug, ranks[0])
+        prof = ReachProfile(float(up[0]), up, dn, a, b, b - a, "", arr.size, clipped, True)
     return replace(prof, statistic=f"quantile {quantile:g}")
 
 

@@ -1,0 +1,294 @@
+"""Margin losses f(z), z = y theta'x with y in {-1, +1}: the form IWP-SGD corrects (paper 004,
+Sec. 5.2, App. D.5).
+
+:class:`MarginLoss` is the margin form of a loss, given by its derivatives f^{(n)}; the
+built-in losses are classes of their own, each with its capabilities (never recognised by
+name): :class:`ExponentialLoss` here (closed-form inverse Weierstrass transform), and the
+logistic and squared losses of :mod:`~privest.learn.losses.index`, which are also the DR
+index losses (one class per loss for both estimation families).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+from numpy.polynomial import Polynomial
+from scipy import special
+
+from privest.errors import ValidationError
+from privest.learn.losses.base import Loss
+
+__all__ = [
+    "ExponentOverflowWarning",
+    "ExponentialLoss",
+    "MarginLoss",
+    "sigmoid_derivative_polynomials",
+]
+
+_EXP_LIMIT = 700.0
+
+
+class ExponentOverflowWarning(UserWarning):
+    """An exponent of the exponential IWP loss was clipped at +-700 to avoid overflow."""
+
+
+def safe_exp(u: np.ndarray) -> np.ndarray:
+    """e^u, with exponents beyond +-700 clipped (and an :class:`ExponentOverflowWarning`)."""
+    if np.any(np.abs(u) > _EXP_LIMIT):
+        warnings.warn(
+            "exponential IWP loss: exponents beyond +-700 were clipped; the estimate is no "
+            "longer unbiased (reduce the step size or add a projection radius)",
+            ExponentOverflowWarning,
+            stacklevel=4,
+        )
+        u = np.clip(u, -_EXP_LIMIT, _EXP_LIMIT)
+    return np.exp(u)
+
+
+@lru_cache(maxsize=1)
+def sigmoid_derivative_polynomials(n_max: int = 10) -> tuple[Polynomial, ...]:
+    """P_n with sig^{(n)}(z) = P_n(sig(z)): P_0(s) = s, P_{n+1} = P_n' s (1 - s)."""
+    polys = [Polynomial([0.0, 1.0])]
+    logistic_factor = Polynomial([0.0, 1.0, -1.0])
+    for _ in range(n_max):
+        polys.append(polys[-1].deriv() * logistic_factor)
+    return tuple(polys)
+
+
+@lru_cache(maxsize=1)
+def sigmoid_coefficients() -> np.ndarray:
+    """Matrix C with C[j, n] the coefficient of s^j in P_n (increasing powers)."""
+    polys = sigmoid_derivative_polynomials()
+    deg = max(q.degree() for q in polys)
+    C = np.zeros((deg + 1, len(polys)))
+    for n, q in enumerate(polys):
+        C[: q.coef.size, n] = q.coef
+    return C
+
+
+class MarginLoss(Loss):
+    """A margin loss f(z), z = y theta^T x, given by its derivatives f^{(n)}(z) (Sec. 5.2).
+
+    ``derivative(z, n)`` must return f^{(n)}(z) elementwise for n = 0, ..., 2K + 1 (K the
+    truncation order). A user-defined loss always uses the series truncated at an explicit
+    integer ``order`` (Sec. 5.2 with the series of Thm 5.1 truncated), whatever its
+    ``name``: only the built-in losses, whose classes say so, have a closed form
+    (exponential, squared) or the ``order="auto"`` table (logistic).
+
+    Capabilities of the margin form (besides :class:`~privest.learn.losses.base.Loss`'s):
+    ``proba_scale`` (``predict_proba`` is sigmoid(scale f) when the minimiser of E f(y f)
+    is f = logit(P(y = 1 | x)) / scale; ``None``: no probabilities), :meth:`margin_slope`
+    and :meth:`margin_curvature` (|f'(0)|, |f''(0)|: IWP-SGD's public defaults).
+    """
+
+    form: str | None = None  # no per-record loss in (x, y, theta) for the DR estimators
+    inverse_weierstrass: str | None = "series"
+    proba_scale: float | None = None
+
+    def __init__(
+        self,
+        name: str,
+        derivative: Callable[[np.ndarray, int], np.ndarray],
+        closed_form: bool = False,
+    ):
+        if closed_form:
+            raise ValidationError(
+                "closed_form: only the built-in 'exponential' and 'squared' losses have an "
+                "exactly summed inverse Weierstrass series; a user MarginLoss uses the series "
+                "truncated at an explicit order"
+            )
+        if not callable(derivative):
+            raise ValidationError(
+                f"derivative: got {type(derivative).__name__}; expected a callable (z, n) -> "
+                "f^(n)(z)"
+            )
+        self.name = str(name)
+        self._derivative = derivative
+
+    def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
+        """f^{(n)}(z), elementwise."""
+        return self._derivative(np.asarray(z, dtype=float), n)
+
+    def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
+        """f^{(n)}(z) for each n in ``orders``."""
+        z = np.asarray(z, dtype=float)
+        return [self.derivative(z, n) for n in orders]
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        return self.derivative(z, 0)
+
+    def margin_slope(self) -> float:
+        """|f'(0)|: the gradient at theta = 0 is f'(0) E[y x] (IWP-SGD's public radius)."""
+        return abs(float(self.derivative(np.zeros(1), 1)[0]))
+
+    def margin_curvature(self) -> float:
+        """|f''(0)| (IWP-SGD's public first step)."""
+        return abs(float(self.derivative(np.zeros(1), 2)[0]))
+
+    def iwp_closed_form(
+        self, m: np.ndarray, s: np.ndarray, need_loss: bool
+    ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """(F, A, B) = W_s^{-1}[f, f', f''] at the margins m exactly (``inverse_weierstrass
+        == "closed"`` only; :func:`~privest.learn.iwp_losses.iwp_coefficients`)."""
+        raise NotImplementedError(f"{self!r} has no closed-form inverse Weierstrass transform")
+
+    def sgd_step(self, **settings) -> Callable[..., float] | None:
+        """A fused IWP-SGD step for one replication, or ``None`` (the generic step)."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"MarginLoss({self.name!r})"
+
+
+class ExponentialLoss(MarginLoss):
+    """f(z) = e^-z: W_s^{-1}[f](z) = e^{-s/2} e^-z exactly (Sec. 5.2); no DR form.
+
+    The minimiser of E exp(-y f) is f = logit(P(y = 1 | x)) / 2, so ``proba_scale`` is 2.
+    """
+
+    name = "exponential"
+    inverse_weierstrass = "closed"
+    proba_scale = 2.0
+
+    def __init__(self) -> None:
+        """No parameters (the class is the loss)."""
+
+    def __repr__(self) -> str:
+        return "ExponentialLoss()"
+
+    def derivative(self, z: np.ndarray, n: int = 0) -> np.ndarray:
+        """(-1)^n e^-z (exponents beyond 700 clipped, with a warning)."""
+        e = safe_exp(-np.asarray(z, dtype=float))
+        return -e if n % 2 else e
+
+    def iwp_closed_form(self, m, s, need_loss):
+        e = safe_exp(-s / 2.0 - m)
+        return (e if need_loss else None), -e, e
+
+    def sgd_step(self, **settings) -> Callable[..., float]:
+        return fused_exponential_step(**settings)
+
+
+def fused_exponential_step(
+    w: float,
+    sigma2: float,
+    alpha: float,
+    p: int,
+    radius: float | None,
+    noised: np.ndarray | None,
+    corrected: bool,
+) -> Callable[..., float]:
+    """One IWP-SGD step of the exponential loss for one replication, fused, theta in place.
+
+    The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (closed form,
+    Sec. 5.2; ``corrected=False``: the plain gradient of the naive and oracle fits, labels
+    weighted by ``w`` = S~ or 1) with one exponential per example (e^{m} = 1 / e^{-m}),
+    preallocated buffers (``out=``), the label applied once to both exponentials so that one
+    BLAS product gives both weighted sums, and no overflow scan: when an exponent overflows,
+    a sum the step needs anyway is not finite, theta is left unchanged and the step returns
+    -1; the caller then takes the clipping path (which warns). Arguments: theta (p,), X
+    (B, p), y (B,), -y (B,), the step size and ||theta||^2; the step projects theta on the
+    ball of radius ``radius`` and returns its new squared norm (one norm per step, not two).
+    """
+    # gradient = c X'(y a) + (alpha - sigma^2 c sum b) theta_n, c = e^{-s/2} / B (Sec. 5.2),
+    # a = w1 e^{m} - w e^{-m}, b = w e^{-m} + w1 e^{m}, w1 = 1 - w; the plain gradient
+    # (naive, oracle) is a = -e^{-m}, b = 0
+    a0, a1 = -w, 1.0 - w
+    b0, b1 = (w, 1.0 - w) if corrected else (0.0, 0.0)
+    s2 = sigma2 if corrected else 0.0
+    half_s2 = 0.5 * s2
+    r2 = math.inf if radius is None else radius * radius
+    M, grad = np.empty((2, p)), np.empty(p)
+    sums, thn, coef = np.empty(2), np.empty(p), np.empty(2)
+    dot, exp, divide, multiply, isfinite, mexp = (
+        np.dot, np.exp, np.divide, np.multiply, math.isfinite, math.exp
+    )  # fmt: skip
+    bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def buffers(nb: int) -> tuple[np.ndarray, np.ndarray]:
+        bufs[nb] = (np.empty((2, nb)), np.ones(nb))
+        return bufs[nb]
+
+    def step(theta, X, y, neg_y, gamma, sq) -> float:
+        nb = y.size
+        Z, ones = bufs.get(nb) or buffers(nb)
+        E = Z[0]
+        dot(X, theta, out=E)
+        multiply(E, neg_y, out=E)
+        exp(E, out=E)  # e^{-m}, m = y theta'x
+        divide(1.0, E, out=Z[1])
+        dot(Z, ones, out=sums)  # (sum e^{-m}, sum e^{m})
+        s_neg, s_pos = sums.tolist()
+        if not isfinite(s_neg + s_pos):  # an exponent overflowed
+            return -1.0
+        if noised is not None:
+            multiply(theta, noised, out=thn)
+            sq = float(dot(thn, thn))
+        c = mexp(-half_s2 * sq) / nb
+        Z *= y
+        dot(Z, X, out=M)  # (sum y e^{-m} x, sum y e^{m} x)
+        coef[0] = a0 * gamma * c
+        coef[1] = a1 * gamma * c
+        dot(coef, M, out=grad)
+        shrink = gamma * (alpha - s2 * c * (b0 * s_neg + b1 * s_pos))
+        if noised is None:
+            theta *= 1.0 - shrink
+        else:
+            multiply(thn, shrink, out=thn)
+            theta -= thn
+        theta -= grad
+        sq = float(dot(theta, theta))
+        if sq > r2:  # the projection on the ball of radius ``radius``
+            theta *= radius / math.sqrt(sq)
+            sq = r2
+        return sq
+
+    return step
+
+
+def logistic_margin_derivative(z: np.ndarray, n: int) -> np.ndarray:
+    """f^{(n)}(z) of f(z) = log(1 + e^-z): f' = -sig(-z), f^{(n)} = P_{n-1}(sig(z)), n >= 2."""
+    if n == 0:
+        return np.logaddexp(0.0, -z)
+    if n == 1:
+        return -special.expit(-z)
+    polys = sigmoid_derivative_polynomials()
+    if n - 1 >= len(polys):
+        raise ValidationError(f"order: logistic derivatives are tabulated up to {len(polys)}")
+    return polys[n - 1](special.expit(z))
+
+
+def logistic_margin_derivatives(z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
+    """Every f^{(n)} of the logistic margin loss from one sigmoid, one Vandermonde matrix of
+    its powers and one matrix product (f^{(n)} = P_{n-1}(sig), n >= 2)."""
+    z = np.asarray(z, dtype=float)
+    sig = special.expit(z)
+    high = [n for n in orders if n >= 2]
+    table: dict[int, np.ndarray] = {}
+    if high:
+        coef = sigmoid_coefficients()
+        if max(high) - 1 >= coef.shape[1]:
+            raise ValidationError(
+                f"order: logistic derivatives are tabulated up to {coef.shape[1]}"
+            )
+        V = np.vander(sig.ravel(), coef.shape[0], increasing=True)
+        D = V @ coef[:, [n - 1 for n in high]]
+        table = {n: D[:, i].reshape(z.shape) for i, n in enumerate(high)}
+    if 0 in orders:
+        table[0] = np.logaddexp(0.0, -z)
+    if 1 in orders:
+        table[1] = sig - 1.0
+    return [table[n] for n in orders]
+
+
+def squared_margin_derivative(z: np.ndarray, n: int) -> np.ndarray:
+    """f^{(n)}(z) of f(z) = (z - 1)^2 / 2."""
+    if n == 0:
+        return 0.5 * (z - 1.0) ** 2
+    if n == 1:
+        return z - 1.0
+    return np.full_like(z, 1.0 if n == 2 else 0.0)
