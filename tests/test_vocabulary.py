@@ -65,8 +65,8 @@ def _public_objects():
     return seen
 
 
-def _signatures():
-    """(where, parameter name) for every public function, constructor and method."""
+def _parameters():
+    """(where, inspect.Parameter) for every public function, constructor and method."""
     out = []
     for qual, obj in _public_objects().items():
         targets = [(qual, obj)] if inspect.isfunction(obj) else []
@@ -84,11 +84,12 @@ def _signatures():
                 params = inspect.signature(fn).parameters
             except (TypeError, ValueError):
                 continue
-            out += [(where, p) for p in params if p not in ("self", "cls")]
+            out += [(where, p) for name, p in params.items() if name not in ("self", "cls")]
     return out
 
 
-SIGNATURES = _signatures()
+PARAMETERS = _parameters()
+SIGNATURES = [(where, p.name) for where, p in PARAMETERS]
 
 
 def test_the_api_is_enumerated():
@@ -105,6 +106,38 @@ def test_bounds_have_two_spellings():
     balls = {p for _, p in SIGNATURES if p.endswith("radius")}
     assert boxes <= BOX_NAMES, boxes - BOX_NAMES
     assert balls <= BALL_NAMES, balls - BALL_NAMES
+
+
+#: the DP deltas of the public API (docs/vocabulary.md, "Privacy")
+DP_DELTAS = {"delta", "delta_x", "delta_y"}
+
+
+def _unprotective_defaults(parameters):
+    """(where, name, default) of every DP delta whose default is above 1e-5."""
+    return [
+        (where, p.name, p.default)
+        for where, p in parameters
+        if p.name in DP_DELTAS
+        and p.default is not inspect.Parameter.empty
+        and p.default is not None
+        and not (isinstance(p.default, int | float) and 0 <= p.default <= 1e-5)
+    ]
+
+
+def test_a_dp_delta_default_is_at_most_1e_5_or_absent():
+    """docs/vocabulary.md: a DP delta is required, or defaults to at most 1e-5 (a default
+    such as 0.01 is 30 times 1/n at n = 3000: no protection)."""
+    checked = [p for _, p in PARAMETERS if p.name in DP_DELTAS]
+    assert len(checked) > 20
+    assert not _unprotective_defaults(PARAMETERS)
+
+
+def test_negative_control_a_delta_default_of_0_01_is_flagged():
+    def f(delta=0.01, delta_x=1e-6, delta_y=None):
+        return delta
+
+    params = [("f", p) for p in inspect.signature(f).parameters.values()]
+    assert _unprotective_defaults(params) == [("f", "delta", 0.01)]
 
 
 def test_alpha_is_never_two_things_in_one_class():

@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import sys
 import warnings
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privest.errors import PrivacyHabitWarning, ValidationError
+from privest.errors import BudgetExceededError, PrivacyHabitWarning, ValidationError
+from privest.validation import check_real_data
 
 __all__ = [
     "DATA_DEPENDENT_TRANSFORMERS",
@@ -73,14 +76,30 @@ class PrivateEstimatorMixin:
         return tags
 
 
-def _numeric_frame(X: Any) -> None:
+def _numeric_frame(X: Any, name: str = "X") -> None:
+    """Refuse non-numeric DataFrame columns (named) and arrays holding text
+    (:func:`~privest.validation.check_real_data`), which a float conversion would read
+    silently ('2' as 2); scikit-learn's own checks refuse complex, sparse and other
+    objects with the messages its estimator checks expect."""
     if isinstance(X, pd.DataFrame):
         bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
         if bad:
             raise ValidationError(
-                f"X: columns {bad} are not numeric; privest accepts numeric columns only "
+                f"{name}: columns {bad} are not numeric; privest accepts numeric columns only "
                 "(encode categories as numbers first)"
             )
+        return
+    if sparse.issparse(X):
+        return  # scikit-learn's "sparse input is not supported"
+    try:
+        arr = X.to_numpy() if isinstance(X, pd.Series) else np.asarray(X)
+    except (TypeError, ValueError):
+        return  # ragged input: scikit-learn's own message
+    if arr.dtype.kind == "c" or (
+        arr.dtype.kind == "O" and not any(isinstance(v, str | bytes) for v in arr.ravel())
+    ):
+        return  # complex, or objects without text: scikit-learn's own checks and messages
+    check_real_data(arr, name)
 
 
 def _without_values(exc: Exception) -> Exception:
@@ -111,6 +130,8 @@ def validate_fit_data(
     through ``validate_data``: sets ``n_features_in_`` and ``feature_names_in_`` (with
     ``reset=False``, as ``partial_fit`` after the first call, checks them instead)."""
     _numeric_frame(X)
+    if not classifier:
+        _numeric_frame(y, "y")
     try:
         X, y = validate_data(
             estimator, X, y, dtype=np.float64, y_numeric=not classifier, reset=reset
@@ -118,7 +139,10 @@ def validate_fit_data(
     except (ValueError, TypeError) as exc:
         raise _without_values(exc) from None
     if classifier:
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:  # scikit-learn's message names the label type only
+            raise ValidationError(f"y: {exc}") from None
     return X, y
 
 
@@ -188,6 +212,73 @@ def _search_fits(owner: Any) -> tuple[int, bool] | None:
     return n_candidates * int(n_splits) + int(bool(owner.refit)), varies
 
 
+#: the search runs already checked against their budget (a run is one ``fit`` call of the
+#: search: scikit-learn makes a new ``_checked_cv_orig`` at each)
+_CHECKED_RUNS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _planned_spends(search: Any, epsilon: float, delta: float) -> list | None:
+    """(epsilon, delta) of every fit the search will make (candidates x folds + the refit at
+    the largest candidate), or None when they cannot be known before it runs."""
+    from sklearn.model_selection import GridSearchCV, ParameterGrid
+
+    counted = _search_fits(search)
+    if counted is None:
+        return None
+    fits, varies = counted
+    if not varies:
+        return [(epsilon, delta)] * fits
+    if not isinstance(search, GridSearchCV):
+        return None  # sampled candidates: unknown until drawn
+    cands = []
+    for params in ParameterGrid(search.param_grid):
+        last = {k.split("__")[-1]: v for k, v in params.items()}
+        if "budget" in last:
+            return None
+        cands.append((last.get("epsilon", epsilon), last.get("delta", delta)))
+    plan = [c for c in cands for _ in range(int(search.n_splits_))]
+    if search.refit:
+        plan.append(max(cands))
+    return plan
+
+
+def _refuse_unaffordable_search(
+    search: Any, estimator: Any, budget: Any, epsilon: float, delta: float
+) -> None:
+    """:class:`BudgetExceededError` at the first fit of a search run whose fits together
+    cannot fit what is left of ``budget`` (the same composition as ``Budget.charge``), so a
+    search never spends part of a budget and then fails at its refit."""
+    from privest.accounting.accountants import best, compose_events
+    from privest.accounting.base import ApproxDP
+    from privest.accounting.budget import event_of
+
+    run = getattr(search, "_checked_cv_orig", None)
+    checked = _CHECKED_RUNS.get(search)
+    if run is None or (checked is not None and checked[0] is run and checked[1] is None):
+        return
+    if checked is not None and checked[0] is run:
+        # every fit of a refused run is refused (scikit-learn catches each)
+        raise BudgetExceededError(str(checked[1]))
+    plan = _planned_spends(search, epsilon, delta)
+    refusal = None
+    if plan is not None:
+        events = [s.event for s in budget.spends] + [event_of(ApproxDP(e, d)) for e, d in plan]
+        after = best(compose_events(events, budget.delta, budget.accountant))
+        if after.epsilon > budget.epsilon * (1 + 1e-12) or after.delta > budget.delta * (1 + 1e-12):
+            refusal = BudgetExceededError(
+                f"budget: {type(search).__name__} would fit {type(estimator).__name__} "
+                f"{len(plan)} times; with what is already spent that composes to (epsilon="
+                f"{after.epsilon:.4g}, delta={after.delta:.3g}, {after.accountant} "
+                f"composition), beyond the total (epsilon={budget.epsilon:g}, delta="
+                f"{budget.delta:g}). Every fit of the search is refused before it reads "
+                "anything: nothing was spent. Search fewer candidates or folds, or choose "
+                "settings from public information."
+            )
+    _CHECKED_RUNS[search] = (run, refusal)
+    if refusal is not None:
+        raise refusal
+
+
 def warn_privacy_habits(estimator: Any, epsilon: float, delta: float) -> None:
     """Warn when this ``fit`` runs after a data-dependent transformer in a Pipeline, or
     inside a model search or cross-validation (module docstring)."""
@@ -235,6 +326,8 @@ def warn_privacy_habits(estimator: Any, epsilon: float, delta: float) -> None:
             f"delta={min(fits * delta, 1.0):g}) in total (basic composition)"
         )
     budget = getattr(estimator, "budget", None)
+    if budget is not None and search is not None:
+        _refuse_unaffordable_search(search, estimator, budget, epsilon, delta)
     warnings.warn(
         f"{what} refits the private {name} once per candidate and fold: each fit spends "
         f"(epsilon={epsilon:g}, delta={delta:g}), and {total}. "

@@ -17,6 +17,10 @@ import pandas as pd
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 
 __all__ = [
+    "BOUNDS_RANGE",
+    "DELTA_RANGE",
+    "EPSILON_RANGE",
+    "as_finite_array",
     "as_float_matrix",
     "as_float_vector",
     "box_bounds",
@@ -26,7 +30,29 @@ __all__ = [
     "check_positive",
     "check_probabilities",
     "check_probability",
+    "check_real_data",
 ]
+
+#: the accepted range of a mechanism's or estimator's epsilon (docs/vocabulary.md): below
+#: it the noise outgrows the exact samplers' integers, above it exp(epsilon) overflows
+EPSILON_RANGE = (1e-4, 1e3)
+#: public bounds: the largest magnitude of an end and the least width of a pair; beyond
+#: them sums, squares and grid steps of the data leave the float range
+BOUNDS_RANGE = (1e-100, 1e100)
+#: the accepted range of a positive DP delta: smaller ones approach the float underflow in
+#: the exact privacy profiles
+DELTA_RANGE = (1e-100, 1.0)
+
+#: what object arrays may hold (pandas' ``infer_dtype``): numbers only
+_REAL_KINDS = ("integer", "floating", "mixed-integer-float", "boolean", "decimal", "empty")
+_KIND_NAMES = {
+    "c": "complex numbers",
+    "U": "text",
+    "S": "text",
+    "M": "dates",
+    "m": "time spans",
+    "V": "raw bytes",
+}
 
 
 def _short(value: Any) -> str:
@@ -34,8 +60,32 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def check_real_data(arr: np.ndarray, name: str) -> None:
+    """Refuse complex, text, date and mixed object data before a float conversion could
+    read them silently (``1+2j`` as 1, ``[1, '2', 3.0]`` as numbers). The message names the
+    kind of data, never a value."""
+    kind = arr.dtype.kind
+    if kind in "biuf":
+        return
+    if kind == "O":
+        inferred = pd.api.types.infer_dtype(arr.ravel(), skipna=True)
+        if inferred in _REAL_KINDS:
+            return
+        what = {"string": "text", "bytes": "text", "complex": "complex numbers"}.get(
+            inferred, f"values of mixed types ({inferred})"
+        )
+    else:
+        what = _KIND_NAMES.get(kind, f"values of dtype {arr.dtype}")
+    raise ValidationError(
+        f"{name}: holds {what}; privest accepts real numbers only (encode categories as "
+        "numbers first)"
+    )
+
+
 def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a finite, non-empty 2-D float array (a 1-D input becomes one column)."""
+    """Return ``X`` as a finite, non-empty 2-D float array (a 1-D input becomes one column).
+
+    Complex, text, date and mixed object data are refused (:func:`check_real_data`)."""
     names = None
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
@@ -45,16 +95,24 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
                 f"{name}: columns {bad} are not numeric; privest accepts numeric columns only "
                 "(encode categories as numbers first)"
             )
+        for c in X.columns:
+            check_real_data(X[c].to_numpy(), f"{name}: column {c!r}")
         X = X.to_numpy(dtype=float)
     elif isinstance(X, pd.Series):
         if not pd.api.types.is_numeric_dtype(X):
             raise ValidationError(f"{name}: series of dtype {X.dtype} is not numeric")
+        check_real_data(X.to_numpy(), name)
         X = X.to_numpy(dtype=float)
     try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(X)
+        check_real_data(raw, name)
+        arr = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ValidationError):
+            raise
         raise ValidationError(
-            f"{name}: cannot be read as numbers ({exc}); pass a numeric array or DataFrame"
+            f"{name}: cannot be read as an array of numbers ({type(exc).__name__}); pass a "
+            "numeric array or DataFrame"
         ) from None
     one_d = arr.ndim == 1
     if one_d:
@@ -67,7 +125,9 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
         raise ValidationError(f"{name}: is empty (shape {arr.shape}); need at least one record")
     # One cheap pass first: the sum is finite unless some entry is NaN/inf (or it overflows).
     # The message names columns only: a row, a count or a value would describe the data.
-    if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = arr.sum()
+    if not np.isfinite(total) and not np.all(np.isfinite(arr)):
         bad = np.flatnonzero(~np.all(np.isfinite(arr), axis=0))
         where = [names[j] for j in bad] if names is not None else bad.tolist()
         cols = "" if one_d else f"columns {where} "
@@ -75,6 +135,22 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
             f"{name}: {cols}contain{'s' if one_d else ''} NaN or infinite values; remove or "
             "impute them first"
         )
+    return arr
+
+
+def as_finite_array(x: Any, name: str = "value") -> np.ndarray:
+    """``x`` (a number or an array of any shape) as a finite float array; complex, text, date
+    and mixed object values are refused (:func:`check_real_data`), and so are NaN and inf."""
+    try:
+        raw = np.asarray(x)
+        check_real_data(raw, name)
+        arr = raw.astype(float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ValidationError):
+            raise
+        raise ValidationError(f"{name}: cannot be read as numbers ({type(exc).__name__})") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValidationError(f"{name}: contains NaN or infinite values")
     return arr
 
 
@@ -92,8 +168,10 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
     Accepts one pair ``(lo, hi)`` (broadcast to ``d`` attributes) or a sequence of pairs.
     """
     try:
-        arr = np.asarray(bounds, dtype=float)
-    except (TypeError, ValueError):
+        raw = np.asarray(bounds)
+        check_real_data(raw, name)  # a ValidationError is a ValueError
+        arr = raw.astype(float)
+    except (TypeError, ValueError, OverflowError):
         raise BoundsError(
             f"{name}: {_short(bounds)} is not numeric; expected (lo, hi) or a list of (lo, hi)"
         ) from None
@@ -113,13 +191,14 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
         raise BoundsError(
             f"{name}: pair {j} is ({arr[j, 0]}, {arr[j, 1]}); each pair needs lo < hi"
         )
-    with np.errstate(over="ignore"):
-        wide = ~np.isfinite(arr[:, 1] - arr[:, 0])
-    if wide.any():
-        j = int(np.flatnonzero(wide)[0])
+    lo, hi = BOUNDS_RANGE
+    with np.errstate(over="ignore"):  # an overflowing width is refused below
+        odd = (np.max(np.abs(arr), axis=1) > hi) | (arr[:, 1] - arr[:, 0] < lo)
+    if odd.any():
+        j = int(np.flatnonzero(odd)[0])
         raise BoundsError(
-            f"{name}: pair {j} is ({arr[j, 0]:g}, {arr[j, 1]:g}); its width hi - lo overflows "
-            "the float range: use bounds of ordinary size"
+            f"{name}: pair {j} is ({arr[j, 0]:.3g}, {arr[j, 1]:.3g}); accepted: ends within "
+            f"+-{hi:g} and a width of at least {lo:g} (rescale the data; docs/vocabulary.md)"
         )
     return arr
 
@@ -151,16 +230,29 @@ def box_bounds(
 def _as_real(value: Any, name: str, exc: type[ValidationError]) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise exc(f"{name}: {_short(value)} is not a real number")
-    return float(value)  # NaN fails every range check below
+    try:
+        return float(value)  # NaN fails every range check below
+    except OverflowError:  # an int beyond the float range
+        raise exc(f"{name}: an integer beyond the float range is not accepted") from None
 
 
 def check_epsilon(value: Any, name: str = "epsilon", allow_zero: bool = False) -> float:
-    """A privacy loss epsilon: finite and > 0 (or >= 0 when ``allow_zero``)."""
+    """A privacy loss epsilon in :data:`EPSILON_RANGE` (docs/vocabulary.md).
+
+    ``allow_zero`` (a guarantee object, which may compose many releases) accepts any finite
+    value >= 0 instead."""
     eps = _as_real(value, name, PrivacyParameterError)
-    ok = eps >= 0 if allow_zero else eps > 0
-    if not ok or math.isinf(eps):
-        rng = "[0, inf)" if allow_zero else "(0, inf)"
-        raise PrivacyParameterError(f"{name}: {eps!r} is out of range; accepted: finite in {rng}")
+    if allow_zero:
+        if not (eps >= 0) or math.isinf(eps):
+            raise PrivacyParameterError(
+                f"{name}: {eps:.4g} is out of range; accepted: finite in [0, inf)"
+            )
+        return eps
+    lo, hi = EPSILON_RANGE
+    if not (lo <= eps <= hi):
+        raise PrivacyParameterError(
+            f"{name}: {eps:.4g} is out of range; accepted: [{lo:g}, {hi:g}] (docs/vocabulary.md)"
+        )
     return eps
 
 
@@ -185,9 +277,16 @@ def check_probabilities(p: Any, name: str = "p") -> np.ndarray:
     return q
 
 
-def check_delta(value: Any, name: str = "delta") -> float:
-    """A DP delta in [0, 1)."""
-    return check_probability(value, name, open_low=False, open_high=True)
+def check_delta(value: Any, name: str = "delta", allow_zero: bool = True) -> float:
+    """A DP delta: 0 (when ``allow_zero``) or in :data:`DELTA_RANGE` (docs/vocabulary.md)."""
+    dlt = check_probability(value, name, open_low=not allow_zero, open_high=True)
+    if 0 < dlt < DELTA_RANGE[0]:
+        raise PrivacyParameterError(
+            f"{name}: {dlt:.3g} is out of range; accepted: "
+            + ("0 or " if allow_zero else "")
+            + f"[{DELTA_RANGE[0]:g}, 1) (docs/vocabulary.md)"
+        )
+    return dlt
 
 
 def check_positive(value: Any, name: str) -> float:

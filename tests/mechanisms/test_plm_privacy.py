@@ -94,7 +94,7 @@ def test_all_ranks_of_order_statistics():
     rng = np.random.default_rng(5)
     eps = 1.0
     for x in datasets(rng, 12):
-        for q in np.linspace(0, 1, 7):
+        for q in (1e-9, *np.linspace(0, 1, 7)[1:]):  # 1e-9: rank 1 (quantile 0 is refused)
 
             def build(d, q=q):
                 return PiecewiseLaplaceLaw.for_statistic(

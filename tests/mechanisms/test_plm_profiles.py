@@ -244,7 +244,9 @@ def test_median_conventions():
     # numpy's position 1 + 3 * 0.9 = 3.7: the nearest half rank 3.5, (x_(3) + x_(4)) / 2
     assert quantile_profile(x, (0, 5), quantile=0.9).center == 3.5
     assert quantile_profile(x, (0, 5), quantile=0.5).center == 2.5  # the median
-    assert quantile_profile(x, (0, 5), quantile=0.0).center == 1.0
+    assert quantile_profile(x, (0, 5), quantile=1e-9).center == 1.0  # the minimum
+    with pytest.raises(ValidationError, match=r"quantile: .* \(0, 1\]"):  # docs: (0, 1]
+        quantile_profile(x, (0, 5), quantile=0.0)
     for stat in ("median", "quantile:0.3", "mean", "sum", "variance"):
         value = exact_statistic(x, stat, (0, 5)).value
         assert profile_for(x, stat, (0, 5)).center == pytest.approx(value, abs=1e-12)

@@ -19,13 +19,14 @@ def _data(rng, n, shift=3.0):
 
 def test_auto_c0_releases_and_centring_beats_the_uncentred_ball():
     """Box [0, 6]^5: centred, the ball needs radius 3 sqrt(5); at 0 it needs 6 sqrt(5).
-    Accuracy over 10 seeds at n = 400, eps = 1; the centred fit is better by more than 3 SE
-    of the difference."""
+    Accuracy over 100 seeds at n = 400, eps = 1; the centred fit is better by more than 3 SE
+    of the difference (the gain is about 0.065 with a per-seed sd of 0.13: 10 seeds passed
+    or failed with the noise stream, issue 30's finer lattice changed it)."""
     rng = np.random.default_rng(1)
     X, y = _data(rng, 400)
     Xt, yt = _data(rng, 5000)
-    acc_c, acc_u = [], []
-    for s in range(10):
+    acc_c, acc_u, released = [], [], []
+    for s in range(100):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NothingReleasedWarning)
             c = EPTRBayesClassifier(
@@ -36,9 +37,11 @@ def test_auto_c0_releases_and_centring_beats_the_uncentred_ball():
                 epsilon=1.0, delta=1e-6, classes=[0, 1], x_radius=6 * np.sqrt(5), c0="auto",
                 random_state=s,
             ).fit(X, y)  # fmt: skip
-        assert c.released_ and 0 < c.c0_ < 0.5
+        assert 0 < c.c0_ < 0.5
+        released.append(c.released_)
         acc_c.append(c.score(Xt, yt))
         acc_u.append(u.score(Xt, yt))
+    assert np.mean(released) >= 0.95  # the release test passes with high probability
     diff = np.array(acc_c) - np.array(acc_u)
     assert diff.mean() > 3 * diff.std() / np.sqrt(diff.size)
     assert np.mean(acc_c) > 0.55  # the bottom classifier scores about 0.5

@@ -76,3 +76,13 @@ def test_labels_attributes_and_errors():
         PrivateLogisticRegression(epsilon=1.0, bounds=(-0.5, 0.5)).fit(X, y)
     with pytest.raises(ValidationError):
         PrivateLogisticRegression(epsilon=1.0, bounds=(-1, 1), method="objective").fit(X, y)
+
+
+def test_a_fit_at_epsilon_1e_3_answers():
+    """No hang at small epsilon (issue 30: no result in 240 s): 30 noisy gradient steps whose
+    variance outgrows int64 are drawn in Python integers; the output is finite."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, (200, 2))
+    y = (X[:, 0] > 0).astype(float)
+    model = PrivateLogisticRegression(epsilon=1e-3, bounds=(-1, 1), random_state=0).fit(X, y)
+    assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_).all()

@@ -34,8 +34,14 @@ CONTRACT_ESTIMATORS = [
     pv.EPTRBayesClassifier(
         epsilon=1e3, classes=[0, 1, 2], x_radius=4 * B, clip=True, random_state=0
     ),
-    pv.EPTRLinearRegression(
-        epsilon=1e3, x_radius=B, theta_radius=10, y_radius=B, clip=True, random_state=0
+    pv.EPTRLinearRegression(  # delta 0.01 (the default before issue 30): a sure release
+        epsilon=1e3,
+        delta=0.01,
+        x_radius=B,
+        theta_radius=10,
+        y_radius=B,
+        clip=True,
+        random_state=0,
     ),
     EPTRKernelRegressor(
         query_points=np.zeros((1, 1)),

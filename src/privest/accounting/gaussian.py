@@ -30,7 +30,7 @@ from scipy import optimize, special
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.accounting.profiles import discrete_gaussian_delta, gaussian_delta
 from privest.errors import PrivacyParameterError, ValidationError
-from privest.validation import check_epsilon, check_positive, check_probability
+from privest.validation import check_delta, check_epsilon, check_positive, check_probability
 
 __all__ = [
     "CALIBRATIONS",
@@ -64,7 +64,7 @@ def gaussian_sigma(
     ``delta`` must be in (0, 1).
     """
     eps = check_epsilon(epsilon)
-    dlt = check_probability(delta, "delta")
+    dlt = check_delta(delta, allow_zero=False)
     sens = check_positive(sensitivity, "sensitivity")
     if calibration == "classic":
         return sens * c_delta(dlt) / eps

@@ -26,6 +26,10 @@ __all__ = [
     "add_seed_argument",
     "add_sep_argument",
     "add_table_output",
+    "check_input_file",
+    "check_inputs",
+    "check_output",
+    "check_store",
     "emit_table",
     "parse_bounds",
     "parse_pair",
@@ -208,23 +212,121 @@ def read_csv(
     ``text_columns`` (e.g. record ids) are read as text, not parsed as numbers, so that an
     empty cell cannot turn the column into floats; the library canonicalises them.
     ``header_only`` reads the column names alone (the public schema; no record is read), as
-    the commands do before they charge a budget.
+    the commands do before they charge a budget. A header that names a column twice is
+    refused (pandas would rename the second one silently). Parse errors name the file and
+    the kind of problem, never a cell.
     """
     import pandas as pd
 
     p = Path(path)
-    if not p.is_file():
-        raise ValidationError(f"input: {path!r} is not a readable file")
+    check_input_file(path)
+    if len(sep) != 1:
+        raise ValidationError(f"--sep: {sep!r} must be one character, e.g. ',' or ';'")
     dtype = {c: str for c in text_columns}
+    nrows = 0 if header_only else None
     try:
-        nrows = 0 if header_only else None
         df = pd.read_csv(p, sep=sep, dtype=dtype, nrows=nrows)
         if df.shape[1] == 1 and sep == ",":  # e.g. the UCI wine files use ';'
             with p.open(newline="") as f:
                 header = f.readline()
-            other = next((c for c in ";\t|" if c in header), None)
-            if other is not None:
-                df = pd.read_csv(p, sep=other, dtype=dtype, nrows=nrows)
-        return df
+            sep = next((c for c in ";\t|" if c in header), sep)
+            if sep != ",":
+                df = pd.read_csv(p, sep=sep, dtype=dtype, nrows=nrows)
+        raw = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str).iloc[0].tolist()
+    except UnicodeDecodeError:
+        raise ValidationError(f"input: {path!r} is not a UTF-8 text (CSV) file") from None
+    except pd.errors.EmptyDataError:
+        raise ValidationError(
+            f"input: {path!r} is empty; expected a CSV file with a header"
+        ) from None
     except (ValueError, pd.errors.ParserError) as exc:
-        raise ValidationError(f"input: cannot parse {path!r} as CSV ({exc})") from None
+        # pandas' parser messages name lines and field counts, never a cell's content
+        reason = " ".join(str(exc).split()) if isinstance(exc, pd.errors.ParserError) else ""
+        raise ValidationError(
+            f"input: cannot parse {path!r} as CSV" + (f" ({reason})" if reason else "")
+        ) from None
+    twice = sorted({str(c) for c in raw if raw.count(c) > 1})
+    if twice:
+        raise ValidationError(
+            f"input: the header of {path!r} names {twice} more than once; give every column "
+            "its own name"
+        )
+    return df
+
+
+def check_input_file(path: str, option: str = "input") -> None:
+    """``path`` is an existing file (exit status 2 otherwise, like every missing input)."""
+    p = Path(path)
+    if not p.exists():
+        raise ValidationError(f"{option}: {path!r} is not a readable file: it does not exist")
+    if not p.is_file():
+        raise ValidationError(f"{option}: {path!r} is not a readable file: it is a folder")
+
+
+def check_store(path: str, option: str = "store") -> None:
+    """``path`` is a release store folder (written by ``privest release -o``)."""
+    from privest.release.store import MANIFEST
+
+    p = Path(path)
+    if not p.exists():
+        raise ValidationError(
+            f"{option}: {path!r} does not exist; privest release DATA.csv -o STORE writes a "
+            "release store"
+        )
+    if not p.is_dir():
+        raise ValidationError(
+            f"{option}: {path!r} is a file; expected a release store folder (written by "
+            "privest release DATA.csv -o STORE), not the data it was released from"
+        )
+    if not (p / MANIFEST).is_file():
+        raise ValidationError(
+            f"{option}: {path!r} is a folder without {MANIFEST}: not a release store (written "
+            "by privest release DATA.csv -o STORE)"
+        )
+
+
+def check_output(path: str, option: str) -> None:
+    """``path`` can be written: no existing part of it is a file where a folder must be."""
+    for parent in Path(path).parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValidationError(f"{option}: {path!r} is inside {str(parent)!r}, a file")
+            return
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Every input the command line names exists and is of the kind the command reads (a
+    CSV or Parquet input, a store folder, a ledger file), and every output can be written,
+    before anything runs: a missing or wrong input is a usage error (exit status 2) for every
+    command alike."""
+    command = args.command
+    dask = getattr(args, "engine", "memory") == "dask"
+    if not dask and (
+        getattr(args, "scheduler", None) or getattr(args, "workers", None) is not None
+    ):
+        return  # the command's engine refuses these options first (commands/_engine.py)
+    if command in ("stat", "model", "release"):
+        if dask:
+            if not Path(args.input).exists():
+                raise ValidationError(f"input: {args.input!r} does not exist")
+        else:
+            check_input_file(args.input)
+    if command == "fit":
+        check_store(args.store)
+    if command == "privacy" and args.store:
+        check_store(args.store, "--store")
+    if command == "release" and args.append:
+        check_store(args.output, "-o")
+    ledger = getattr(args, "budget", None)
+    if ledger is not None:
+        check_input_file(ledger, "--budget")
+    if command == "budget" and args.epsilon is None:
+        check_input_file(args.ledger, "ledger")
+    if command == "reproduce" and args.data and not Path(args.data).exists():
+        raise ValidationError(f"--data: {args.data!r} does not exist")
+    for option in ("output", "plot"):
+        if getattr(args, option, None):
+            check_output(args.output if option == "output" else args.plot, f"--{option}")
+    folder = args.output if command in ("demo", "reproduce", "release") else None
+    if folder and Path(folder).exists() and not Path(folder).is_dir():
+        raise ValidationError(f"--output: {folder!r} is a file; expected a folder")

@@ -134,6 +134,8 @@ def run(args: argparse.Namespace, console: Any) -> None:
     """Fit on the store and print (and write) the coefficient table."""
     from privest.release.zil import load_release
 
+    if not 0 < args.conf_level < 1:  # NaN fails too; checked before the fit runs
+        raise ValidationError(f"--conf-level: {args.conf_level} is not a level in (0, 1)")
     with dask_engine(args):
         release = load_release(args.store, engine=args.engine)
         est = _estimator(args).fit(release, args.target)

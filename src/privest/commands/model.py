@@ -149,17 +149,27 @@ def _need(args: argparse.Namespace, *names: str) -> None:
         raise ValidationError(f"{args.method} needs the public parameters {', '.join(missing)}")
 
 
-def _data(args: argparse.Namespace) -> tuple[Any, list[str], Any]:
-    df = read_csv(args.input, args.sep)
-    if args.target not in df.columns:
+def _features(args: argparse.Namespace, header: list[str]) -> list[str]:
+    """The feature columns, checked against the input's header (public; no record read):
+    each a column, none twice, and not the target (a model of y on y is no model)."""
+    if args.target not in header:
         raise ValidationError(f"--target: {args.target!r} is not a column of {args.input}")
     features = (
-        args.features.split(",") if args.features else [c for c in df.columns if c != args.target]
+        args.features.split(",") if args.features else [c for c in header if c != args.target]
     )
-    bad = [c for c in features if c not in df.columns]
+    bad = [c for c in features if c not in header]
     if bad:
         raise ValidationError(f"--features: {bad} are not columns of {args.input}")
-    return df[features], features, df[args.target]
+    if args.target in features:
+        raise ValidationError(
+            f"--features: includes the target {args.target!r}; give the target once, with --target"
+        )
+    twice = sorted({c for c in features if features.count(c) > 1})
+    if twice:
+        raise ValidationError(f"--features: {twice} named twice; give each column once")
+    if not features:
+        raise ValidationError(f"--features: {args.input} has no column besides the target")
+    return features
 
 
 def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
@@ -331,9 +341,9 @@ def run(args: argparse.Namespace, console: Any) -> None:
     """Fit the ePTR model; print (and write) the released output and its guarantee."""
     from privest.rng import make_rng, randomness_note
 
-    header = read_csv(args.input, args.sep, header_only=True).columns
-    n_features = len(args.features.split(",")) if args.features else len(header) - 1
-    model = _build(args, make_rng(args.seed), n_features)
+    header = [str(c) for c in read_csv(args.input, args.sep, header_only=True).columns]
+    features = _features(args, header)
+    model = _build(args, make_rng(args.seed), len(features))
     charge_ledger(
         args,
         console,
@@ -341,7 +351,8 @@ def run(args: argparse.Namespace, console: Any) -> None:
         label=f"model {args.method} of {args.target!r} in {args.input}",
         mechanism=args.method,
     )
-    X, features, y = _data(args)
+    df = read_csv(args.input, args.sep)
+    X, y = df[features], df[args.target]
     if args.method == "eptr-bayes" or (args.method == "logistic" and args.classes):
         y = y.astype(str)
     with warnings.catch_warnings(record=True) as caught:

@@ -17,6 +17,8 @@ from privest.errors import ValidationError
 
 __all__ = ["PROFILE_EPSILONS", "add_parser", "run"]
 
+#: the most noised columns ``--d`` describes (a data set's width, not a count of records)
+MAX_COLUMNS = 100_000
 #: The epsilons of the printed (epsilon, delta(epsilon)) profile.
 PROFILE_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
@@ -64,8 +66,13 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Any) -> None:
     """Print the guarantee and its profile; write the table and the plot if asked."""
     from privest.accounting.zil_guarantee import ZILGuarantee
-    from privest.validation import check_bounds
+    from privest.validation import EPSILON_RANGE, check_bounds
 
+    bad = [e for e in args.envelopes if not EPSILON_RANGE[0] <= e <= EPSILON_RANGE[1]]
+    if bad:
+        raise ValidationError(
+            f"--envelopes: {bad} are not epsilons in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]"
+        )
     if args.store:
         from privest.release.store import read_manifest
 
@@ -75,6 +82,10 @@ def run(args: argparse.Namespace, console: Any) -> None:
         if not args.bounds:
             raise ValidationError("--bounds is required (or --store STORE)")
         spec = parse_bounds(args.bounds)
+        if not 1 <= args.d <= MAX_COLUMNS:
+            raise ValidationError(
+                f"--d: {args.d} is not a number of noised columns; accepted: 1 to {MAX_COLUMNS}"
+            )
         pairs = list(spec.values()) if isinstance(spec, dict) else [spec] * args.d
         bounds = check_bounds(pairs, len(pairs))
         mech = mechanism_from_args(args, bounds)

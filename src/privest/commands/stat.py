@@ -89,13 +89,40 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _where(spec: str) -> tuple[float, float]:
+    """``--where LO:HI``: the records with values in [LO, HI]; LO <= HI, no NaN (infinite
+    ends allowed: ``0:inf`` counts the non-negative records)."""
+    lo, hi = parse_pair(spec, "--where")
+    if not lo <= hi:  # NaN fails too
+        raise ValidationError(
+            f"--where: {spec!r} is not an interval LO:HI with LO <= HI (no NaN); e.g. 18:65"
+        )
+    return lo, hi
+
+
+def _columns(args: argparse.Namespace) -> list[str]:
+    """The input's column names (its public schema; no record is read)."""
+    if args.engine == "dask":
+        import pyarrow.dataset as ds
+
+        try:
+            return [str(c) for c in ds.dataset(args.input, format="parquet").schema.names]
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValidationError(
+                f"input: cannot read {args.input!r} as Parquet ({type(exc).__name__})"
+            ) from None
+    return [str(c) for c in read_csv(args.input, args.sep, header_only=True).columns]
+
+
 def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
-    """The :class:`~privest.released.PrivateStatistic` of the request and the
-    column it was computed from. Everything public is checked and the budget charged
-    before the file is read."""
+    """The :class:`~privest.released.PrivateStatistic` of the request and the column it was
+    computed from. Everything public (the options and the input's header) is checked and the
+    budget charged before any record is read: a query refused for a public reason, such as
+    a misspelt --column, is not charged (docs/budget.md)."""
     from privest.mechanisms.profiles.reaches import parse_statistic
     from privest.models.statistics import statistic_mechanism
     from privest.rng import make_rng
+    from privest.validation import as_float_vector
 
     name, _ = parse_statistic(args.stat)
     if name == "count":
@@ -103,7 +130,7 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             raise ValidationError(
                 "--where LO:HI is required for --stat count (records in [LO, HI])"
             )
-        lo, hi = parse_pair(args.where, "--where")
+        lo, hi = _where(args.where)
         bounds = None
     elif not args.bounds:
         raise ValidationError("--bounds is required: public bounds of the column, e.g. 0:120")
@@ -117,6 +144,14 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
         clip=args.clip,
         resolution=args.resolution,
     )
+    if args.engine == "dask" and args.diagnostics:
+        raise ValidationError("--diagnostics reads the data into memory; not with --engine dask")
+    columns = _columns(args)
+    if args.column not in columns:
+        raise ValidationError(
+            f"--column: {args.column!r} is not a column of {args.input} "
+            f"(columns: {', '.join(columns)})"
+        )
     charge_ledger(
         args,
         console,
@@ -126,36 +161,29 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     )
     if args.engine == "dask":
         return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
-    df = read_csv(args.input, args.sep)
-    if args.column not in df.columns:
-        raise ValidationError(
-            f"--column: {args.column!r} is not a column of {args.input} "
-            f"(columns: {', '.join(map(str, df.columns))})"
-        )
-    col = df[args.column]
+    col = read_csv(args.input, args.sep)[args.column]
     if name == "count":
-        values = col.to_numpy(dtype=float)
-        col = (values >= lo) & (values <= hi)
-    return mech.release(col.astype(float) if name == "count" else col, make_rng(args.seed)), col
+        values = as_float_vector(col, f"--column {args.column!r}")
+        col = ((values >= lo) & (values <= hi)).astype(float)
+    return mech.release(col, make_rng(args.seed)), col
 
 
 def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> Any:
     """The release of a Parquet column on the Dask cluster (the Dask backend's laws)."""
+    import pandas as pd
+
     from privest.backends import get_engine
     from privest.models.statistics import private_statistic
     from privest.rng import make_rng
 
-    if args.diagnostics:
-        raise ValidationError("--diagnostics reads the data into memory; not with --engine dask")
-    try:
-        col = get_engine("dask").read_column(args.input, args.column)
-    except (KeyError, ValueError) as exc:
+    col = get_engine("dask").read_column(args.input, args.column)
+    if not pd.api.types.is_numeric_dtype(col.dtype):
         raise ValidationError(
-            f"--column: cannot read {args.column!r} from {args.input} ({exc})"
-        ) from None
+            f"--column: {args.column!r} of {args.input} holds {col.dtype} values, not numbers"
+        )
     if where is not None:
         lo, hi = where
-        col = col.map_partitions(lambda s: ((s >= lo) & (s <= hi)).astype(float))
+        col = col.map_partitions(_in_interval, lo, hi, meta=(args.column, float))
     return private_statistic(
         col,
         mech.spec,
@@ -166,6 +194,18 @@ def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> A
         clip=args.clip,
         resolution=args.resolution,
     )
+
+
+def _in_interval(s: Any, lo: float, hi: float) -> Any:
+    """The 0/1 indicators of a partition's values in [lo, hi]; NaN and inf are refused (as in
+    memory), so no record is counted silently."""
+    import numpy as np
+    import pandas as pd
+
+    from privest.validation import as_float_vector
+
+    values = as_float_vector(s, "--column") if len(s) else np.asarray(s, dtype=float)
+    return pd.Series(((values >= lo) & (values <= hi)).astype(float), index=s.index)
 
 
 def run(args: argparse.Namespace, console: Any) -> None:

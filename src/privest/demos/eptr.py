@@ -151,5 +151,6 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
     path = pathlib.Path(output) / "central_models.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
+    console.print(f"figure: {path}")
     results["figure"] = str(path)
     return results

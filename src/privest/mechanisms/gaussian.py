@@ -29,7 +29,7 @@ from privest.errors import ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian
 from privest.released import PrivateValue
 from privest.rng import resolve_rng, rng_kind
-from privest.validation import check_epsilon, check_positive, check_probability
+from privest.validation import as_finite_array, check_delta, check_epsilon, check_positive
 
 __all__ = ["GaussianMechanism", "c_delta", "gaussian_delta", "gaussian_sigma"]
 
@@ -55,7 +55,7 @@ class GaussianMechanism(Mechanism):
         dims: int = 1,
     ):
         self.epsilon = check_epsilon(epsilon)
-        self.delta = check_probability(delta, "delta")
+        self.delta = check_delta(delta, allow_zero=False)
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.calibration = calibration
         continuous = gaussian_sigma(self.epsilon, self.delta, self.sensitivity, calibration)
@@ -105,7 +105,7 @@ class GaussianMechanism(Mechanism):
             delta=self.delta,
         )
         gen = resolve_rng(rng)
-        v = np.asarray(value, dtype=float)
+        v = as_finite_array(value, "value")
         if v.size != self.dims:
             raise ValidationError(
                 f"value: has {v.size} entries; the mechanism has dims={self.dims}"

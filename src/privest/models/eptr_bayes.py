@@ -154,7 +154,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         self,
         *,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         classes: Any = None,
         x_radius: float = 1.0,
         c0: float | str = 0.05,
@@ -266,8 +266,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
         """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``
         says whether the test passed."""
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-Bayes")
         warn_privacy_habits(self, self.epsilon, self.delta)
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-Bayes")
         X, labels, classes = self._check(X, y)
         n, p = X.shape
         k = classes.size

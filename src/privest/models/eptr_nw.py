@@ -165,7 +165,7 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         *,
         query_points: Any = None,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         bandwidth: float | None = None,
         bandwidth_scale: float = 0.2,
         y_radius: float = 1.0,
@@ -242,8 +242,8 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> EPTRKernelRegressor:
         """Run Algorithm 5 at every query point; ``released_[j]`` says which passed."""
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
         warn_privacy_habits(self, self.guarantee.eps, self.guarantee.dlt)
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
         queries, X, y, _ = self._check(X, y)
         n, d = X.shape
         m = queries.shape[0]

@@ -272,7 +272,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self,
         *,
         epsilon: float = 1.0,
-        delta: float = 0.01,
+        delta: float = 1e-6,
         x_radius: float = 1.0,
         theta_radius: float = 1.0,
         y_radius: float | None = None,
@@ -379,8 +379,8 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def fit(self, X: Any, y: Any) -> EPTRLinearRegression:
         """Run Algorithm 4 once (after the private choice of c0 if ``c0="auto"``);
         ``released_`` says whether anything was released."""
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
         warn_privacy_habits(self, self.epsilon, self.delta)
+        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
         X, y = self._check(X, y)
         n, p = X.shape
         bottom = self._bottom(p)

@@ -48,7 +48,7 @@ from privest.sklearn_contract import (
     validate_predict_data,
     warn_privacy_habits,
 )
-from privest.validation import check_bounds, check_epsilon, check_probability
+from privest.validation import EPSILON_RANGE, check_bounds, check_delta, check_epsilon
 
 __all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
 
@@ -121,6 +121,8 @@ def choose_linear_method(
     c0 = lam_ref / 2.0
     alpha = ols_local_sensitivity(n, d["x_radius"], 2 * theta_norm, c0, d["y_radius"], "tight")
     eps2 = 0.9 * epsilon
+    if min(eps2 / 2.0, 0.1 * epsilon) < EPSILON_RANGE[0]:
+        return "adassp"  # ePTR's c0 or Gaussian step would fall below the accepted epsilon
     eptr_sd = gaussian_sigma(eps2 / 2.0, delta, alpha, "analytic")
     gamma = max(n * (lam_ref - c0) - d["x_radius"] ** 2, 0.0) / d["x_radius"] ** 2
     q = float(release_probability(gamma, eps2, delta))
@@ -231,7 +233,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         check_epsilon(self.epsilon)
-        check_probability(self.delta, "delta")
+        check_delta(self.delta, allow_zero=False)
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
         if self.bounds is None or self.y_bounds is None:
@@ -260,13 +262,13 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
+        warn_privacy_habits(self, self.epsilon, self.delta)
         charge(
             self.budget,
             self.guarantee,
             label=type(self).__name__,
             mechanism="private linear regression",
         )
-        warn_privacy_habits(self, self.epsilon, self.delta)
         X, y, b, yb = self._check(X, y)
         n, p = X.shape
         design = public_design(b, yb, self.fit_intercept)

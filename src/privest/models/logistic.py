@@ -47,7 +47,7 @@ from privest.sklearn_contract import (
     validate_predict_data,
     warn_privacy_habits,
 )
-from privest.validation import check_bounds, check_epsilon, check_probability
+from privest.validation import check_bounds, check_delta, check_epsilon
 
 __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
 
@@ -173,15 +173,15 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
+        warn_privacy_habits(self, self.epsilon, self.delta)
         charge(
             self.budget,
             self.guarantee,
             label=type(self).__name__,
             mechanism="private logistic regression",
         )
-        warn_privacy_habits(self, self.epsilon, self.delta)
         eps = check_epsilon(self.epsilon)
-        delta = check_probability(self.delta, "delta")
+        delta = check_delta(self.delta, allow_zero=False)
         if self.method != "noisy_gd":
             raise ValidationError(f"method: {self.method!r}; accepted: 'noisy_gd'")
         if not (isinstance(self.max_iter, int) and self.max_iter >= 2):

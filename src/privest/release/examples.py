@@ -132,12 +132,15 @@ def labels_pm1(y: Any) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValidationError(f"y: has shape {arr.shape}; expected a 1-D array of labels")
+    if arr.dtype.kind == "c":
+        raise ValidationError("y: holds complex numbers; expected two class labels")
     classes = np.unique(arr)
     if classes.size == 1 and np.isin(classes, (-1, 1)).all():
         classes = np.array([-1, 1])  # a single record's +-1 label (e.g. a neighbour audit)
     if classes.size != 2:
         raise ValidationError(
-            f"y: has {classes.size} distinct labels {classes[:5].tolist()}; binary labels needed"
+            "y: binary labels needed, exactly two distinct values (the labels found are "
+            "not shown: they are data)"
         )
     return np.where(arr == classes[1], 1.0, -1.0), classes
 

@@ -48,6 +48,7 @@ from privest.mechanisms.statistic import StatisticMechanism
 from privest.models.statistics import record_count, statistic_law
 from privest.registry import statistic_spec
 from privest.scale.fit import _tree_sum
+from privest.validation import check_real_data
 
 __all__ = ["SELECT_LIMIT", "dask_partitions", "read_column", "select_order_statistics"]
 
@@ -78,7 +79,10 @@ def read_column(path: str | Path, column: str) -> dd.Series:
 
 
 def _vector(part: Any) -> np.ndarray:
-    return np.asarray(part, dtype=float).ravel()
+    """A partition as floats; complex, text and mixed values are refused, as in memory."""
+    arr = np.asarray(part)
+    check_real_data(arr, "x")
+    return arr.astype(float).ravel()
 
 
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -214,7 +214,7 @@ def exact_totals(
     sum them over partitions, exactly; :func:`statistic_from_totals` finishes)."""
     name, _ = parse_statistic(statistic)
     if name == "count":
-        ind = as_float_vector(np.asarray(x, dtype=float), "indicators")
+        ind = as_float_vector(x, "indicators")
         if not np.all((ind == 0) | (ind == 1)):
             raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")
         return {"n": int(ind.size), "clipped": 0, "t1": int(ind.sum())}

@@ -275,9 +275,10 @@ def sorted_data(x: Any, bounds: Any, clip: bool = False, name: str = "x", pad: i
 
 def quantile_rank(q: float, n: int) -> int:
     """1-based rank m = clip(ceil(q*n), 1, n) (the "inverted CDF" rule; numpy's
-    ``method="inverted_cdf"``): the smooth-sensitivity and PTR baselines aim at x_(m)."""
-    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 <= q <= 1:
-        raise ValidationError(f"q: {q!r} must be a number in [0, 1]")
+    ``method="inverted_cdf"``): the smooth-sensitivity and PTR baselines aim at x_(m). The
+    level is in (0, 1] (docs/vocabulary.md): quantile 0 is refused."""
+    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 < q <= 1:
+        raise ValidationError(f"quantile: {q!r} must be a number in (0, 1]")
     return int(min(max(math.ceil(q * n), 1), n))
 
 

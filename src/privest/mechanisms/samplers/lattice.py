@@ -164,14 +164,15 @@ def sample_discrete_laplace(
 def sample_discrete_gaussian(sigma2: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """``size`` exact draws with P(k) proportional to exp(-k^2 / (2 sigma2)) (CKS20 Alg. 3).
 
-    ``sigma2`` is a positive integer below 2^24 (the callers' grid keeps sigma between 2^10
-    and 2^12 steps). Candidates Y ~ discrete Laplace(t), t = floor(sqrt(sigma2)) + 1, are
-    accepted with Bernoulli(exp(-(|Y| - sigma2/t)^2 / (2 sigma2))), an exact rational test.
+    ``sigma2`` is a positive integer. Candidates Y ~ discrete Laplace(t), t =
+    floor(sqrt(sigma2)) + 1, are accepted with Bernoulli(exp(-(|Y| - sigma2/t)^2 /
+    (2 sigma2))), an exact rational test: vectorised in int64 below :data:`VECTOR_SIGMA2`,
+    in Python integers above it (and for a few draws).
     """
     sigma2 = int(sigma2)
-    if not 0 < sigma2 < 2**24:
-        raise ValidationError(f"discrete Gaussian variance {sigma2} must be in (0, 2^24)")
-    if size <= FEW:
+    if sigma2 <= 0:
+        raise ValidationError(f"discrete Gaussian variance {sigma2} must be positive")
+    if size <= FEW or sigma2 >= VECTOR_SIGMA2:
         return np.array(discrete_gaussian_big(sigma2, size, rng), dtype=np.int64)
     t = math.isqrt(sigma2) + 1
     out = np.empty(size, dtype=np.int64)
@@ -197,9 +198,17 @@ def sample_discrete_gaussian(sigma2: int, size: int, rng: np.random.Generator) -
 # ------------------------------------------------------------------ noise on a lattice
 #: grid resolution of Laplace noise: scale / g in [2^20, 2^21)
 LAPLACE_BITS = 20
-#: grid resolution of Gaussian noise: sigma / g in [2^10, 2^11) (exact accounting sums
-#: over about 80 sigma grid points)
+#: grid resolution of Gaussian noise: sigma / g at least 2^10
 GAUSSIAN_BITS = 10
+#: the grid step is at most 2^-6 of the sensitivity (over sqrt(dims) for several
+#: coordinates), so rounding to the grid adds at most 1.6% to the noise of the continuous
+#: calibration; one coordinate accounted exactly trades this against :data:`EXACT_SIGMA2`
+SHIFT_BITS = 6
+#: the int64 sampler's range of variances (grid units); larger ones are drawn in Python ints
+VECTOR_SIGMA2 = 2**24
+#: the largest variance (grid units) of one coordinate accounted exactly: the exact profile
+#: sums about 80 sigma grid points at each step of the calibration's search
+EXACT_SIGMA2 = 2**24
 
 
 class LatticeLaplace:
@@ -248,14 +257,21 @@ class LatticeGaussian:
     """(epsilon, delta)-DP Gaussian noise for an L2 sensitivity, on a grid (float-safe).
 
     ``calibration`` (``"classic"``, ``"analytic"``, ``"paper_eq3"``) gives the continuous
-    sigma the grid is built around (``sigma / g`` in ``[2^10, 2^11)``). In grid units the
-    released integer vector moves by at most ``shift = floor(sensitivity / g) + 1`` (one
-    coordinate) or ``sensitivity / g + sqrt(dims)`` in L2 (each coordinate rounds by at
-    most 1/2 on each side). The variance ``sigma2`` (an integer, in grid units) is then the
-    least one whose guarantee meets (epsilon, delta): exact for one coordinate, rho-zCDP
-    with its tight conversion for several (:class:`LatticeGaussianGuarantee`), which costs
-    about 6-9% in sigma against the analytic continuous calibration. ``"classic"`` and
-    ``"paper_eq3"`` keep their larger sigma when it already meets the target.
+    sigma the grid is built around. In grid units the released integer vector moves by at
+    most ``shift = floor(sensitivity / g) + 1`` (one coordinate) or ``sensitivity / g +
+    sqrt(dims)`` in L2 (each coordinate rounds by at most 1/2 on each side), so the noise
+    exceeds the continuous calibration by the factor ``shift g / sensitivity``. The variance
+    ``sigma2`` (an integer, in grid units) is then the least one whose guarantee meets
+    (epsilon, delta): rho-zCDP with its tight conversion for several coordinates
+    (:class:`LatticeGaussianGuarantee`; about 6-9% in sigma against the analytic continuous
+    calibration), on a grid of at most 2^-6 of the sensitivity (:data:`SHIFT_BITS`); exact
+    for one coordinate, on the finest grid whose variance stays within
+    :data:`EXACT_SIGMA2` (sigma at most 4096 steps): within 1.6% of the continuous
+    calibration while sigma is under ~40 times the sensitivity, 12% at ~300 times, 50% at
+    ~1300 times, up to 2x beyond ~2000 (docs/vocabulary.md); above ~4000 times the
+    sensitivity, :class:`PrivacyParameterError`.
+    ``"classic"`` and ``"paper_eq3"`` keep their larger sigma when it already meets the
+    target.
     """
 
     def __init__(
@@ -273,16 +289,40 @@ class LatticeGaussian:
         if self.dims < 1:
             raise ValidationError(f"dims: {dims!r} must be a positive integer")
         sigma0 = gaussian_sigma(self.epsilon, self.delta, self.sensitivity, calibration)
-        step = grid_step(sigma0, GAUSSIAN_BITS)
+        step = _fine_step(sigma0, self.sensitivity, self.dims)
         while True:
+            if self.dims == 1:
+                step = self._exact_step(step, sigma0)
             shift = self._shift(step)
             target = math.ceil((sigma0 / step) ** 2) if calibration != "analytic" else 1
             sigma2 = self._least_sigma2(shift, step, sigma0, target, LatticeGaussianGuarantee)
-            if sigma2 < 2**24:
+            if self.dims > 1 or sigma2 < EXACT_SIGMA2:
                 break
-            step *= 2.0  # the calibrated sigma outgrew the grid's range: a coarser grid
+            step *= 2.0  # the exact variance outgrew its range: a coarser grid
         self.step, self.shift, self.sigma2 = step, shift, sigma2
         self.guarantee = LatticeGaussianGuarantee(sigma2, shift, self.dims)
+
+    def _exact_step(self, step: float, sigma0: float) -> float:
+        """The finest grid, from ``step`` on, whose one-coordinate variance is predicted
+        within :data:`EXACT_SIGMA2` (the continuous sigma at sensitivity ``shift`` grid steps,
+        with a 2% margin); :class:`PrivacyParameterError` when no grid is."""
+        from privest.errors import PrivacyParameterError
+
+        ratio = sigma0 / self.sensitivity
+
+        def fits(g: float) -> bool:
+            return (1.02 * ratio * self._shift(g)) ** 2 < EXACT_SIGMA2
+
+        if (1.02 * ratio) ** 2 >= EXACT_SIGMA2:
+            raise PrivacyParameterError(
+                f"epsilon, delta: ({self.epsilon:.3g}, {self.delta:.3g}) call for Gaussian noise "
+                f"{ratio:.3g} times the sensitivity; one coordinate on the exact lattice accepts "
+                f"at most {math.sqrt(EXACT_SIGMA2) / 1.02:.0f} times: raise epsilon or delta "
+                "(docs/vocabulary.md)"
+            )
+        while not fits(step):
+            step *= 2.0
+        return step
 
     def _shift(self, step: float) -> float:
         if self.dims == 1:
@@ -292,28 +332,51 @@ class LatticeGaussian:
     def _least_sigma2(self, shift, step, sigma0, floor_sigma2, guarantee_cls) -> int:
         """The least integer variance >= ``floor_sigma2`` meeting (epsilon, delta)."""
 
-        def ok(s2: int) -> bool:
-            return float(guarantee_cls(s2, shift, self.dims).delta(self.epsilon)) <= self.delta
+        def excess(s2: int) -> float:  # <= 0: s2 meets the target
+            d = float(guarantee_cls(s2, shift, self.dims).delta(self.epsilon))
+            return math.log(max(d, 1e-300)) - math.log(self.delta)
 
         if self.dims > 1:
             from privest.accounting.zcdp import zcdp_rho_for
 
             rho = zcdp_rho_for(self.epsilon, self.delta)
             s2 = max(floor_sigma2, math.ceil(shift**2 / (2.0 * rho)))
-            while not ok(s2):  # guard the last bits of the root
+            while excess(s2) > 0:  # guard the last bits of the root
                 s2 += 1
             return s2
-        hi = max(floor_sigma2, math.ceil((1.1 * sigma0 / step) ** 2))
-        while not ok(hi):
-            hi = math.ceil(hi * 1.1)
-        if floor_sigma2 > 1 and ok(floor_sigma2):
+        # the discrete profile is close to the continuous one at sensitivity `shift` steps:
+        # bracket its variance tightly, then search it by false position (the log excess is
+        # smooth in the variance), bisecting when a step does not halve the bracket; each
+        # evaluation sums the exact profile over about 80 sigma grid points
+        from privest.accounting.gaussian import gaussian_sigma
+
+        pred = gaussian_sigma(self.epsilon, self.delta, shift, "analytic") ** 2
+        hi = max(floor_sigma2, math.ceil(pred * 1.003))
+        f_hi = excess(hi)
+        while f_hi > 0:
+            hi = math.ceil(hi * 1.02)
+            f_hi = excess(hi)
+        if floor_sigma2 > 1 and excess(floor_sigma2) <= 0:
             return floor_sigma2
-        lo = max(floor_sigma2, math.floor((0.9 * sigma0 / step) ** 2))
-        while ok(lo) and lo > 1:
-            lo = lo // 2
-        while hi - lo > 1:  # ok(hi), not ok(lo)
-            mid = (lo + hi) // 2
-            hi, lo = (mid, lo) if ok(mid) else (hi, mid)
+        lo = max(floor_sigma2, math.floor(pred * 0.997))
+        f_lo = excess(lo)
+        while f_lo <= 0 and lo > 1:
+            lo = max(1, math.floor(lo * 0.98))
+            f_lo = excess(lo)
+        bisect = False
+        while hi - lo > 1:  # excess(hi) <= 0 < excess(lo)
+            width = hi - lo
+            if bisect:
+                mid = (lo + hi) // 2
+            else:
+                mid = lo + round(width * f_lo / (f_lo - f_hi))
+            mid = min(max(mid, lo + 1), hi - 1)
+            f_mid = excess(mid)
+            if f_mid <= 0:
+                hi, f_hi = mid, f_mid
+            else:
+                lo, f_lo = mid, f_mid
+            bisect = not bisect and (hi - lo) * 2 > width
         return hi
 
     @property
@@ -332,6 +395,18 @@ class LatticeGaussian:
         return out.reshape(c.shape) if size is None else out
 
 
+def _fine_step(sigma: float, sensitivity: float, dims: int) -> float:
+    """The grid step: at most ``sigma / 2^GAUSSIAN_BITS`` and ``sensitivity / (2^SHIFT_BITS
+    sqrt(dims))`` (a power of two within a factor 2 of the smaller)."""
+    if not (math.isfinite(sensitivity) and math.isfinite(sigma)):
+        raise ValidationError(
+            f"sensitivity: {sensitivity:.3g} (noise sd {sigma:.3g}) is beyond the float "
+            "range; use bounds of ordinary size"
+        )
+    fine = sensitivity * 2.0 ** (GAUSSIAN_BITS - SHIFT_BITS) / math.sqrt(dims)
+    return grid_step(min(sigma, fine), GAUSSIAN_BITS)
+
+
 @functools.lru_cache(maxsize=256)
 def lattice_gaussian(
     epsilon: float, delta: float, sensitivity: float, dims: int = 1, calibration: str = "analytic"
@@ -345,7 +420,9 @@ def lattice_gaussian_zcdp(rho: float, sensitivity: float, dims: int = 1) -> Latt
 
     The discrete Gaussian with variance ``sigma2`` (grid units) and a shift of at most
     ``shift`` in L2 is shift^2 / (2 sigma2)-zCDP (Canonne, Kamath and Steinke 2020, Thm 14 and
-    Prop. 5 for the multivariate case); ``sigma2`` is the least integer meeting ``rho``. For
+    Prop. 5 for the multivariate case); ``sigma2`` is the least integer meeting ``rho``, on
+    a grid of at most 2^-6 of the sensitivity per coordinate (:data:`SHIFT_BITS`), so the
+    noise is within 1.6% of the continuous sigma = sensitivity / sqrt(2 rho). For
     building mechanisms that compose several releases in zCDP (``epsilon``/``delta`` of the
     object are None: its ``guarantee`` states the single release).
     """
@@ -358,13 +435,9 @@ def lattice_gaussian_zcdp(rho: float, sensitivity: float, dims: int = 1) -> Latt
     obj = LatticeGaussian.__new__(LatticeGaussian)
     obj.epsilon = obj.delta = None
     obj.sensitivity, obj.dims = float(sensitivity), int(dims)
-    step = grid_step(sensitivity / math.sqrt(2.0 * rho), GAUSSIAN_BITS)
-    while True:
-        shift = obj._shift(step)
-        sigma2 = math.ceil(shift**2 / (2.0 * rho))
-        if sigma2 < 2**24:
-            break
-        step *= 2.0
+    step = _fine_step(sensitivity / math.sqrt(2.0 * rho), obj.sensitivity, obj.dims)
+    shift = obj._shift(step)
+    sigma2 = math.ceil(shift**2 / (2.0 * rho))
     obj.step, obj.shift, obj.sigma2 = step, shift, sigma2
     obj.guarantee = LatticeGaussianGuarantee(sigma2, shift, obj.dims)
     return obj
