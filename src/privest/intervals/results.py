@@ -82,27 +82,38 @@ class MomentInference:
         return _TARGET[self.statistic] if self.kind == "population" else "the data's own value"
 
     def sd_at(self, theta: np.ndarray) -> np.ndarray:
-        """Sampling sds of the working estimate at candidate values (nodes on the last axis)."""
+        """Sampling sds of the working estimate at candidate values (nodes on the last axis).
+
+        The fields ``estimate``, ``spread`` and ``centre`` may be arrays of releases (shape
+        ``(R,)``, a batch of experiments): ``theta`` then has the same shape."""
         nodes = laplace_nodes(self.spread_scale, NUISANCE_NODES)
         theta = np.asarray(theta, dtype=float)[..., None]
-        var = np.clip(self.spread - nodes - (theta - self.centre) ** 2, 0.0, self.spread_cap)
+        spread = np.asarray(self.spread, dtype=float)[..., None]
+        centre = np.asarray(self.centre, dtype=float)[..., None]
+        var = np.clip(spread - nodes - (theta - centre) ** 2, 0.0, self.spread_cap)
         return np.sqrt(var / self.n)
 
+    @property
+    def work(self) -> np.ndarray:
+        """The estimate on the working scale (the sum divided by n)."""
+        div = self.factor if self.statistic == "sum" else 1.0
+        return np.asarray(self.estimate, dtype=float) / div
+
     def conf_int(self, alpha: float = 0.05) -> Interval:
+        """The interval (floats; arrays for a batch of releases)."""
         a = check_alpha(alpha)
-        work = self.estimate / self.working_factor
+        work = self.work
         if self.kind == "noise":
             half = self.scale * math.log(1 / a)
-            lower, upper = max(self.lo, work - half), min(self.hi, work + half)
+            lower, upper = np.maximum(self.lo, work - half), np.minimum(self.hi, work + half)
         else:
-            low, up = invert(np.array([work]), self.sd_at, (self.scale,), self.lo, self.hi, a)
-            lower, upper = float(low[0]), float(up[0])
-        return Interval(lower * self.factor, upper * self.factor)
-
-    @property
-    def working_factor(self) -> float:
-        """The release divided by this is on the working scale (n for the sum)."""
-        return self.factor if self.statistic == "sum" else 1.0
+            lower, upper = invert(
+                np.atleast_1d(work), self.sd_at, (self.scale,), self.lo, self.hi, a
+            )
+        lower, upper = lower * self.factor, upper * self.factor
+        if np.ndim(work) == 0:
+            return Interval(float(np.squeeze(lower)), float(np.squeeze(upper)))
+        return Interval(lower, upper)
 
     @property
     def bse(self) -> float:
@@ -110,9 +121,9 @@ class MomentInference:
         and noise (2 scale^2); the noise alone for ``kind="noise"``."""
         var = 2 * self.scale**2
         if self.kind == "population":
-            work = self.estimate / self.working_factor
-            var += float(np.mean(self.sd_at(np.array(work)) ** 2))
-        return math.sqrt(var) * self.factor
+            var = var + np.mean(self.sd_at(self.work) ** 2, axis=-1)
+        out = np.sqrt(var) * self.factor
+        return float(out) if np.ndim(out) == 0 else out
 
 
 @dataclass(frozen=True)
