@@ -121,7 +121,7 @@ def invert(
     lo: float,
     hi: float,
     alpha: float,
-    iterations: int = 56,
+    iterations: int = 44,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``theta`` in ``[lo, hi]`` that the test accepts (module docstring), found by
     bisection from the estimate outwards (vectorised over releases)."""

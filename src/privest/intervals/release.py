@@ -37,7 +37,15 @@ from privest.mechanisms.profiles.reaches import quantile_rank
 from privest.mechanisms.profiles.variance import variance_sup
 from privest.released import PrivateStatistic
 
-__all__ = ["INFERENCE", "SHARES", "plan_split", "release_with_inference"]
+__all__ = [
+    "INFERENCE",
+    "SHARES",
+    "fourth_plan",
+    "moment_inference",
+    "plan_split",
+    "release_with_inference",
+    "spread_plan",
+]
 
 #: the values of ``inference=`` on the private statistics (docs/vocabulary.md)
 INFERENCE: tuple[str, ...] = ("population", "noise", "none")
@@ -126,51 +134,75 @@ def release_with_inference(
     if statistic == "count":
         return point, _count(point, mech, n, inference, split)
     scale = _laplace_scale(mech, n, statistic)
-    if inference == "noise":
-        lo, hi = _output_range(statistic, domain, n)
-        return point, MomentInference(
-            statistic, "noise", float(point), n, lo, hi, scale, split=split
+    aux: dict[str, float] = {}
+    if inference == "population" and statistic == "variance":
+        aux = _variance_fourth(x, point, split, n, domain, clip, release)
+    elif inference == "population":
+        centre, cap = spread_plan(domain)
+        data = (_records(x).clip(*domain.interval()) - centre) ** 2
+        spread, smech = release(
+            data,
+            "mean",
+            epsilon=split["spread"],
+            mechanism="laplace",
+            domain=Domain(bounds=(0.0, cap)),
+            clip=True,
         )
+        aux = {
+            "spread": float(spread),
+            "spread_scale": _laplace_scale(smech, n, "spread"),
+            "spread_cap": cap,
+            "centre": centre,
+        }
+    return point, moment_inference(
+        statistic, inference, float(point), n, domain, scale, split, **aux
+    )
+
+
+def spread_plan(domain: Domain) -> tuple[float, float]:
+    """``(c, cap)``: the mean's and the sum's spread is the mean of ``(x - c)^2`` in
+    ``[0, cap]``, c the bounds' midpoint (public)."""
     lo, hi = domain.interval()
+    return (lo + hi) / 2, ((hi - lo) / 2) ** 2
+
+
+def fourth_plan(mean: Any, variance: Any, domain: Domain) -> tuple[Any, Any]:
+    """``(v, cap)``: the variance's fourth-moment release is the mean of
+    ``((x - mean)^2 - v)^2`` in ``[0, cap]``, v the released variance put in its range
+    (public: released values and the bounds; arrays of releases work too)."""
+    lo, hi = domain.interval()
+    v = np.clip(variance, 0.0, ((hi - lo) / 2) ** 2)
+    reach = np.maximum(np.subtract(mean, lo), np.subtract(hi, mean))
+    cap = np.maximum(v, reach**2 - v) ** 2
+    if np.ndim(v) == 0:
+        return float(v), float(cap)
+    return v, cap
+
+
+def moment_inference(
+    statistic: str,
+    kind: str,
+    estimate: Any,
+    n: int | None,
+    domain: Domain,
+    scale: float,
+    split: dict[str, float],
+    **aux: Any,
+) -> MomentInference:
+    """The interval object of a mean, sum or variance from its released values (``estimate``
+    and, for ``kind="population"``, ``aux``: ``spread``, ``spread_scale``, ``spread_cap``,
+    ``centre``); arrays of releases give a batch (benchmarks/bench_central_inference.py)."""
+    lo, hi = _output_range(statistic, domain, n)
+    if kind == "noise":
+        return MomentInference(statistic, "noise", estimate, n, lo, hi, scale, split=split)
     if statistic == "variance":
-        aux = _variance_fourth(x, point, split, n, lo, hi, clip, release)
-        return point, MomentInference(
-            "variance",
-            "population",
-            float(point),
-            n,
-            0.0,
-            variance_sup(n, lo, hi),
-            scale,
-            factor=n / (n - 1),
-            split=split,
-            **aux,
+        return MomentInference(
+            statistic, kind, estimate, n, lo, hi, scale, n / (n - 1), split=split, **aux
         )
     factor = float(n) if statistic == "sum" else 1.0
-    centre, cap = (lo + hi) / 2, ((hi - lo) / 2) ** 2
-    data = (_records(x).clip(lo, hi) - centre) ** 2
-    spread, smech = release(
-        data,
-        "mean",
-        epsilon=split["spread"],
-        mechanism="laplace",
-        domain=Domain(bounds=(0.0, cap)),
-        clip=True,
-    )
-    return point, MomentInference(
-        statistic,
-        "population",
-        float(point),
-        n,
-        lo,
-        hi,
-        scale / factor,
-        factor=factor,
-        spread=float(spread),
-        spread_scale=_laplace_scale(smech, n, "spread"),
-        spread_cap=cap,
-        centre=centre,
-        split=split,
+    lo, hi = domain.interval()  # the working scale is the mean's
+    return MomentInference(
+        statistic, kind, estimate, n, lo, hi, scale / factor, factor, split=split, **aux
     )
 
 
@@ -191,13 +223,12 @@ def _variance_fourth(
     point: float,
     split: dict[str, float],
     n: int,
-    lo: float,
-    hi: float,
+    domain: Domain,
     clip: bool,
     release: Release,
 ) -> dict[str, float]:
     """The centring mean, then the mean of ``((x - m)^2 - v)^2`` (module docstring)."""
-    recs = _records(x).clip(lo, hi)
+    lo, hi = domain.interval()
     m, _ = release(
         x,
         "mean",
@@ -206,10 +237,8 @@ def _variance_fourth(
         domain=Domain(bounds=(lo, hi)),
         clip=clip,
     )
-    v = min(max(float(point), 0.0), ((hi - lo) / 2) ** 2)
-    reach = max(float(m) - lo, hi - float(m))
-    cap = max(v, reach**2 - v) ** 2
-    data = ((recs - float(m)) ** 2 - v) ** 2
+    v, cap = fourth_plan(float(m), float(point), domain)
+    data = ((_records(x).clip(lo, hi) - float(m)) ** 2 - v) ** 2
     fourth, fmech = release(
         data,
         "mean",

@@ -90,7 +90,8 @@ class MomentInference:
         theta = np.asarray(theta, dtype=float)[..., None]
         spread = np.asarray(self.spread, dtype=float)[..., None]
         centre = np.asarray(self.centre, dtype=float)[..., None]
-        var = np.clip(spread - nodes - (theta - centre) ** 2, 0.0, self.spread_cap)
+        cap = np.asarray(self.spread_cap, dtype=float)[..., None]
+        var = np.clip(spread - nodes - (theta - centre) ** 2, 0.0, cap)
         return np.sqrt(var / self.n)
 
     @property
