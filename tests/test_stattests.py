@@ -91,8 +91,19 @@ def test_mean_tests_hold_their_size(n, eps):
         s = statistic_mechanism("mean", epsilon=split["spread"], bounds=(0, cap)).noise_law(size)
         est = np.clip(xs.mean(1) + rng.laplace(0, b.scale, reps), *bounds)
         m2 = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, s.scale, reps), 0, cap)
-        return moment_inference("mean", "population", est, size, dom, b.scale, split,
-                                spread=m2, spread_scale=s.scale, spread_cap=cap, centre=centre)  # fmt: skip
+        return moment_inference(
+            "mean",
+            "population",
+            est,
+            size,
+            dom,
+            b.scale,
+            split,
+            spread=m2,
+            spread_scale=s.scale,
+            spread_cap=cap,
+            centre=centre,
+        )
 
     se_mc = math.sqrt(0.05 * 0.95 / reps)
     one = release(n)
@@ -117,10 +128,12 @@ def test_two_proportion_test_holds_its_size_at_small_n():
     law = statistic_mechanism("count", epsilon=eps).noise_law()
     cx = np.clip(rng.binomial(nx, p, reps) + law.sample(reps, rng), 0, nx)
     cy = np.clip(rng.binomial(ny, p, reps) + law.sample(reps, rng), 0, ny)
-    pvals = np.concatenate([
-        st.proportion_diff_pvalue(cx[i : i + 150], nx, r, cy[i : i + 150], ny, r)[1]
-        for i in range(0, reps, 150)
-    ])  # fmt: skip
+    pvals = np.concatenate(
+        [
+            st.proportion_diff_pvalue(cx[i : i + 150], nx, r, cy[i : i + 150], ny, r)[1]
+            for i in range(0, reps, 150)
+        ]
+    )
     se_mc = math.sqrt(0.05 * 0.95 / reps)
     assert abs(np.mean(pvals <= 0.05) - 0.05) <= 0.01 + 3 * se_mc
     pool = (cx + cy) / (nx + ny)

@@ -28,8 +28,16 @@ def _brute_pmf(n, p, r):
     return out
 
 
-@pytest.mark.parametrize("n,p,r", [(50, 0.3, math.exp(-0.5)), (30, 0.0, 0.5), (30, 1.0, 0.3),
-                                   (40, 0.5, 0.0), (200, 0.05, math.exp(-0.1))])  # fmt: skip
+@pytest.mark.parametrize(
+    "n,p,r",
+    [
+        (50, 0.3, math.exp(-0.5)),
+        (30, 0.0, 0.5),
+        (30, 1.0, 0.3),
+        (40, 0.5, 0.0),
+        (200, 0.05, math.exp(-0.1)),
+    ],
+)
 def test_tails_are_the_convolution(n, p, r):
     pmf = _brute_pmf(n, p, r)
     below, at, above = count_tails(np.arange(n + 1), n, p, r)

@@ -29,8 +29,11 @@ def population():
 
 
 def _scale(stat, eps, bounds, n):
-    return float(statistic_mechanism(stat, epsilon=eps, bounds=bounds, mechanism="laplace")
-                 .noise_law(n).scale)  # fmt: skip
+    return float(
+        statistic_mechanism(stat, epsilon=eps, bounds=bounds, mechanism="laplace")
+        .noise_law(n)
+        .scale
+    )
 
 
 def _check(cover, reps):
@@ -49,14 +52,32 @@ def test_mean_interval_covers(population, n, eps):
     b2 = _scale("mean", split["spread"], (0.0, cap), n)
     est = np.clip(xs.mean(1) + rng.laplace(0, b, reps), *BOUNDS)
     spread = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, b2, reps), 0, cap)
-    inf = moment_inference("mean", "population", est, n, dom, b, split,
-                           spread=spread, spread_scale=b2, spread_cap=cap, centre=centre)  # fmt: skip
+    inf = moment_inference(
+        "mean",
+        "population",
+        est,
+        n,
+        dom,
+        b,
+        split,
+        spread=spread,
+        spread_scale=b2,
+        spread_cap=cap,
+        centre=centre,
+    )
     low, high = inf.conf_int()
     _check(np.mean((low <= population.mean()) & (population.mean() <= high)), reps)
     # control: the noise-only interval (full epsilon) misses the sampling error
     bn = _scale("mean", eps, BOUNDS, n)
-    noise = moment_inference("mean", "noise", np.clip(xs.mean(1) + rng.laplace(0, bn, reps),
-                             *BOUNDS), n, dom, bn, {"point": eps})  # fmt: skip
+    noise = moment_inference(
+        "mean",
+        "noise",
+        np.clip(xs.mean(1) + rng.laplace(0, bn, reps), *BOUNDS),
+        n,
+        dom,
+        bn,
+        {"point": eps},
+    )
     nl, nh = noise.conf_int()
     assert np.mean((nl <= population.mean()) & (population.mean() <= nh)) < 0.9
 
@@ -75,8 +96,19 @@ def test_variance_interval_covers(population):
     t = (((xs - mhat[:, None]) ** 2 - v[:, None]) ** 2).mean(1)
     bt = cap * _scale("mean", split["fourth"], (0.0, 1.0), n)
     that = np.clip(t + rng.laplace(0, bt), 0, cap)
-    inf = moment_inference("variance", "population", vhat, n, dom, b, split,
-                           spread=that, spread_scale=bt, spread_cap=cap, centre=v)  # fmt: skip
+    inf = moment_inference(
+        "variance",
+        "population",
+        vhat,
+        n,
+        dom,
+        b,
+        split,
+        spread=that,
+        spread_scale=bt,
+        spread_cap=cap,
+        centre=v,
+    )
     low, high = inf.conf_int()
     truth = population.var()
     _check(np.mean((low <= truth) & (truth <= high)), reps)

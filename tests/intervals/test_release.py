@@ -100,8 +100,9 @@ def test_add_remove_has_only_the_noise_interval():
     r = pv.private_count(X > 50, epsilon=1.0, domain=dom, inference="noise", rng=1)
     half = count_noise_halfwidth(r.interval.r, 0.05)
     assert r.n is None and r.conf_int() == (max(0.0, float(r) - half), float(r) + half)
-    s = pv.private_sum(X, epsilon=1.0, domain=Domain(bounds=B, neighbours="add_remove"),
-                       inference="noise", rng=1)  # fmt: skip
+    s = pv.private_sum(
+        X, epsilon=1.0, domain=Domain(bounds=B, neighbours="add_remove"), inference="noise", rng=1
+    )
     assert s.conf_int().lower < float(s) < s.conf_int().upper
 
 
@@ -129,8 +130,9 @@ def test_batch_and_single_intervals_agree():
     batch = moment_inference("mean", "population", est, 500, dom, 0.3, split, spread=spread, **kw)
     lo, hi = batch.conf_int(0.05)
     for i in range(2):
-        one = moment_inference("mean", "population", est[i], 500, dom, 0.3, split,
-                               spread=spread[i], **kw)  # fmt: skip
+        one = moment_inference(
+            "mean", "population", est[i], 500, dom, 0.3, split, spread=spread[i], **kw
+        )
         assert one.conf_int(0.05) == pytest.approx((lo[i], hi[i]))
         assert one.bse == pytest.approx(batch.bse[i])
 

@@ -22,8 +22,16 @@ from privest.release.examples import release_examples
 
 EPS_X, EPS_Y, DELTA = 6.0, 2.0, 1e-5
 RADIUS = 5.0  # public L2 ball for theta: guards the non-convex IWP objective over many passes
-KW = dict(loss="squared", batch_size=16, learning_rate=0.02, alpha=1.0, n_passes=5,
-          theta_radius=RADIUS, averaging=None, fit_intercept=True)  # fmt: skip
+KW = dict(
+    loss="squared",
+    batch_size=16,
+    learning_rate=0.02,
+    alpha=1.0,
+    n_passes=5,
+    theta_radius=RADIUS,
+    averaging=None,
+    fit_intercept=True,
+)
 SYN_N, SYN_P = 200_000, 5
 N_SIM = 40
 BEST_LABEL = "logistic regression, no penalty, clean data"
@@ -53,9 +61,15 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     n, p = X.shape
     console.rule("[bold]privest demo: IWP-SGD on locally private examples (paper 004)")
     rel = release_examples(
-        X, y, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=DELTA, bounds=(0.0, 1.0),
-        calibration="analytic", rng=rng,
-    )  # fmt: skip
+        X,
+        y,
+        epsilon_x=EPS_X,
+        epsilon_y=EPS_Y,
+        delta=DELTA,
+        bounds=(0.0, 1.0),
+        calibration="analytic",
+        rng=rng,
+    )
     console.print(
         f"Data: breast cancer, {n} patients, {p} features (public bounds [0, 1] -> [-1, 1]), "
         f"label malignant. Each patient releases once: {rel.guarantee.label} "
@@ -64,20 +78,26 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     )
     best = _best_clean(rel.transform(X), y)
     fits = {
-        "SGD on clean data (not private)": IWPSGDClassifier(method="oracle", progress=False, **KW)
-        .fit(X, y, bounds=(0.0, 1.0)),
-        "naive SGD on the release": IWPSGDClassifier(method="naive", progress=False, **KW)
-        .fit(rel),
+        "SGD on clean data (not private)": IWPSGDClassifier(
+            method="oracle", progress=False, **KW
+        ).fit(X, y, bounds=(0.0, 1.0)),
+        "naive SGD on the release": IWPSGDClassifier(method="naive", progress=False, **KW).fit(rel),
         "IWP-SGD on the release": IWPSGDClassifier(method="iwp", progress=False, **KW).fit(rel),
-    }  # fmt: skip
+    }
     # The same three fits on N_SIM independent releases (vectorised), to show the spread.
     Z = rel.transform(X)
     Xs = np.broadcast_to(Z, (N_SIM, n, p)).reshape(N_SIM * n, p)
     ys = np.broadcast_to(np.where(y == 1, 1.0, -1.0), (N_SIM, n)).reshape(-1)
     sims = release_examples(
-        Xs, ys, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=DELTA, x_radius=np.sqrt(p),
-        calibration="analytic", rng=rng,
-    )  # fmt: skip
+        Xs,
+        ys,
+        epsilon_x=EPS_X,
+        epsilon_y=EPS_Y,
+        delta=DELTA,
+        x_radius=np.sqrt(p),
+        calibration="analytic",
+        rng=rng,
+    )
     ypm = np.where(y == 1, 1.0, -1.0)
     path_kw = {k: v for k, v in KW.items() if k != "fit_intercept"}
     path_kw.update(sigma2=sims.sigma2, epsilon_y=EPS_Y, noised=np.r_[np.ones(p), 0.0])
@@ -99,8 +119,13 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     for col in ("model", "this release", f"mean over {N_SIM} releases", "SE", "||coef||"):
         table.add_column(col, justify="left" if col == "model" else "right")
     best_acc = best.score(rel.transform(X), y)
-    table.add_row(f"{BEST_LABEL} (not private)", f"{best_acc:.3f}", "-", "-",
-                  f"{np.linalg.norm(best.coef_):.3f}")  # fmt: skip
+    table.add_row(
+        f"{BEST_LABEL} (not private)",
+        f"{best_acc:.3f}",
+        "-",
+        "-",
+        f"{np.linalg.norm(best.coef_):.3f}",
+    )
     for label, est in fits.items():
         a = acc[label]
         se = a.std(ddof=1) / np.sqrt(a.size) if a.size > 1 else float("nan")
@@ -125,8 +150,12 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         "to release (see the SE), and naive SGD collapses to the majority class. The 5 passes "
         "reuse the same release (post-processing: no extra privacy cost)."
     )
-    return {**_part_b(console, output, rng), "release": rel, "models": fits,
-            "accuracy": {k: float(v.mean()) for k, v in acc.items()}}  # fmt: skip
+    return {
+        **_part_b(console, output, rng),
+        "release": rel,
+        "models": fits,
+        "accuracy": {k: float(v.mean()) for k, v in acc.items()},
+    }
 
 
 def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
@@ -140,21 +169,30 @@ def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, A
 
     X, y = make_iwp_classification(SYN_P, 2 * SYN_N, int(rng.integers(2**31)))
     Xtr, ytr, Xte, yte = X[:SYN_N], y[:SYN_N], X[SYN_N:], y[SYN_N:]
-    rel = release_examples(Xtr, ytr, epsilon_x=4.0, epsilon_y=2.0, delta=DELTA, bounds=(-1, 1),
-                           rng=rng)  # fmt: skip
+    rel = release_examples(
+        Xtr, ytr, epsilon_x=4.0, epsilon_y=2.0, delta=DELTA, bounds=(-1, 1), rng=rng
+    )
     console.rule("IWP-SGD at scale: 200 000 synthetic records (make_classification, p = 5)")
     # Public settings: a projection radius keeps the IWP gradient's exp(-y theta'x~) factors
     # (heavy-tailed under noise) bounded; a small step with tail averaging tames its variance.
-    kw = dict(loss="exponential", batch_size=32, learning_rate=2e-4, alpha=1.0,
-              theta_radius=1.0, averaging="tail", progress=False)  # fmt: skip
+    kw = dict(
+        loss="exponential",
+        batch_size=32,
+        learning_rate=2e-4,
+        alpha=1.0,
+        theta_radius=1.0,
+        averaging="tail",
+        progress=False,
+    )
     best = _best_clean(Xtr, ytr)
     fits = {
         f"{BEST_LABEL} (not private)": best,
         "SGD on clean data (not private)": IWPSGDClassifier(method="oracle", **kw).fit(
-            Xtr, ytr, bounds=(-1, 1)),
+            Xtr, ytr, bounds=(-1, 1)
+        ),
         "naive SGD on the release": IWPSGDClassifier(method="naive", **kw).fit(rel),
         "IWP-SGD on the release": IWPSGDClassifier(method="iwp", **kw).fit(rel),
-    }  # fmt: skip
+    }
     table = Table(
         title=f"{rel.guarantee.label}, sigma^2 = {rel.sigma2:.3g}, one pass, clean test set"
     )
@@ -164,8 +202,9 @@ def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, A
     for label, est in fits.items():
         risk = plain_loss(np.ravel(est.coef_), Xte, yte, "exponential").mean()
         shown = f"{risk:.4f}" if hasattr(est, "trajectory_") else "- (other loss)"
-        table.add_row(label, f"{est.score(Xte, yte):.3f}", shown,
-                      f"{np.linalg.norm(est.coef_):.3f}")  # fmt: skip
+        table.add_row(
+            label, f"{est.score(Xte, yte):.3f}", shown, f"{np.linalg.norm(est.coef_):.3f}"
+        )
         if not hasattr(est, "trajectory_"):  # the logistic regression: table only
             continue
         margins = yte[:20_000, None] * (Xte[:20_000] @ est.trajectory_.T)

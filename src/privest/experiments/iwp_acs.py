@@ -95,8 +95,16 @@ def run_acs(
         Xtr, ytr = Z[perm[:cut]], y[perm[:cut]]
         Xte, yte = Z[perm[cut:]], y[perm[cut:]]
         curves = Curves()
-        kw = dict(loss=loss, eps_x=EPS / 2, eps_y=EPS / 2, delta=DELTA, lam=LAM,
-                  batch_size=BATCH, gamma=GAMMA, n_records=60)  # fmt: skip
+        kw = dict(
+            loss=loss,
+            eps_x=EPS / 2,
+            eps_y=EPS / 2,
+            delta=DELTA,
+            lam=LAM,
+            batch_size=BATCH,
+            gamma=GAMMA,
+            n_records=60,
+        )
         te = (Xte[None], yte[None])
         sigma2 = run_group(curves, Xtr[None], ytr[None], *te, seed=seed, methods=("oracle",), **kw)
         starts = list(range(0, reps, group))
@@ -106,8 +114,9 @@ def run_acs(
             yg = np.broadcast_to(ytr, (g, *ytr.shape))
             Xtg = np.broadcast_to(Xte, (g, *Xte.shape))
             ytg = np.broadcast_to(yte, (g, *yte.shape))
-            run_group(curves, Xg, yg, Xtg, ytg, seed=seed + 1 + start, methods=("naive", "iwp"),
-                      **kw)  # fmt: skip
+            run_group(
+                curves, Xg, yg, Xtg, ytg, seed=seed + 1 + start, methods=("naive", "iwp"), **kw
+            )
         avg = {m: averaged_model_loss(curves, [te], loss, m) for m in METHODS}
         setting = (
             f"{task} [{source}], n_train={cut}, p={Z.shape[1]}, sigma2={sigma2:.4g}, "
@@ -137,15 +146,25 @@ def run_acs(
                     note="paper: Fig. 4 only",
                 )
             )
-            rows.append(Row(setting, cut, label, f"test {loss} risk of averaged model",
-                            float(avg[m][-1]), note="aggregation (b)"))  # fmt: skip
+            rows.append(
+                Row(
+                    setting,
+                    cut,
+                    label,
+                    f"test {loss} risk of averaged model",
+                    float(avg[m][-1]),
+                    note="aggregation (b)",
+                )
+            )
         plot_curves(axes[2 * ti], curves, avg, f"ACS {task} ({loss})", f"test {loss} risk")
         acc_curves = Curves(batches=curves.batches, loss=curves.acc)
         acc_avg = {m: curves.stack("acc", m).mean(axis=1) for m in METHODS}
         plot_curves(axes[2 * ti + 1], acc_curves, acc_avg, f"ACS {task} accuracy", "accuracy")
         axes[2 * ti + 1][1].set_title(f"ACS {task}\n(b') mean accuracy")
-    fig.suptitle("Paper 004 Figs. 2 and 4" + ("" if data_dir else
-                 " on an OFFLINE SYNTHETIC STAND-IN for ACS"))  # fmt: skip
+    fig.suptitle(
+        "Paper 004 Figs. 2 and 4"
+        + ("" if data_dir else " on an OFFLINE SYNTHETIC STAND-IN for ACS")
+    )
     fig.tight_layout()
     return ExperimentResult(rows=rows, figures={"main": fig})
 

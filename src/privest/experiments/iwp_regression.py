@@ -87,11 +87,19 @@ def run(
             g = min(group, reps - start)
             rels = [
                 release_regression_examples(
-                    X[tr], t[tr], epsilon_x=1.0, epsilon_y=1.0, delta_x=5e-6, delta_y=5e-6,
-                    y_bounds=tb, bounds=bounds, clip=True, rng=seed + start + r,
+                    X[tr],
+                    t[tr],
+                    epsilon_x=1.0,
+                    epsilon_y=1.0,
+                    delta_x=5e-6,
+                    delta_y=5e-6,
+                    y_bounds=tb,
+                    bounds=bounds,
+                    clip=True,
+                    rng=seed + start + r,
                 )
                 for r in range(g)
-            ]  # fmt: skip
+            ]
             rel = rels[0]
             Xn = np.stack([r.X for r in rels])
             yn = np.stack([r.y for r in rels])
@@ -101,9 +109,17 @@ def run(
                     rel.transform_target(np.clip(t[tr], *tb)),
                 )
             # The paper's settings (Sec. 6): constant step, last iterate, no projection.
-            kw = dict(task="regression", sigma2=rel.sigma2, batch_size=BATCH, learning_rate=gamma,
-                      alpha=LAM, record_every=max(1, cut // BATCH // 60),
-                      averaging=None, theta_radius=None, drop_last=True)  # fmt: skip
+            kw = dict(
+                task="regression",
+                sigma2=rel.sigma2,
+                batch_size=BATCH,
+                learning_rate=gamma,
+                alpha=LAM,
+                record_every=max(1, cut // BATCH // 60),
+                averaging=None,
+                theta_radius=None,
+                drop_last=True,
+            )
             for m in ("naive", "iwp"):
                 path = sgd_replicated(Xn, yn, method=m, **kw)
                 curves.hist[m].append(path.history)
@@ -112,8 +128,10 @@ def run(
         path = sgd_replicated(clean[0], clean[1], method="oracle", **kw)
         curves.hist["oracle"].append(path.history)
         curves.loss["oracle"].append(_risk(path.history, Xte, yte))
-        avg = {m: _risk(curves.stack("hist", m).mean(axis=1, keepdims=True), Xte, yte)[:, 0]
-               for m in METHODS}  # fmt: skip
+        avg = {
+            m: _risk(curves.stack("hist", m).mean(axis=1, keepdims=True), Xte, yte)[:, 0]
+            for m in METHODS
+        }
         setting = (
             f"gamma={gamma:g} [{source}], sigma2_x={rel.sigma2:.4g}, sigma2_y={rel.sigma2_y:.4g}"
         )
@@ -132,8 +150,16 @@ def run(
                     note=note,
                 )
             )
-            rows.append(Row(setting, cut, label, "test squared risk of averaged model",
-                            float(avg[m][-1]), note="aggregation (b)"))  # fmt: skip
+            rows.append(
+                Row(
+                    setting,
+                    cut,
+                    label,
+                    "test squared risk of averaged model",
+                    float(avg[m][-1]),
+                    note="aggregation (b)",
+                )
+            )
         plot_curves(axes[gi], curves, avg, f"regression, gamma={gamma:g}", "test squared risk")
     fig.suptitle(f"Paper 004 Fig. 8 on {source}")
     fig.tight_layout()

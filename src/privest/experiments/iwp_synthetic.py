@@ -86,11 +86,22 @@ def run_synthetic(
             Xte = np.broadcast_to(X_test, (size, *X_test.shape))
             yte = np.broadcast_to(y_test, (size, *y_test.shape))
             sigma2 = run_group(
-                curves, Xtr, ytr, Xte[:, :CURVE_TEST], yte[:, :CURVE_TEST],
-                loss=loss, eps_x=eps_x, eps_y=eps_y, delta=DELTA, lam=lam,
-                batch_size=batch_size, gamma=gamma, n_records=60,
-                seed=base_seed + 7919 * (start + 1), order=order,
-            )  # fmt: skip
+                curves,
+                Xtr,
+                ytr,
+                Xte[:, :CURVE_TEST],
+                yte[:, :CURVE_TEST],
+                loss=loss,
+                eps_x=eps_x,
+                eps_y=eps_y,
+                delta=DELTA,
+                lam=lam,
+                batch_size=batch_size,
+                gamma=gamma,
+                n_records=60,
+                seed=base_seed + 7919 * (start + 1),
+                order=order,
+            )
             # Final-iterate risk on the full test set.
             for m in METHODS:
                 last = curves.hist[m][-1][-1:]
@@ -144,9 +155,17 @@ def run_synthetic(
         for m in ("naive", "iwp"):  # paired gap to SGD on the clean data, same repetition
             gap = np.concatenate(curves.final[m], axis=1)[0] - real
             se_gap = float(gap.std(ddof=1) / math.sqrt(reps)) if reps > 1 else math.nan
-            rows.append(Row(setting, n_train, METHODS[m], "risk gap to SGD real (paired, last)",
-                            float(gap.mean()), mc_se=se_gap,
-                            note="0 = unbiased; paper: figure only"))  # fmt: skip
+            rows.append(
+                Row(
+                    setting,
+                    n_train,
+                    METHODS[m],
+                    "risk gap to SGD real (paired, last)",
+                    float(gap.mean()),
+                    mc_se=se_gap,
+                    note="0 = unbiased; paper: figure only",
+                )
+            )
         plot_curves(axes[si], curves, avg, f"{loss} loss, p={p}, eps={eps:g}", f"test {loss} risk")
     fig.tight_layout()
     return ExperimentResult(rows=rows, figures={"main": fig})

@@ -32,8 +32,9 @@ def run(reps: int, rng: np.random.Generator, progress: bool = True) -> Experimen
         for K in range(4):
             note = f"prototype table {spec[K]:.2g}; paper: figure only"
             value = float(truncation_bias(t, K))
-            rows.append(Row(f"t={t:g}", float("nan"), f"K={K}", "bias_K(t), sup |z|<=6", value,
-                            note=note))  # fmt: skip
+            rows.append(
+                Row(f"t={t:g}", float("nan"), f"K={K}", "bias_K(t), sup |z|<=6", value, note=note)
+            )
     ts = np.geomspace(0.01, 25.0, 40)
     fig, ax = plt.subplots(figsize=(6, 4))
     for K in (1, 2, 3):

@@ -98,8 +98,13 @@ def _fused_exponential(
     M, grad = np.empty((2, p)), np.empty(p)
     sums, thn, coef = np.empty(2), np.empty(p), np.empty(2)
     dot, exp, divide, multiply, isfinite, mexp = (
-        np.dot, np.exp, np.divide, np.multiply, math.isfinite, math.exp
-    )  # fmt: skip
+        np.dot,
+        np.exp,
+        np.divide,
+        np.multiply,
+        math.isfinite,
+        math.exp,
+    )
     bufs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def buffers(nb: int) -> tuple[np.ndarray, np.ndarray]:

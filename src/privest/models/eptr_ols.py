@@ -479,9 +479,16 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             else:
                 lam = self._lambda_min(X, y)
                 c0 = auto_c0(
-                    lam, n, p, self.x_radius, self.theta_radius, self._y_radius, eps,
-                    self.delta, self.constants,
-                )  # fmt: skip
+                    lam,
+                    n,
+                    p,
+                    self.x_radius,
+                    self.theta_radius,
+                    self._y_radius,
+                    eps,
+                    self.delta,
+                    self.constants,
+                )
         if c0 is None:
             return {"c0": None, "lambda_min": self._lambda_min(X, y), "release_probability": 0.0}
         stats = self._statistics(X, y, c0)
