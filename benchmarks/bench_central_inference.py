@@ -517,29 +517,35 @@ def _width(laws, grid, bounds, reps) -> float:
 
 
 # -- driver ---------------------------------------------------------------------------------
-def run(reps: int, n_grid, rng, quick: bool) -> pd.DataFrame:
+PARTS = ("moments", "counts", "quantiles")
+
+
+def run(part: str, reps: int, n_grid, rng) -> pd.DataFrame:
     rows: list[dict] = []
     pops = populations()
     t0 = time.perf_counter()
-    for pop in pops:
-        for kind in ("wide", "clip"):
+    if part == "moments":
+        for pop in pops:
+            for kind in ("wide", "clip"):
+                for n in n_grid:
+                    rows += moment_cells(pop, kind, n, reps, rng)
+                    print(f"{pop.name} {kind} n={n}: {time.perf_counter() - t0:.0f} s", flush=True)
+    elif part == "counts":
+        for name, p in proportions().items():
             for n in n_grid:
-                rows += moment_cells(pop, kind, n, reps, rng)
-    print(f"moments: {time.perf_counter() - t0:.0f} s", flush=True)
-    for name, p in proportions().items():
-        for n in n_grid:
-            rows += count_cells(name, p, n, reps, rng)
-    print(f"counts: {time.perf_counter() - t0:.0f} s", flush=True)
-    cases = [(Quantiles(pop, True), kind) for pop in pops for kind in ("wide", "clip")]
-    cases += [(Quantiles(pop, False), "ties") for pop in pops if pop.name in ("diabetes", "wine")]
-    for qp, kind in cases:
-        for q in (0.5, 0.1, 0.9):
-            for n in n_grid:
-                rows += quantile_cells(qp, kind, n, q, reps, rng)
-                print(
-                    f"{qp.pop.name} {kind} q={q} n={n}: {time.perf_counter() - t0:.0f} s",
-                    flush=True,
-                )
+                rows += count_cells(name, p, n, reps, rng)
+                print(f"{name} n={n}: {time.perf_counter() - t0:.0f} s", flush=True)
+    else:
+        cases = [(Quantiles(pop, True), kind) for pop in pops for kind in ("wide", "clip")]
+        cases += [(Quantiles(p, False), "ties") for p in pops if p.name in ("diabetes", "wine")]
+        for qp, kind in cases:
+            for q in (0.5, 0.1, 0.9):
+                for n in n_grid:
+                    rows += quantile_cells(qp, kind, n, q, reps, rng)
+                    print(
+                        f"{qp.pop.name} {kind} q={q} n={n}: {time.perf_counter() - t0:.0f} s",
+                        flush=True,
+                    )
     return pd.DataFrame(rows)
 
 
@@ -547,16 +553,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="n up to 10^4, 200 releases")
-    ap.add_argument("--out", default="bench-output", help="folder for the CSV")
+    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    ap.add_argument("--out", default="bench-output", help="folder for the CSVs")
     ap.add_argument("--seed", type=int, default=27)
     args = ap.parse_args()
     reps = 200 if args.quick else args.reps
     n_grid = N_GRID[:3] if args.quick else N_GRID
-    table = run(reps, n_grid, np.random.default_rng(args.seed), args.quick)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "central_inference.csv", index=False)
-    print(summary(table).to_string())
+    for i, part in enumerate(args.parts):
+        table = run(part, reps, n_grid, np.random.default_rng([args.seed, PARTS.index(part)]))
+        table.to_csv(out / f"central_inference_{part}.csv", index=False)
+        print(summary(table).to_string())
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:

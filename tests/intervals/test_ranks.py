@@ -10,6 +10,7 @@ from scipy import stats
 
 from privest.intervals.ranks import (
     _piece_law,
+    clear_of_edges,
     endpoint_plan,
     endpoint_ranks,
     rank_noise_cdf,
@@ -79,9 +80,9 @@ def test_without_noise_the_ranks_are_the_binomial_interval():
 def test_plan_moves_an_end_to_its_bound_and_gives_the_other_everything():
     both = endpoint_plan(10_000, 0.5, 1.0, 0.05)
     assert both.lower_epsilon == both.upper_epsilon == 0.5
-    one = endpoint_plan(100, 0.05, 0.5, 0.05)  # the lower end cannot leave rank 1
-    assert one.lower_rank is None and one.upper_epsilon == 0.5
-    assert one.upper_rank is not None
+    one = endpoint_plan(100, 0.9, 2.0, 0.05)  # the upper end would reach past x_(n)
+    assert one.upper_rank is None and one.lower_epsilon == 2.0
+    assert one.lower_rank is not None
     none = endpoint_plan(100, 0.5, 0.01, 0.05)  # the noise spans the data
     assert none.lower_rank is None and none.upper_rank is None
 
@@ -90,3 +91,14 @@ def test_noise_only_ranks_surround_the_datas_rank():
     k_low, k_high = endpoint_ranks(1000, 0.5, 1.0, 0.975, kind="noise", center=500.5)
     assert k_low < 500.5 < k_high
     assert rank_noise_cdf(np.array([500.5 - k_low]), 1.0)[0] >= 0.975
+
+
+def test_an_end_whose_noise_reaches_past_the_data_is_refused():
+    """An upper end aimed at x_(n) puts half its noise past the last record (where a tied
+    or empty gap to the bound drops it and the rest renormalises downwards); a lower end
+    100 ranks below x_(n) at eps 0.25 reaches past it with n-fold weight. Control: the same
+    ranks in the middle of 10^4 records are clear."""
+    assert not clear_of_edges(100, 100, 0.125, +1)
+    assert not clear_of_edges(900, 1000, 0.05, -1)
+    assert clear_of_edges(5100, 10_000, 0.125, +1)
+    assert clear_of_edges(4900, 10_000, 0.05, -1)

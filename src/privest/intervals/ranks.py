@@ -24,10 +24,11 @@ The model, in rank units (the order statistic x_(j) sits at position j):
   the binomial with the law of ``U - N``; ``kL`` is the largest rank with probability at
   least ``1 - alpha/2``, ``kU`` the smallest with ``P(B + U - N' <= kU) >= 1 - alpha/2``.
 
-A rank below 1 (above n) means the data cannot move that end inside the bounds: the end is
-the public bound itself, released for free, and the orchestration gives the other end all
-of alpha and both ends' epsilon (:func:`endpoint_plan`). For the noise-only interval
-(``kind="noise"``) ``B + U`` is replaced by the data's own rank.
+The model has no room for the gaps between the data and the bounds (their lengths are
+private): an end aimed within the noise's reach of the first or last record could fall into
+them. Such an end, and a rank below 1 or above n, is the public bound itself, released for
+free, and the other end gets all of alpha and both ends' epsilon (:func:`endpoint_plan`).
+For the noise-only interval (``kind="noise"``) ``B + U`` is replaced by the data's own rank.
 """
 
 from __future__ import annotations
@@ -42,10 +43,14 @@ from scipy import stats
 from privest.mechanisms.lattice_plm import stair_fraction
 from privest.mechanisms.profiles.reaches import quantile_rank
 
-__all__ = ["EndpointPlan", "endpoint_plan", "endpoint_ranks", "rank_noise_cdf"]
+__all__ = ["EndpointPlan", "clear_of_edges", "endpoint_plan", "endpoint_ranks", "rank_noise_cdf"]
 
 #: pieces beyond this weight ratio carry no mass that matters (e^-28: about 1e-12)
 _LEVEL_LOG_RATIO = 28.0
+#: n times the share of an end's noise allowed past the far record (clear_of_edges)
+EDGE_TAIL = 0.005
+#: the share allowed past the near record
+NEAR_TAIL = 0.2
 
 
 @lru_cache(maxsize=64)
@@ -148,6 +153,20 @@ class EndpointPlan:
     upper_epsilon: float
 
 
+def clear_of_edges(k: int, n: int, epsilon: float, side: int) -> bool:
+    """Whether an end at rank k (``side`` -1: the lower end, +1: the upper) stays clear of
+    the gaps between the data and the bounds, whose lengths are private: past the far record
+    (x_(n) for the lower end) its noise must carry at most ``EDGE_TAIL / n`` (a gap up to n
+    typical gaps long could multiply it n-fold, and there a lower end lands above the
+    quantile); past the near record at most ``NEAR_TAIL`` (a tied or empty gap there drops
+    that mass and the rest renormalises)."""
+    far, near = (n - k, k - 1) if side < 0 else (k - 1, n - k)
+    if far < 0 or near < 0:
+        return False
+    beyond = 1.0 - rank_noise_cdf(np.array([far, near], dtype=float), epsilon)
+    return bool(n * beyond[0] <= EDGE_TAIL and beyond[1] <= NEAR_TAIL)
+
+
 def endpoint_plan(
     n: int,
     quantile: float,
@@ -156,17 +175,22 @@ def endpoint_plan(
     kind: str = "population",
     center: float | None = None,
 ) -> EndpointPlan:
-    """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``; an end whose rank
-    leaves ``[1, n]`` becomes its bound and the other end is recomputed at ``1 - alpha`` with
-    all of ``epsilon`` (coverage 1 - alpha either way, by the model)."""
+    """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
+    is not :func:`clear_of_edges` (or lies beyond the data) becomes its bound,
+    released for free, and the other end is recomputed at ``1 - alpha`` with all of
+    ``epsilon`` (coverage 1 - alpha either way, by the model); both: no end is released."""
+
     half = epsilon / 2
     k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, kind=kind, center=center)
-    low_in, high_in = 1 <= k_low <= n, 1 <= k_high <= n
+    low_in = clear_of_edges(k_low, n, half, -1)
+    high_in = clear_of_edges(k_high, n, half, +1)
     if low_in and high_in:
         return EndpointPlan(k_low, k_high, half, half)
     if not low_in and not high_in:
         return EndpointPlan(None, None, 0.0, 0.0)
     k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, kind=kind, center=center)
     if low_in:
-        return EndpointPlan(k_low if 1 <= k_low <= n else None, None, epsilon, 0.0)
-    return EndpointPlan(None, k_high if 1 <= k_high <= n else None, 0.0, epsilon)
+        keep = clear_of_edges(k_low, n, epsilon, -1)
+        return EndpointPlan(k_low if keep else None, None, epsilon, 0.0)
+    keep = clear_of_edges(k_high, n, epsilon, +1)
+    return EndpointPlan(None, k_high if keep else None, 0.0, epsilon)
