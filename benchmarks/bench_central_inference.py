@@ -549,6 +549,47 @@ def run(part: str, reps: int, n_grid, rng) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cell(r) -> str:
+    ratio = r.width / r.nonprivate_width if r.nonprivate_width > 0 else math.inf
+    flag = " *" if isinstance(r.get("note"), str) and r.note else ""
+    return f"{r.coverage:.3f} ({ratio:.2f}x){flag}"
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The docs' tables: the summary, then per statistic the coverage (and the width over
+    the non-private interval's) by data, bounds and n across epsilon."""
+    out = ["| statistic | cells | in [0.935, 0.975] | lowest | highest |", "|---|---|---|---|---|"]
+    for _, r in summary(table).iterrows():
+        out.append(
+            f"| {r.statistic} | {r.cells} | {r['in [0.935, 0.975]']} | {r.lowest} | {r.highest} |"
+        )
+    for stat, part in table.groupby("statistic", sort=False):
+        out += [
+            "",
+            f"#### {stat}",
+            "",
+            "| data | bounds | n | " + " | ".join(f"eps {e:g}" for e in EPSILONS) + " |",
+            "|---|---|---|" + "---|" * len(EPSILONS),
+        ]
+        for (data, bounds, n), rows in part.groupby(["data", "bounds", "n"], sort=False):
+            cells = [_cell(rows[rows.epsilon == e].iloc[0]) for e in EPSILONS]
+            out.append(f"| {data} | {bounds} | {n:,} | " + " | ".join(cells) + " |")
+    mid = table[(table.n == 10_000) & (table.epsilon == 1.0) & (table.bounds != "clip")]
+    out += [
+        "",
+        "#### Widths at n = 10,000, epsilon 1",
+        "",
+        "| statistic | data | private | non-private | noise-only | noise-only coverage |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, r in mid.iterrows():
+        out.append(
+            f"| {r.statistic} | {r.data} ({r.bounds}) | {r.width:.4g} | "
+            f"{r.nonprivate_width:.4g} | {r.noise_width:.4g} | {r.noise_coverage:.3f} |"
+        )
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
@@ -556,12 +597,17 @@ def main() -> None:
     ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     ap.add_argument("--out", default="bench-output", help="folder for the CSVs")
     ap.add_argument("--seed", type=int, default=27)
+    ap.add_argument("--tables", action="store_true", help="print the docs' tables from --out")
     args = ap.parse_args()
+    if args.tables:
+        parts = [pd.read_csv(Path(args.out) / f"central_inference_{p}.csv") for p in PARTS]
+        print(markdown(pd.concat(parts, ignore_index=True)))
+        return
     reps = 200 if args.quick else args.reps
     n_grid = N_GRID[:3] if args.quick else N_GRID
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for i, part in enumerate(args.parts):
+    for part in args.parts:
         table = run(part, reps, n_grid, np.random.default_rng([args.seed, PARTS.index(part)]))
         table.to_csv(out / f"central_inference_{part}.csv", index=False)
         print(summary(table).to_string())

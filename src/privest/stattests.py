@@ -65,7 +65,7 @@ _PAIR_NODES = 8
 class PrivateTestResult:
     """A test on private releases: ``statistic`` (the estimate standardised under the
     null), ``pvalue``, ``estimate`` (of the tested quantity), ``null`` (its value under H0),
-    ``interval`` (its ``1 - conf_alpha`` interval), ``alternative``, ``method`` (how the null
+    ``interval`` (its ``1 - alpha`` interval), ``alternative``, ``method`` (how the null
     law was obtained), ``guarantee`` and the ``releases`` it used."""
 
     test: str
@@ -75,7 +75,7 @@ class PrivateTestResult:
     null: float
     alternative: str
     interval: Interval
-    conf_alpha: float
+    alpha: float
     method: str
     guarantee: Guarantee
     releases: tuple[PrivateStatistic, ...] = field(default=(), repr=False)
@@ -87,7 +87,7 @@ class PrivateTestResult:
                 f"{self.test}: estimate {self.estimate:.6g} (null {self.null:g}, "
                 f"{self.alternative})",
                 f"  statistic {self.statistic:.4g}, p-value {self.pvalue:.4g}",
-                f"  {1 - self.conf_alpha:.0%} interval [{self.interval.lower:.6g}, "
+                f"  {1 - self.alpha:.0%} interval [{self.interval.lower:.6g}, "
                 f"{self.interval.upper:.6g}]",
                 f"  null law: {self.method}",
                 f"  privacy: {self.guarantee}",
@@ -189,7 +189,7 @@ def mean_test(
     epsilon: float,
     bounds: Any = None,
     alternative: str = "two-sided",
-    conf_alpha: float = 0.05,
+    alpha: float = 0.05,
     clip: bool = False,
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
@@ -212,8 +212,8 @@ def mean_test(
         float(rel),
         float(value),
         alt,
-        rel.conf_int(conf_alpha),
-        check_alpha(conf_alpha),
+        rel.conf_int(alpha),
+        check_alpha(alpha),
         "normal sampling error (variance at the null) + exact Laplace noise",
         rel.guarantee,
         (rel,),
@@ -228,7 +228,7 @@ def mean_diff_test(
     epsilon: float,
     bounds: Any = None,
     alternative: str = "two-sided",
-    conf_alpha: float = 0.05,
+    alpha: float = 0.05,
     clip: bool = False,
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
@@ -243,7 +243,7 @@ def mean_diff_test(
     guarantee = _charge_once(budget, epsilon, "mean difference (two disjoint samples)")
     rx, ry = (private_mean(s, epsilon=epsilon, bounds=bounds, rng=gen, clip=clip) for s in (x, y))
     z, p = mean_diff_pvalue(rx.interval, ry.interval, value, alt)
-    a = check_alpha(conf_alpha)
+    a = check_alpha(alpha)
     est = float(rx) - float(ry)
     ci = _mover(est, rx.conf_int(a), ry.conf_int(a), float(rx), float(ry))
     return PrivateTestResult(
@@ -278,7 +278,7 @@ def proportion_test(
     epsilon: float,
     where: Any = None,
     alternative: str = "two-sided",
-    conf_alpha: float = 0.05,
+    alpha: float = 0.05,
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
 ) -> PrivateTestResult:
@@ -291,7 +291,7 @@ def proportion_test(
     inf, n = rel.interval, rel.n
     p = count_pvalue(float(rel), n, value, inf.r, alt)
     z = (float(rel) - n * value) / math.sqrt(n * value * (1 - value) + inf.noise_variance)
-    a = check_alpha(conf_alpha)
+    a = check_alpha(alpha)
     low, high = count_interval(float(rel), n, inf.r, a)
     return PrivateTestResult(
         "one-proportion test",
@@ -355,7 +355,7 @@ def proportion_diff_test(
     epsilon: float,
     where: Any = None,
     alternative: str = "two-sided",
-    conf_alpha: float = 0.05,
+    alpha: float = 0.05,
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
 ) -> PrivateTestResult:
@@ -368,7 +368,7 @@ def proportion_diff_test(
     rx, ry = (_count_release(s, epsilon, where, gen, None) for s in (x, y))
     nx, ny = rx.n, ry.n
     z, p = proportion_diff_pvalue(float(rx), nx, rx.interval.r, float(ry), ny, ry.interval.r, alt)
-    a = check_alpha(conf_alpha)
+    a = check_alpha(alpha)
     px, py = float(rx) / nx, float(ry) / ny
     ix = Interval(*count_interval(float(rx), nx, rx.interval.r, a))
     iy = Interval(*count_interval(float(ry), ny, ry.interval.r, a))

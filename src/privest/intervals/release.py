@@ -306,8 +306,9 @@ def _order(
         values.append(float(value))
     low, high = min(values), max(values)  # two independent draws may cross: sort them
     label = {"point": split["point"]}
-    if "ends" in split and len(split) > 1:
-        label.update({"lower end": ends.lower_epsilon, "upper end": ends.upper_epsilon})
+    for name, eps in (("lower end", ends.lower_epsilon), ("upper end", ends.upper_epsilon)):
+        if eps > 0:
+            label[name] = eps
     return point, OrderInference(
         statistic if statistic == "median" else f"quantile {q:g}",
         inference,

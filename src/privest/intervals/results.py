@@ -43,9 +43,9 @@ def check_alpha(alpha: Any) -> float:
 
 
 _TARGET = {
-    "mean": "the mean of the distribution clipped to the bounds",
-    "sum": "n times the mean of the distribution clipped to the bounds",
-    "variance": "the variance of the distribution clipped to the bounds",
+    "mean": "the mean of the population clamped to the bounds",
+    "sum": "n times the mean of the population clamped to the bounds",
+    "variance": "the variance of the population clamped to the bounds",
     "count": "n times the proportion of the population in the set",
 }
 
@@ -182,7 +182,7 @@ class OrderInference:
     def target(self) -> str:
         if self.kind == "noise":
             return "the data's own value"
-        return f"the population {self.statistic} (of the distribution clipped to the bounds)"
+        return f"the {self.statistic} of the population clamped to the bounds"
 
     def conf_int(self, alpha: float = 0.05) -> Interval:
         a = check_alpha(alpha)
