@@ -90,6 +90,13 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         release_regression_examples,
     )
     from privest.rng import make_rng, rng_kind
+    from privest.stattests import (
+        PrivateTestResult,
+        mean_diff_test,
+        mean_test,
+        proportion_diff_test,
+        proportion_test,
+    )
 
 #: Where each public name lives (the module it is imported from on first use).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -168,6 +175,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "make_rng",
         "rng_kind",
     ),
+    "privest.stattests": (
+        "PrivateTestResult",
+        "mean_diff_test",
+        "mean_test",
+        "proportion_diff_test",
+        "proportion_test",
+    ),
 }
 _LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -209,6 +223,7 @@ __all__ = [
     "PrivateLinearRegression",
     "PrivateLogisticRegression",
     "PrivateStatistic",
+    "PrivateTestResult",
     "PrivateValue",
     "PrivestError",
     "RegressionExampleMechanism",
@@ -224,6 +239,8 @@ __all__ = [
     "__version__",
     "load_release",
     "make_rng",
+    "mean_diff_test",
+    "mean_test",
     "private_count",
     "private_mean",
     "private_median",
@@ -231,6 +248,8 @@ __all__ = [
     "private_statistic",
     "private_sum",
     "private_variance",
+    "proportion_diff_test",
+    "proportion_test",
     "release_examples",
     "release_regression_examples",
     "rng_kind",

@@ -51,14 +51,13 @@ def test_median_releases_follow_the_mechanism_law(mechanism):
     """A release is the mechanism's own draw (clamped where it clamps) for the same seed,
     and 300 seeded releases pass a KS test against that law: a wrong mechanism, scale,
     centre or clamp fails it."""
-    r = private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=1)
+    kw = dict(epsilon=1.0, bounds=B, mechanism=mechanism, inference="none")  # the point's law
+    r = private_median(X, rng=1, **kw)
     mech = statistic_mechanism("median", epsilon=1.0, bounds=B, mechanism=mechanism).law(X)
     raw = mech.sample(None, rng=1)
     expected = float(mech.clamp(raw)) if hasattr(mech, "clamp") else raw
     assert isinstance(r, float) and float(r) == expected
-    values = np.array(
-        [private_median(X, epsilon=1.0, bounds=B, mechanism=mechanism, rng=s) for s in range(300)]
-    )
+    values = np.array([private_median(X, rng=s, **kw) for s in range(300)])
     _check_release_law(values, mech)
 
 
@@ -79,7 +78,10 @@ def test_release_error_matches_the_mechanism_error_functional():
     """Mean |private_median - median| over seeds agrees with E|err| within 4 MC SE."""
     mech = PiecewiseLaplaceLaw.for_statistic(X, "median", epsilon=0.5, bounds=B)
     errs = np.array(
-        [abs(private_median(X, epsilon=0.5, bounds=B, rng=s) - np.median(X)) for s in range(400)]
+        [
+            abs(private_median(X, epsilon=0.5, bounds=B, rng=s, inference="none") - np.median(X))
+            for s in range(400)
+        ]
     )
     assert abs(errs.mean() - mech.error_mean_abs()) < 4 * errs.std() / math.sqrt(errs.size)
 
@@ -171,7 +173,7 @@ def test_count_with_predicate_and_statistic_by_name():
 def test_variance_large_n_uses_truncated_profile():
     x = np.random.default_rng(1).uniform(0, 1, 5000)
     kw = dict(epsilon=1.0, bounds=(0, 1), mechanism="piecewise_laplace")
-    r = private_variance(x, rng=6, **kw)
+    r = private_variance(x, rng=6, inference="none", **kw)  # its noise law is the data's
     prof = statistic_mechanism("variance", **kw).law(x).profile
     assert prof.levels < 100 and prof.upper[-1] == prof.hi
     assert abs(r - x.var()) < 0.01
@@ -183,8 +185,8 @@ def test_every_variance_entry_point_builds_the_same_mechanism(mechanism):
     truncated profile for n > 2000, same release for the same seed."""
     x = np.random.default_rng(2).uniform(0, 1, 3000)
     kw = {"epsilon": 1.0, "bounds": (0, 1), "mechanism": mechanism}
-    a = private_variance(x, rng=4, **kw)
-    b = private_statistic(x, "variance", rng=4, **kw)
+    a = private_variance(x, rng=4, inference="none", **kw)  # data-dependent noise: no interval
+    b = private_statistic(x, "variance", rng=4, inference="none", **kw)
     assert a == b and a.mechanism == b.mechanism
     law = statistic_mechanism("variance", **kw).law
     pa, pb = law(x).profile, law(x).profile

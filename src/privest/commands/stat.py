@@ -7,7 +7,10 @@ the private value and its guarantee; -o/--format write it as a one-row table (ke
 statistic, value, mechanism, guarantee, epsilon, n, randomness). Without --seed the noise
 comes from the secure generator (a real release); --seed is for experiments only.
 ``--engine dask`` reads a Parquet file or folder out of core on a Dask cluster: the same
-mechanism and, for the same --seed, the same release (docs/scale-out.md).
+mechanism and, for the same --seed, the same release (docs/scale-out.md). ``--conf-level
+0.95`` also releases what the interval needs (a stated share of epsilon, within the same
+total) and prints the interval for the population quantity with its standard error
+(docs/central-inference.md); ``--inference noise`` prints the noise-only interval instead.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ EXAMPLES = (
     "--mechanism inverse_sensitivity -o q90.json",
     "privest stat data.csv --column age --stat count --where 18:65 --epsilon 1 --format csv",
     "privest stat data.csv --column age --stat median --epsilon 1 --bounds 0:120 --resolution 1",
+    "privest stat data.csv --column age --stat mean --epsilon 1 --bounds 0:120 --conf-level 0.95",
 )
 
 
@@ -76,6 +80,19 @@ def add_parser(sub: Any) -> None:
         "data, whose ties are then released exactly); default about 2^-24 of the bounds' width",
     )
     p.add_argument("--clip", action="store_true", help="clip out-of-bounds values to the bounds")
+    p.add_argument(
+        "--conf-level",
+        type=float,
+        help="also print the interval at this level (e.g. 0.95) for the population quantity "
+        "(records iid): a stated share of --epsilon buys what it needs (docs/central-inference.md)",
+    )
+    p.add_argument(
+        "--inference",
+        choices=("population", "noise"),
+        default="population",
+        help="with --conf-level: the population interval (sampling and noise; default) or the "
+        "noise-only interval of the data's own value",
+    )
     p.add_argument(
         "--diagnostics",
         action="store_true",
@@ -125,6 +142,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     from privest.validation import as_float_vector
 
     name, _ = parse_statistic(args.stat)
+    if args.conf_level is not None:
+        _conf_alpha(args)  # refused before anything is charged or read
     if name == "count":
         if args.where is None:
             raise ValidationError(
@@ -165,7 +184,35 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     if name == "count":
         values = as_float_vector(col, f"--column {args.column!r}")
         col = ((values >= lo) & (values <= hi)).astype(float)
+    if args.conf_level is not None:
+        return _with_interval(args, mech, col), col
     return mech.release(col, make_rng(args.seed)), col
+
+
+def _conf_alpha(args: argparse.Namespace) -> float:
+    level = args.conf_level
+    if not 0 < level < 1:
+        raise ValidationError(f"--conf-level: {level!r} must be in (0, 1), e.g. 0.95")
+    return 1 - level
+
+
+def _with_interval(args: argparse.Namespace, mech: Any, data: Any) -> Any:
+    """The release with its interval's releases (the ledger was charged the total)."""
+    from privest.models.statistics import private_statistic
+    from privest.rng import make_rng
+
+    return private_statistic(
+        data,
+        mech.spec,
+        epsilon=args.epsilon,
+        bounds=mech.bounds,
+        mechanism=args.mechanism,
+        rng=make_rng(args.seed),
+        clip=args.clip,
+        resolution=args.resolution,
+        inference=args.inference,
+        alpha=_conf_alpha(args),
+    )
 
 
 def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> Any:
@@ -193,6 +240,8 @@ def _release_dask(args: argparse.Namespace, mech: Any, where: tuple | None) -> A
         rng=make_rng(args.seed),
         clip=args.clip,
         resolution=args.resolution,
+        inference="none" if args.conf_level is None else args.inference,
+        alpha=0.05 if args.conf_level is None else _conf_alpha(args),
     )
 
 
@@ -229,7 +278,23 @@ def _run(args: argparse.Namespace, console: Any) -> None:
         "n": int(result.n),
         "randomness": result.randomness,
     }
+    if result.interval is not None:
+        alpha = _conf_alpha(args)
+        low, high = result.conf_int(alpha)
+        row.update(
+            conf_level=float(args.conf_level),
+            ci_lower=float(low),
+            ci_upper=float(high),
+            std_err=float(result.bse),
+            inference=result.inference,
+            split="; ".join(f"{k} {v:.4g}" for k, v in result.split.items()),
+        )
     emit_table(args, console, [row], lambda: console.print(_table(row)))
+    if result.interval is not None:
+        console.print(
+            f"interval covers {result.interval.target} ({row['inference']}); "
+            f"epsilon split: {row['split']}"
+        )
     if args.diagnostics:
         mech = statistic_mechanism(
             args.stat,
@@ -257,5 +322,10 @@ def _table(row: dict[str, Any]) -> Any:
     table.add_column("mechanism")
     table.add_column("guarantee")
     table.add_column("n", justify="right")
-    table.add_row(f"{row['value']:.6g}", row["mechanism"], row["guarantee"], str(row["n"]))
+    cells = [f"{row['value']:.6g}", row["mechanism"], row["guarantee"], str(row["n"])]
+    if "ci_lower" in row:
+        table.add_column(f"{row['conf_level']:.0%} interval", justify="right")
+        table.add_column("std err", justify="right")
+        cells += [f"[{row['ci_lower']:.6g}, {row['ci_upper']:.6g}]", f"{row['std_err']:.4g}"]
+    table.add_row(*cells)
     return table

@@ -18,6 +18,13 @@ By default neighbours swap one record (n public); ``domain=Domain(neighbours="ad
 are never read from the data); data outside them are an error unless ``clip=True``.
 Laplace and smooth-sensitivity releases are clipped into the statistic's public range
 (post-processing: no privacy cost, slight bias); PLM and INV releases lie in it already.
+
+Inference (docs/central-inference.md): by default (``inference="population"``) the result
+also carries ``bse`` and ``conf_int(alpha)`` for the population quantity (records iid),
+covering sampling error and the privacy noise; a stated share of epsilon buys what the
+interval needs (the spread of a mean, two order statistics around a quantile), charged with
+the rest before any data is read. ``inference="noise"`` gives the noise-only interval of the
+data's own value; ``inference="none"`` spends all of epsilon on the point.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from privest.accounting.budget import Budget, charge
 from privest.backends import dispatch
 from privest.domain import Domain
 from privest.errors import ValidationError
+from privest.intervals.release import check_inference, release_with_inference
+from privest.intervals.results import check_alpha
 from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.statistic import StatisticMechanism
@@ -150,6 +159,8 @@ def private_statistic(
     budget: Budget | None = None,
     resolution: float | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
+    alpha: float = 0.05,
     **options: Any,
 ) -> PrivateStatistic:
     """Release one statistic by name (``"median"``, ``"quantile:0.9"``, ``"mean"``, ...).
@@ -158,16 +169,67 @@ def private_statistic(
     with ``privest[dask]``): the same mechanism, law and, seeded, release either way. Every
     ``private_*`` function takes ``budget=`` (a :class:`~privest.Budget`): the spend is
     charged, or refused, before ``x`` is read (docs/budget.md). ``options`` are the chosen
-    mechanism's own public inputs (:func:`statistic_mechanism`).
+    mechanism's own public inputs (:func:`statistic_mechanism`). ``inference``:
+    ``"population"`` (default), ``"noise"`` or ``"none"`` (module docstring); ``alpha``: the
+    level ``1 - alpha`` a median's or quantile's interval is released for.
     """
+    check_inference(inference)
     dom = Domain.of(domain, bounds=bounds, resolution=resolution)
     kw = dict(
         epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, mechanism=mechanism, **options
     )
     mech = statistic_mechanism(statistic, **kw)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
+    if inference != "none":
+        return _with_inference(x, mech, mechanism, inference, alpha, rng, options)
     law, n = statistic_law(x, mech)
     return mech.release_from_law(law, n, resolve_rng(rng))
+
+
+def _with_inference(
+    x: Any,
+    mech: StatisticMechanism,
+    mechanism: str,
+    inference: str,
+    alpha: float,
+    rng: Any,
+    options: dict[str, Any],
+) -> PrivateStatistic:
+    """The point and its interval's releases (:mod:`privest.intervals.release`), which
+    compose to ``mech.guarantee`` (charged by the caller before ``x`` is read)."""
+    dom = mech.domain
+    n = record_count(x) if dom.n_public else None
+    gen = resolve_rng(rng)
+
+    def release(data: Any, statistic: str, *, epsilon: float, mechanism: str, **kw: Any):
+        one = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
+        law, size = statistic_law(data, one)
+        return one.release_from_law(law, size, gen), one
+
+    point, interval = release_with_inference(
+        x,
+        mech.statistic,
+        epsilon=mech.epsilon,
+        n=n,
+        domain=dom,
+        mechanism=mechanism,
+        clip=mech.clip,
+        inference=inference,
+        release=release,
+        quantile=mech.q if mech.statistic == "quantile" else None,
+        alpha=check_alpha(alpha),
+        options=options,
+    )
+    return PrivateStatistic(
+        float(point),
+        statistic=point.statistic,
+        mechanism=point.mechanism,
+        guarantee=mech.guarantee,
+        n=point.n,
+        bounds=point.bounds,
+        randomness=point.randomness,
+        interval=interval,
+    )
 
 
 def private_median(
@@ -181,6 +243,8 @@ def private_median(
     budget: Budget | None = None,
     resolution: float | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
+    alpha: float = 0.05,
 ) -> PrivateStatistic:
     """eps-DP median of data in public ``bounds`` (average of the middle two for even n).
 
@@ -199,6 +263,8 @@ def private_median(
         budget=budget,
         resolution=resolution,
         domain=domain,
+        inference=inference,
+        alpha=alpha,
     )
 
 
@@ -214,6 +280,8 @@ def private_quantile(
     budget: Budget | None = None,
     resolution: float | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
+    alpha: float = 0.05,
 ) -> PrivateStatistic:
     """eps-DP quantile at level ``quantile`` = q: the order statistic x_(k) of rank
     k = clip(ceil(q n), 1, n); where eps min(k, n + 1 - k) < 8 the piecewise Laplace release
@@ -231,6 +299,8 @@ def private_quantile(
         budget=budget,
         resolution=resolution,
         domain=domain,
+        inference=inference,
+        alpha=alpha,
     )
 
 
@@ -244,6 +314,7 @@ def private_mean(
     clip: bool = False,
     budget: Budget | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
 ) -> PrivateStatistic:
     """eps-DP mean of data in public ``bounds`` (n is public under swap neighbours)."""
     return private_statistic(
@@ -256,6 +327,7 @@ def private_mean(
         clip=clip,
         budget=budget,
         domain=domain,
+        inference=inference,
     )
 
 
@@ -269,6 +341,7 @@ def private_sum(
     clip: bool = False,
     budget: Budget | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
 ) -> PrivateStatistic:
     """eps-DP sum of data in public ``bounds``."""
     return private_statistic(
@@ -281,6 +354,7 @@ def private_sum(
         clip=clip,
         budget=budget,
         domain=domain,
+        inference=inference,
     )
 
 
@@ -294,6 +368,7 @@ def private_variance(
     clip: bool = False,
     budget: Budget | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
 ) -> PrivateStatistic:
     """eps-DP population variance (1/n) of data in public ``bounds``.
 
@@ -312,6 +387,7 @@ def private_variance(
         clip=clip,
         budget=budget,
         domain=domain,
+        inference=inference,
     )
 
 
@@ -324,17 +400,23 @@ def private_count(
     rng: np.random.Generator | int | None = None,
     budget: Budget | None = None,
     domain: Domain | None = None,
+    inference: str = "population",
 ) -> PrivateStatistic:
     """eps-DP count of records in a set: ``x`` holds 0/1 (boolean) indicators, or
     ``where(x)`` maps the records to them (one indicator per record). Under swap neighbours
-    n itself is public; under ``Domain(neighbours="add_remove")`` it is not.
+    n itself is public; under ``Domain(neighbours="add_remove")`` it is not (and the count
+    has only the noise-only interval, ``inference="noise"``).
 
     ``"auto"`` picks the integer (discrete Laplace) count: exact, and a smaller error than
-    Laplace noise at every epsilon.
+    Laplace noise at every epsilon. Its interval for n times the population proportion
+    needs no extra epsilon (docs/central-inference.md).
     """
+    check_inference(inference)
     mech = statistic_mechanism("count", epsilon=epsilon, mechanism=mechanism, domain=domain)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
     ind = x if where is None else _indicators(x, where)
+    if inference != "none":
+        return _with_inference(ind, mech, mechanism, inference, 0.05, rng, {})
     law, n = statistic_law(ind, mech)
     return mech.release_from_law(law, n, resolve_rng(rng))
 

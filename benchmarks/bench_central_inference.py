@@ -1,0 +1,643 @@
+"""Coverage and width of the private statistics' intervals on real data (issue 27, item 4).
+
+Populations: columns of data sets shipped inside scikit-learn (offline): ``diabetes``
+(disease progression, 442 records), ``breast_cancer`` (mean area, 569), ``wine`` (proline,
+178); for proportions ``diabetes`` sex = 2, ``breast_cancer`` malignant, ``wine`` class 0
+and ``diabetes`` progression > 275 (7%). Each cell draws ``--reps`` samples of n records
+with replacement from the data set (the population; its quantity is the data set's own),
+releases them with the library's split of epsilon and its mechanisms' noise laws, and
+computes the library's interval (:mod:`privest.intervals`) on the released values,
+batched over releases. Bounds: ``wide`` (holding the data) and ``clip`` (cutting 10-19% of
+it: the target is then the quantity of the clipped distribution, the stated assumption).
+
+* mean, sum, variance: sufficient statistics of each sample from multinomial counts; the
+  noise drawn from each mechanism's noise law (Laplace at the law's scale: the release's
+  lattice moves it by at most 2^-20 of the scale);
+* count: a binomial count plus an exact discrete Laplace draw;
+* median and quantiles 0.1, 0.9: the population is the data set smoothed by a uniform
+  kernel (Silverman's bandwidth), so that its quantiles are continuous (the ``ties`` rows
+  use the raw data on the integer lattice instead); each sample is the window of order
+  statistics the releases read, drawn exactly (uniform order statistics through the
+  population's quantile function), and each end's coverage is exact given the sample from
+  the piecewise Laplace staircase's law on that window (checked against the library's
+  ``law.cdf`` on every cell's first window), so a cell's coverage is the mean over samples
+  of the exact conditional coverage.
+
+Beside each private interval: the non-private one (t interval; normal with the sample
+kurtosis for the variance; Wilson for a proportion; order statistics for quantiles) and
+the noise-only one (the anchors' kind), with their coverage of the population quantity.
+
+    python benchmarks/bench_central_inference.py [--quick] [--reps 1000] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from privest.domain import Domain
+from privest.intervals.release import (
+    fourth_plan,
+    moment_inference,
+    plan_split,
+    spread_plan,
+)
+from privest.intervals.results import CountInference
+from privest.mechanisms.discrete_laplace import DiscreteLaplace
+from privest.mechanisms.laplace import LaplaceMechanism
+from privest.mechanisms.profiles.variance import variance_sup
+
+ALPHA = 0.05
+N_GRID = (100, 1_000, 10_000, 100_000)
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class Population:
+    """Atoms and weights of a data set's column, with its two pairs of public bounds."""
+
+    name: str
+    atoms: np.ndarray
+    weights: np.ndarray
+    wide: tuple[float, float]
+    clip: tuple[float, float]
+
+
+def populations() -> list[Population]:
+    from sklearn import datasets
+
+    cols = {
+        "diabetes": (datasets.load_diabetes(scaled=False).target, (0, 400), (50, 250)),
+        "breast_cancer": (datasets.load_breast_cancer().data[:, 3], (0, 2600), (200, 1200)),
+        "wine": (datasets.load_wine().data[:, 12], (0, 2000), (300, 1200)),
+    }
+    out = []
+    for name, (col, wide, clip) in cols.items():
+        atoms, counts = np.unique(col, return_counts=True)
+        out.append(Population(name, atoms, counts / counts.sum(), wide, clip))
+    return out
+
+
+def proportions() -> dict[str, float]:
+    from sklearn import datasets
+
+    d = datasets.load_diabetes(scaled=False)
+    return {
+        "diabetes sex": float(np.mean(d.data[:, 1] == 2)),
+        "breast_cancer malignant": float(np.mean(datasets.load_breast_cancer().target == 0)),
+        "wine class 0": float(np.mean(datasets.load_wine().target == 0)),
+        "diabetes progression > 275": float(np.mean(d.target > 275)),
+    }
+
+
+def _noise_scale(statistic: str, epsilon: float, bounds, n: int) -> float:
+    return float(LaplaceMechanism(statistic, epsilon=epsilon, bounds=bounds).noise_law(n).scale)
+
+
+def _row(**kw) -> dict:
+    return kw
+
+
+def _mean(a) -> float:
+    return float(np.mean(a))
+
+
+# -- mean, sum, variance --------------------------------------------------------------------
+def _moments(pop: Population, bounds, n: int, reps: int, rng) -> dict:
+    """Power sums about the bounds' midpoint of ``reps`` samples of n clipped records."""
+    lo, hi = bounds
+    c = np.clip(pop.atoms, lo, hi) - (lo + hi) / 2
+    counts = rng.multinomial(n, pop.weights, size=reps).astype(float)
+    s = {k: counts @ c**k for k in (1, 2, 3, 4)}
+    mu = float(pop.weights @ c)
+    var = float(pop.weights @ (c - mu) ** 2)
+    return {"s": s, "mu": mu + (lo + hi) / 2, "var": var}
+
+
+def _cover(low, high, target) -> tuple[float, float]:
+    hit = (low <= target) & (target <= high)
+    return float(np.mean(hit)), float(np.mean(high - low))
+
+
+def _se(coverage: float, reps: int) -> float:
+    return math.sqrt(coverage * (1 - coverage) / reps)
+
+
+def moment_cells(pop: Population, kind: str, n: int, reps: int, rng) -> list[dict]:
+    bounds = pop.wide if kind == "wide" else pop.clip
+    lo, hi = bounds
+    dom = Domain(bounds=bounds)
+    m = _moments(pop, bounds, n, reps, rng)
+    s1, s2, s3, s4 = (m["s"][k] for k in (1, 2, 3, 4))
+    mid = (lo + hi) / 2
+    xbar = mid + s1 / n
+    var_n = s2 / n - (s1 / n) ** 2
+    m4 = (s4 - 4 * (s1 / n) * s3 + 6 * (s1 / n) ** 2 * s2) / n - 3 * (s1 / n) ** 4
+    rows = []
+    tq = stats.t.ppf(1 - ALPHA / 2, n - 1)
+    np_mean = tq * np.sqrt(var_n * n / (n - 1) / n)
+    for eps in EPSILONS:
+        common = dict(data=pop.name, bounds=kind, n=n, epsilon=eps)
+        for stat in ("mean", "sum"):
+            f = n if stat == "sum" else 1.0
+            split = plan_split(stat, eps, "population")
+            b = _noise_scale(stat, split["point"], bounds, n)
+            est = np.clip(f * xbar + rng.laplace(0, b, reps), f * lo, f * hi)
+            centre, cap = spread_plan(dom)
+            b2 = _noise_scale("mean", split["spread"], (0.0, cap), n)
+            m2 = np.clip(s2 / n + rng.laplace(0, b2, reps), 0, cap)
+            inf = moment_inference(
+                stat,
+                "population",
+                est,
+                n,
+                dom,
+                b,
+                split,
+                spread=m2,
+                spread_scale=b2,
+                spread_cap=cap,
+                centre=centre,
+            )
+            cov, width = _cover(*inf.conf_int(ALPHA), f * m["mu"])
+            bn = _noise_scale(stat, eps, bounds, n)
+            own = f * xbar
+            est_n = np.clip(own + rng.laplace(0, bn, reps), f * lo, f * hi)
+            noise = moment_inference(stat, "noise", est_n, n, dom, bn, {"point": eps})
+            ncov, nwidth = _cover(*noise.conf_int(ALPHA), f * m["mu"])
+            own_cov, _ = _cover(*noise.conf_int(ALPHA), own)
+            npcov, npw = _cover(f * (xbar - np_mean), f * (xbar + np_mean), f * m["mu"])
+            rows.append(
+                _row(
+                    statistic=stat,
+                    **common,
+                    coverage=cov,
+                    coverage_se=_se(cov, reps),
+                    width=width,
+                    nonprivate_coverage=npcov,
+                    nonprivate_width=npw,
+                    noise_coverage=ncov,
+                    noise_width=nwidth,
+                    noise_own_coverage=own_cov,
+                )
+            )
+        rows.append(_variance_cell(pop, dom, n, reps, rng, eps, m, xbar, var_n, m4, common))
+    return rows
+
+
+def _variance_cell(pop, dom, n, reps, rng, eps, m, xbar, var_n, m4, common) -> dict:
+    lo, hi = dom.interval()
+    mid = (lo + hi) / 2
+    s1, s2, s3, s4 = (m["s"][k] for k in (1, 2, 3, 4))
+    split = plan_split("variance", eps, "population")
+    top = variance_sup(n, lo, hi)
+    b = _noise_scale("variance", split["point"], dom.bounds, n)
+    vhat = np.clip(var_n + rng.laplace(0, b, reps), 0, top)
+    bm = _noise_scale("mean", split["centre"], dom.bounds, n)
+    mhat = np.clip(xbar + rng.laplace(0, bm, reps), lo, hi)
+    v, cap = fourth_plan(mhat, vhat, dom)
+    d = mhat - mid  # sums of (y - d)^k, y = x - mid
+    p2 = s2 - 2 * d * s1 + n * d**2
+    p4 = s4 - 4 * d * s3 + 6 * d**2 * s2 - 4 * d**3 * s1 + n * d**4
+    t = (p4 - 2 * v * p2 + n * v**2) / n
+    # the noise law of the mean of values in [0, cap]: scale cap / (n eps) on its lattice
+    # (the lattice's relative excess read off the law for cap = 1)
+    bt = cap * _noise_scale("mean", split["fourth"], (0.0, 1.0), n)
+    that = np.clip(t + rng.laplace(0, bt), 0, cap)
+    inf = moment_inference(
+        "variance",
+        "population",
+        vhat,
+        n,
+        dom,
+        b,
+        split,
+        spread=that,
+        spread_scale=bt,
+        spread_cap=cap,
+        centre=v,
+    )
+    cov, width = _cover(*inf.conf_int(ALPHA), m["var"])
+    bn = _noise_scale("variance", common["epsilon"], dom.bounds, n)
+    noise = moment_inference(
+        "variance",
+        "noise",
+        np.clip(var_n + rng.laplace(0, bn, reps), 0, top),
+        n,
+        dom,
+        bn,
+        {"point": common["epsilon"]},
+    )
+    ncov, nwidth = _cover(*noise.conf_int(ALPHA), m["var"])
+    own_cov, _ = _cover(*noise.conf_int(ALPHA), var_n)
+    s2u = var_n * n / (n - 1)
+    half = stats.norm.ppf(1 - ALPHA / 2) * np.sqrt(np.maximum(m4 - var_n**2, 0) / n)
+    npcov, npw = _cover(s2u - half, s2u + half, m["var"])
+    return _row(
+        statistic="variance",
+        **common,
+        coverage=cov,
+        coverage_se=_se(cov, reps),
+        width=width,
+        nonprivate_coverage=npcov,
+        nonprivate_width=npw,
+        noise_coverage=ncov,
+        noise_width=nwidth,
+        noise_own_coverage=own_cov,
+    )
+
+
+# -- counts ---------------------------------------------------------------------------------
+def count_cells(name: str, p: float, n: int, reps: int, rng) -> list[dict]:
+    rows = []
+    counts = rng.binomial(n, p, reps).astype(float)
+    z = stats.norm.ppf(1 - ALPHA / 2)
+    ph = counts / n
+    centre = (ph + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    npcov, npw = _cover(n * (centre - half), n * (centre + half), n * p)
+    for eps in EPSILONS:
+        law = DiscreteLaplace("count", epsilon=eps).noise_law()
+        rel = np.clip(counts + law.sample(reps, rng), 0, n)
+        cache: dict[float, tuple[float, float]] = {}
+        for c in np.unique(rel):
+            cache[c] = CountInference("population", float(c), n, law.p).conf_int(ALPHA)
+        low = np.array([cache[c][0] for c in rel])
+        high = np.array([cache[c][1] for c in rel])
+        cov, width = _cover(low, high, n * p)
+        noise = CountInference("noise", 0.0, n, law.p).conf_int(ALPHA)
+        nhalf = noise.upper  # the noise-only half-width (estimate 0, no clamping above)
+        ncov, nwidth = _cover(np.maximum(rel - nhalf, 0), np.minimum(rel + nhalf, n), n * p)
+        own, _ = _cover(np.maximum(rel - nhalf, 0), np.minimum(rel + nhalf, n), counts)
+        rows.append(
+            _row(
+                statistic="count",
+                data=name,
+                bounds="-",
+                n=n,
+                epsilon=eps,
+                coverage=cov,
+                coverage_se=_se(cov, reps),
+                width=width,
+                nonprivate_coverage=npcov,
+                nonprivate_width=npw,
+                noise_coverage=ncov,
+                noise_width=nwidth,
+                noise_own_coverage=own,
+            )
+        )
+    return rows
+
+
+# -- medians and quantiles ------------------------------------------------------------------
+class Quantiles:
+    """A population for order statistics: the data set smoothed by a uniform kernel of
+    Silverman's bandwidth (``smooth=True``) or the raw atoms (ties)."""
+
+    def __init__(self, pop: Population, smooth: bool):
+        self.pop, self.smooth = pop, smooth
+        w, a = pop.weights, pop.atoms
+        cum = np.cumsum(w)
+        if not smooth:
+            self._cum = cum
+            return
+        mean = w @ a
+        sd = math.sqrt(w @ (a - mean) ** 2)
+        iqr = np.interp(0.75, cum, a) - np.interp(0.25, cum, a)
+        h = math.sqrt(3) * 0.9 * min(sd, iqr / 1.34) * a.size**-0.2
+        br = np.unique(np.concatenate([a - h, a + h]))
+        cdf = np.clip((br[:, None] - a[None, :] + h) / (2 * h), 0, 1) @ w
+        keep = np.concatenate([[True], np.diff(cdf) > 0])
+        self._br, self._cdf = br[keep], cdf[keep]
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        if self.smooth:
+            return np.interp(u, self._cdf, self._br)
+        return self.pop.atoms[np.minimum(np.searchsorted(self._cum, u), self.pop.atoms.size - 1)]
+
+
+def _uniform_window(n: int, first: int, last: int, reps: int, rng) -> np.ndarray:
+    """Uniform order statistics U_(first..last) of n draws (exact: a beta, then spacings)."""
+    start = rng.beta(first, n - first + 1, size=reps)
+    if last == first:
+        return start[:, None]
+    steps = np.log(rng.random((reps, last - first))) / (n - np.arange(first, last))[None, :]
+    tail = -np.expm1(np.log1p(-start)[:, None] + np.cumsum(steps, axis=1))
+    return np.concatenate([start[:, None], tail], axis=1)
+
+
+@dataclass
+class EndLaw:
+    """The staircase law of an end released at rank k, for a batch of windows: its
+    sub-pieces' first lattice index, length and probability (one row per window)."""
+
+    start: np.ndarray
+    length: np.ndarray
+    prob: np.ndarray
+
+    def cdf(self, t: np.ndarray) -> np.ndarray:
+        """P(index <= t), t of shape (reps,)."""
+        cnt = np.asarray(t, dtype=float)[:, None] - self.start + 1
+        np.maximum(cnt, 0, out=cnt)
+        np.minimum(cnt, self.length, out=cnt)
+        return np.einsum("ij,ij->i", self.prob / np.maximum(self.length, 1), cnt)
+
+    def mean(self) -> np.ndarray:
+        return np.einsum("ij,ij->i", self.prob, self.start + (self.length - 1) / 2)
+
+
+def end_law(win, first, n, k, levels, eps, grid) -> EndLaw:
+    """The library's lattice staircase (privest.mechanisms.lattice_plm), vectorised."""
+    from privest.mechanisms.lattice_plm import run_epsilon, stair_fraction
+
+    lv = np.arange(levels)
+
+    def order(r):
+        inner = win[:, np.clip(r - first, 0, win.shape[1] - 1)]
+        return np.where(r <= 0, grid.ka, np.where(r >= n + 1, grid.kb, inner))
+
+    reps = win.shape[0]
+    up = np.concatenate([order(k + lv), np.full((reps, 1), grid.kb)], axis=1)
+    dn = np.concatenate([order(k - lv), np.full((reps, 1), grid.ka)], axis=1)
+    ones = np.ones((reps, 1))
+    length = np.concatenate([ones, np.diff(up, axis=1), -np.diff(dn, axis=1)], axis=1)
+    level = np.concatenate([[0], np.arange(1, levels + 1), np.arange(1, levels + 1)])
+    inner = np.concatenate([up[:, :1] - 1, up[:, :-1], dn[:, :-1]], axis=1)
+    side = np.concatenate([[1], np.ones(levels), -np.ones(levels)])
+    flat = np.floor(length * float(stair_fraction(eps)))
+    e = float(run_epsilon(eps))
+    log_w = np.concatenate([-e * level / 2, -e * (level + 1) / 2])
+    lens = np.concatenate([flat, length - flat], axis=1)
+    with np.errstate(divide="ignore"):
+        logm = log_w[None, :] + np.log(lens)
+    prob = np.exp(logm - logm.max(axis=1, keepdims=True))
+    prob /= prob.sum(axis=1, keepdims=True)
+    sides = np.concatenate([side, side])[None, :]
+    inners = np.concatenate([inner, inner + side[None, :] * flat], axis=1)
+    start = np.where(sides > 0, inners + 1, inners - lens)  # the lowest index of each run
+    return EndLaw(start, lens, prob)
+
+
+def _check_end(law: EndLaw, win, first, n, k, eps, bounds, grid, q_idx) -> None:
+    """The batch law against the library's law.cdf on the first window."""
+    from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+    from privest.mechanisms.profiles.lattice import order_window, profile_from_order_statistics
+
+    level_q = (k - 0.5) / n
+    mech = PiecewiseLaplace(
+        "quantile",
+        quantile=level_q,
+        epsilon=eps,
+        bounds=bounds,
+        target="rank",
+        resolution=grid.step if grid.step >= 1 else None,
+    )
+    _, f, last = order_window("quantile", level_q, n, mech.levels)
+    mine = law.cdf(q_idx)
+    for i in range(1):
+        prof = profile_from_order_statistics(
+            win[i, f - first : last - first + 1],
+            "quantile",
+            mech.grid,
+            n=n,
+            levels=mech.levels,
+            quantile=level_q,
+        )
+        ref = float(mech.law_from_profile(prof).cdf(q_idx[i] * grid.step))
+        if abs(ref - mine[i]) > 1e-9:
+            raise AssertionError(f"batch law differs from the library's: {ref} vs {mine[i]}")
+
+
+def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -> list[dict]:
+    """One row per epsilon: population / noise-only / non-private intervals of the
+    q-quantile (q = 0.5: the median's)."""
+    from privest.intervals.ranks import endpoint_plan
+    from privest.mechanisms.lattice_plm import truncation_levels
+    from privest.mechanisms.profiles.lattice import LatticeGrid
+    from privest.mechanisms.profiles.reaches import quantile_rank
+
+    bounds = qp.pop.wide if kind != "clip" else qp.pop.clip
+    lo, hi = bounds
+    grid = LatticeGrid.for_bounds(lo, hi, None if qp.smooth else 1.0)
+    raw = float(qp.ppf(np.array([q]))[0])
+    target = min(max(raw, lo), hi)  # the clipped distribution's quantile
+    centre = (n + 1) / 2 if q == 0.5 else quantile_rank(q, n)
+    b = np.arange(n + 1)
+    sf = stats.binom.sf(b - 1, n, q)  # P(B >= b)
+    np_low = int(b[sf >= 1 - ALPHA / 2].max()) if (sf >= 1 - ALPHA / 2).any() else 0
+    np_high = int(b[stats.binom.cdf(b - 1, n, q) >= 1 - ALPHA / 2].min())
+    rows = []
+    for eps in EPSILONS:
+        ends = plan_split("quantile", eps, "population")["ends"]
+        plans = {k: endpoint_plan(n, q, ends, ALPHA, k, centre) for k in ("population", "noise")}
+        ranks = [r for p in plans.values() for r in (p.lower_rank, p.upper_rank) if r]
+        ranks += [r for r in (np_low, np_high) if 1 <= r <= n]
+        top = truncation_levels(ends / 2, grid.kb - grid.ka + 1)
+        first, last = max(1, min(ranks) - top), min(n, max(ranks) + top)
+        vals = qp.ppf(_uniform_window(n, first, last, reps, rng))
+        win = grid.snap(np.clip(vals, lo, hi)).astype(np.int64)
+        check_at = np.full(reps, math.floor(target / grid.step + 1e-9))
+        laws = {k: _end_laws(p, win, first, n, grid, bounds, check_at) for k, p in plans.items()}
+        truth = np.full(reps, target)
+        cover = _point_cover(laws["population"], truth, grid, bounds)
+        # the data's own statistic (the rank's order statistic; the median's average)
+        k0 = (math.floor(centre), math.ceil(centre))
+        own = 0.5 * sum(win[:, min(max(k, first), last) - first] for k in k0) * grid.step
+        npl = win[:, np_low - first] * grid.step if np_low >= 1 else np.full(reps, lo)
+        nph = win[:, np_high - first] * grid.step if np_high <= n else np.full(reps, hi)
+        npcov, npw = _cover(npl, nph, target)
+        rows.append(
+            _row(
+                statistic="median" if q == 0.5 else f"quantile {q:g}",
+                data=qp.pop.name,
+                bounds=kind,
+                n=n,
+                epsilon=eps,
+                coverage=float(np.mean(cover)),
+                coverage_se=float(np.std(cover) / math.sqrt(reps)),
+                width=_width(laws["population"], grid, bounds, reps),
+                nonprivate_coverage=npcov,
+                nonprivate_width=npw,
+                noise_coverage=_mean(_point_cover(laws["noise"], truth, grid, bounds)),
+                noise_width=_width(laws["noise"], grid, bounds, reps),
+                noise_own_coverage=_mean(_point_cover(laws["noise"], own, grid, bounds)),
+                note="" if lo < raw < hi else "the quantile lies outside the bounds",
+            )
+        )
+    return rows
+
+
+def _end_laws(plan, win, first, n, grid, bounds, check_at):
+    """The batch laws of the planned ends (None where the end is the bound)."""
+    from privest.mechanisms.lattice_plm import truncation_levels
+
+    laws = []
+    for rank, e in ((plan.lower_rank, plan.lower_epsilon), (plan.upper_rank, plan.upper_epsilon)):
+        if rank is None:
+            laws.append(None)
+            continue
+        levels = truncation_levels(e, grid.kb - grid.ka + 1)
+        law = end_law(win, first, n, rank, levels, e, grid)
+        _check_end(law, win, first, n, rank, e, bounds, grid, check_at)
+        laws.append(law)
+    return laws
+
+
+def _point_cover(laws, point, grid, bounds) -> np.ndarray:
+    """P(min(L, U) <= point <= max(L, U)) given each window (L, U independent), exactly;
+    ``point`` in value units (one per window)."""
+    low, high = laws
+    t_lo = np.floor(point / grid.step + 1e-9)
+    t_hi = np.ceil(point / grid.step - 1e-9)
+
+    def le(law, bound):  # P(end <= point)
+        return (point >= bound).astype(float) if law is None else law.cdf(t_lo)
+
+    def ge(law, bound):  # P(end >= point)
+        return (point <= bound).astype(float) if law is None else 1 - law.cdf(t_hi - 1)
+
+    fl, gl = le(low, bounds[0]), ge(low, bounds[0])
+    fu, gu = le(high, bounds[1]), ge(high, bounds[1])
+    at_l, at_u = np.clip(fl + gl - 1, 0, 1), np.clip(fu + gu - 1, 0, 1)
+    return np.clip(fl * gu + fu * gl - at_l * at_u, 0, 1)
+
+
+def _width(laws, grid, bounds, reps) -> float:
+    low, high = laws
+    ml = np.full(reps, bounds[0]) if low is None else low.mean() * grid.step
+    mu = np.full(reps, bounds[1]) if high is None else high.mean() * grid.step
+    return float(np.mean(np.abs(mu - ml)))
+
+
+# -- driver ---------------------------------------------------------------------------------
+PARTS = ("moments", "counts", "quantiles")
+
+
+def run(part: str, reps: int, n_grid, rng) -> pd.DataFrame:
+    rows: list[dict] = []
+    pops = populations()
+    t0 = time.perf_counter()
+    if part == "moments":
+        for pop in pops:
+            for kind in ("wide", "clip"):
+                for n in n_grid:
+                    rows += moment_cells(pop, kind, n, reps, rng)
+                    print(f"{pop.name} {kind} n={n}: {time.perf_counter() - t0:.0f} s", flush=True)
+    elif part == "counts":
+        for name, p in proportions().items():
+            for n in n_grid:
+                rows += count_cells(name, p, n, reps, rng)
+                print(f"{name} n={n}: {time.perf_counter() - t0:.0f} s", flush=True)
+    else:
+        cases = [(Quantiles(pop, True), kind) for pop in pops for kind in ("wide", "clip")]
+        cases += [(Quantiles(p, False), "ties") for p in pops if p.name in ("diabetes", "wine")]
+        for qp, kind in cases:
+            for q in (0.5, 0.1, 0.9):
+                for n in n_grid:
+                    rows += quantile_cells(qp, kind, n, q, reps, rng)
+                    print(
+                        f"{qp.pop.name} {kind} q={q} n={n}: {time.perf_counter() - t0:.0f} s",
+                        flush=True,
+                    )
+    return pd.DataFrame(rows)
+
+
+def _cell(r) -> str:
+    ratio = r.width / r.nonprivate_width if r.nonprivate_width > 0 else math.inf
+    flag = " *" if isinstance(r.get("note"), str) and r.note else ""
+    return f"{r.coverage:.3f} ({ratio:.2f}x){flag}"
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The docs' tables: the summary, then per statistic the coverage (and the width over
+    the non-private interval's) by data, bounds and n across epsilon."""
+    out = ["| statistic | cells | in [0.935, 0.975] | lowest | highest |", "|---|---|---|---|---|"]
+    for _, r in summary(table).iterrows():
+        out.append(
+            f"| {r.statistic} | {r.cells} | {r['in [0.935, 0.975]']} | {r.lowest} | {r.highest} |"
+        )
+    for stat, part in table.groupby("statistic", sort=False):
+        out += [
+            "",
+            f"#### {stat}",
+            "",
+            "| data | bounds | n | " + " | ".join(f"eps {e:g}" for e in EPSILONS) + " |",
+            "|---|---|---|" + "---|" * len(EPSILONS),
+        ]
+        for (data, bounds, n), rows in part.groupby(["data", "bounds", "n"], sort=False):
+            cells = [_cell(rows[rows.epsilon == e].iloc[0]) for e in EPSILONS]
+            out.append(f"| {data} | {bounds} | {n:,} | " + " | ".join(cells) + " |")
+    mid = table[(table.n == 10_000) & (table.epsilon == 1.0) & (table.bounds != "clip")]
+    out += [
+        "",
+        "#### Widths at n = 10,000, epsilon 1",
+        "",
+        "| statistic | data | private | non-private | noise-only | noise-only coverage |",
+        "|---|---|---|---|---|---|",
+    ]
+    for _, r in mid.iterrows():
+        out.append(
+            f"| {r.statistic} | {r.data} ({r.bounds}) | {r.width:.4g} | "
+            f"{r.nonprivate_width:.4g} | {r.noise_width:.4g} | {r.noise_coverage:.3f} |"
+        )
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="n up to 10^4, 200 releases")
+    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    ap.add_argument("--out", default="bench-output", help="folder for the CSVs")
+    ap.add_argument("--seed", type=int, default=27)
+    ap.add_argument("--tables", action="store_true", help="print the docs' tables from --out")
+    args = ap.parse_args()
+    if args.tables:
+        parts = [pd.read_csv(Path(args.out) / f"central_inference_{p}.csv") for p in PARTS]
+        print(markdown(pd.concat(parts, ignore_index=True)))
+        return
+    reps = 200 if args.quick else args.reps
+    n_grid = N_GRID[:3] if args.quick else N_GRID
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for part in args.parts:
+        table = run(part, reps, n_grid, np.random.default_rng([args.seed, PARTS.index(part)]))
+        table.to_csv(out / f"central_inference_{part}.csv", index=False)
+        print(summary(table).to_string())
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per statistic: the worst cells' coverage and the width ratio at n = 10^4, eps = 1."""
+    out = []
+    for stat, part in table.groupby("statistic", sort=False):
+        low = part.loc[part.coverage.idxmin()]
+        high = part.loc[part.coverage.idxmax()]
+
+        def where(r):
+            return f"{r.coverage:.3f} ({r.data}, {r.bounds}, n={r.n}, eps={r.epsilon:g})"
+
+        mid = part[(part.n == 10_000) & (part.epsilon == 1.0)]
+        out.append(
+            {
+                "statistic": stat,
+                "cells": len(part),
+                "in [0.935, 0.975]": int(part.coverage.between(0.935, 0.975).sum()),
+                "lowest": where(low),
+                "highest": where(high),
+                "width / non-private at n=1e4, eps=1": ", ".join(
+                    f"{w:.2f}" for w in (mid.width / mid.nonprivate_width)
+                ),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Ranks of the private order statistics that bound a quantile's interval
+(docs/central-inference.md, "Medians and quantiles").
+
+The interval of the population q-quantile ``Q`` is ``[x~_(kL), x~_(kU)]``: two releases of
+order statistics by the piecewise Laplace staircase (paper 002; target ``x_(k)`` exactly),
+at ranks chosen from public inputs only (n, q, epsilon, alpha). This is the nonparametric
+interval from order statistics (Drechsler et al. 2022, "Nonparametric differentially private
+confidence intervals for the median"), calibrated instead of bounded: the ranks make each
+side's coverage at least ``1 - alpha/2`` under an explicit model rather than under a union
+bound, so the interval is not conservative.
+
+The model, in rank units (the order statistic x_(j) sits at position j):
+
+* the release's position is ``k + N``: the staircase picks the piece (gap) l levels from the
+  target with probability proportional to ``w_l D_l`` (``w_l`` its level's weight averaged
+  over the staircase's two runs, ``D_l`` the gap's length), then a point inside it with the
+  staircase's two-level shape. Near the quantile of a smooth density the gaps are iid
+  exponential up to a common factor (uniform spacings), and the marginal piece law is
+  ``P(l) = w_l int_0^inf (1 + t w_l)^-1 prod_j (1 + t w_j)^-1 dt`` (from
+  ``1/a = int_0^inf e^{-ta} dt`` and the exponential's Laplace transform) -- exactly
+  normalised, data-free;
+* ``Q`` sits at ``B + U``: ``B = #{x_i <= Q} ~ Binomial(n, q)``, U uniform in its gap;
+* the lower end covers when ``k + N <= B + U``. ``P(B + U - N >= k)`` is a convolution of
+  the binomial with the law of ``U - N``; ``kL`` is the largest rank with probability at
+  least ``1 - alpha/2``, ``kU`` the smallest with ``P(B + U - N' <= kU) >= 1 - alpha/2``.
+
+The model has no room for the gaps between the data and the bounds (their lengths are
+private): an end aimed within the noise's reach of the first or last record could fall into
+them. Such an end, and a rank below 1 or above n, is the public bound itself, released for
+free, and the other end gets all of alpha and both ends' epsilon (:func:`endpoint_plan`).
+For the noise-only interval (``kind="noise"``) ``B + U`` is replaced by the data's own rank.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from privest.mechanisms.lattice_plm import stair_fraction
+from privest.mechanisms.profiles.reaches import quantile_rank
+
+__all__ = ["EndpointPlan", "clear_of_edges", "endpoint_plan", "endpoint_ranks", "rank_noise_cdf"]
+
+#: pieces beyond this weight ratio carry no mass that matters (e^-28: about 1e-12)
+_LEVEL_LOG_RATIO = 28.0
+#: n times the share of an end's noise allowed past the far record (clear_of_edges)
+EDGE_TAIL = 0.005
+#: the share allowed past the near record
+NEAR_TAIL = 0.2
+
+
+@lru_cache(maxsize=64)
+def _piece_law(epsilon: float) -> tuple[np.ndarray, float, float]:
+    """(P(piece l) per side for l = 1..L, the staircase's flat share c, its step ratio r)."""
+    c = float(stair_fraction(epsilon))
+    r = math.exp(-epsilon / 2)
+    top = int(math.ceil(2 * _LEVEL_LOG_RATIO / epsilon)) + 2
+    lv = np.arange(1, top + 1)
+    w = np.exp(-epsilon * lv / 2) * (c + (1 - c) * r)  # per unit rank of the gap
+    total = 2 * w.sum()
+    t = np.exp(np.linspace(math.log(1e-8 / total), math.log(1e9 / total), 2400))
+    logprod = -2.0 * np.sum(np.log1p(np.multiply.outer(t, w)), axis=1)  # both sides
+    integrand = np.exp(logprod)[:, None] * t[:, None] / (1.0 + np.multiply.outer(t, w))
+    dlog = math.log(t[1] / t[0])
+    p = w * np.trapezoid(integrand, dx=dlog, axis=0)
+    return p / (2 * p.sum()), c, r
+
+
+def rank_noise_cdf(y: np.ndarray, epsilon: float) -> np.ndarray:
+    """P(N <= y): the release's offset from its target rank, in rank units (module docstring;
+    symmetric, continuous)."""
+    p, c, r = _piece_law(float(epsilon))
+    cum = np.concatenate([[0.0], np.cumsum(p)])
+    y = np.asarray(y, dtype=float)
+    a = np.abs(y)
+    whole = np.minimum(np.floor(a), p.size).astype(np.int64)
+    frac = a - whole
+    inside = np.where(frac < c, frac, c + (frac - c) * r) / (c + (1 - c) * r)
+    part = np.where(whole < p.size, p[np.minimum(whole, p.size - 1)] * inside, 0.0)
+    upper = 0.5 + cum[whole] + part
+    return np.where(y >= 0, upper, 1.0 - upper)
+
+
+@lru_cache(maxsize=64)
+def _g_table(epsilon: float) -> tuple[int, np.ndarray]:
+    """``G[m] = P(U - N >= m)`` for the integers m in ``[-L - 1, L + 1]``: (L + 1, G)."""
+    p, _, _ = _piece_law(float(epsilon))
+    top = p.size + 1
+    m = np.arange(-top, top + 1)
+    u = (np.arange(256) + 0.5) / 256
+    g = rank_noise_cdf(u[None, :] - m[:, None], epsilon).mean(axis=1)
+    return top, g
+
+
+def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ks, P(B + U - N >= k)) for every rank k where it is neither 0 nor 1."""
+    top, g = _g_table(epsilon)
+    sd = math.sqrt(n * q * (1 - q))
+    b_lo = max(0, math.floor(n * q - 12 * sd - 2))
+    b_hi = min(n, math.ceil(n * q + 12 * sd + 2))
+    b = np.arange(b_lo, b_hi + 1)
+    pmf = stats.binom.pmf(b, n, q)
+    span = b_hi - b_lo
+    # G extended: 1 below -top, 0 above top; index m - m_lo with m_lo = -top - span
+    pad = np.concatenate([np.ones(span), g, np.zeros(span)])
+    size = pmf.size + pad.size - 1
+    conv = np.fft.irfft(np.fft.rfft(pmf, size) * np.fft.rfft(pad, size), size)
+    ks = np.arange(b_lo - top, b_hi + top + 1)
+    return ks, conv[span : span + ks.size]
+
+
+def endpoint_ranks(
+    n: int,
+    quantile: float,
+    epsilon: float,
+    level: float,
+    *,
+    kind: str = "population",
+    center: float | None = None,
+) -> tuple[int, int]:
+    """``(kL, kU)``: the ranks whose private order statistics (each released with
+    ``epsilon``) cover the quantile from below / above with probability at least ``level``
+    each (module docstring). A rank outside ``[1, n]`` means the bound itself. ``center``:
+    the data statistic's own rank position for ``kind="noise"`` (default
+    ``clip(ceil(q n), 1, n)``; ``(n + 1)/2`` for the median)."""
+    if kind == "noise":
+        k0 = quantile_rank(quantile, n) if center is None else center
+        span = _piece_law(float(epsilon))[0].size + 2
+        ks = np.arange(math.floor(k0) - span, math.ceil(k0) + span + 1)
+        h = rank_noise_cdf(k0 - ks, epsilon)  # P(k + N <= k0)
+        low = ks[h >= level]
+        high = ks[1.0 - h >= level]
+        return int(low.max()), int(high.min())
+    ks, cover = _cover_lower(n, quantile, epsilon)
+    below = ks[cover >= level]
+    above = ks[1.0 - cover >= level]  # P(B + U - N' <= k) = 1 - P(... >= k), continuous
+    k_low = int(below.max()) if below.size else int(ks[0]) - 1
+    k_high = int(above.min()) if above.size else int(ks[-1]) + 1
+    return k_low, k_high
+
+
+@dataclass(frozen=True)
+class EndpointPlan:
+    """Which ends are released, at which ranks and with which epsilon (public)."""
+
+    lower_rank: int | None  # None: the lower bound itself
+    upper_rank: int | None
+    lower_epsilon: float
+    upper_epsilon: float
+
+
+def clear_of_edges(k: int, n: int, epsilon: float, side: int) -> bool:
+    """Whether an end at rank k (``side`` -1: the lower end, +1: the upper) stays clear of
+    the gaps between the data and the bounds, whose lengths are private: past the far record
+    (x_(n) for the lower end) its noise must carry at most ``EDGE_TAIL / n`` (a gap up to n
+    typical gaps long could multiply it n-fold, and there a lower end lands above the
+    quantile); past the near record at most ``NEAR_TAIL`` (a tied or empty gap there drops
+    that mass and the rest renormalises)."""
+    far, near = (n - k, k - 1) if side < 0 else (k - 1, n - k)
+    if far < 0 or near < 0:
+        return False
+    beyond = 1.0 - rank_noise_cdf(np.array([far, near], dtype=float), epsilon)
+    return bool(n * beyond[0] <= EDGE_TAIL and beyond[1] <= NEAR_TAIL)
+
+
+def endpoint_plan(
+    n: int,
+    quantile: float,
+    epsilon: float,
+    alpha: float,
+    kind: str = "population",
+    center: float | None = None,
+) -> EndpointPlan:
+    """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
+    is not :func:`clear_of_edges` (or lies beyond the data) becomes its bound,
+    released for free, and the other end is recomputed at ``1 - alpha`` with all of
+    ``epsilon`` (coverage 1 - alpha either way, by the model); both: no end is released."""
+
+    half = epsilon / 2
+    k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, kind=kind, center=center)
+    low_in = clear_of_edges(k_low, n, half, -1)
+    high_in = clear_of_edges(k_high, n, half, +1)
+    if low_in and high_in:
+        return EndpointPlan(k_low, k_high, half, half)
+    if not low_in and not high_in:
+        return EndpointPlan(None, None, 0.0, 0.0)
+    k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, kind=kind, center=center)
+    if low_in:
+        keep = clear_of_edges(k_low, n, epsilon, -1)
+        return EndpointPlan(k_low if keep else None, None, epsilon, 0.0)
+    keep = clear_of_edges(k_high, n, epsilon, +1)
+    return EndpointPlan(None, k_high if keep else None, 0.0, epsilon)

@@ -1,0 +1,321 @@
+"""Release a statistic with what its interval needs (docs/central-inference.md).
+
+The public rule (:func:`plan_split`, :data:`SHARES`) shares the user's epsilon between the
+point release and the auxiliary releases an honest interval needs; the whole epsilon is
+charged before any data is read (the caller does it), the releases compose to it
+(sequential composition), and the released object says how it was split:
+
+* mean, sum: ``spread`` = the mean of ``(x - c)^2``, c the bounds' midpoint (sensitivity
+  ``(b - a)^2 / (4 n)``, a quarter of the variance's), so that the sampling variance at a
+  candidate mean mu is ``spread - (mu - c)^2``;
+* variance: ``centre`` = the mean, then ``fourth`` = the mean of ``((x - m)^2 - v)^2`` with m
+  and v the released mean and variance (``Var (x - mu)^2`` at the candidate variance);
+* median, quantile: ``ends`` = two order statistics at planned ranks
+  (:mod:`privest.intervals.ranks`), or the bounds where the data cannot move an end;
+* count: nothing (the sampling variance is a function of the proportion).
+
+``inference="noise"`` releases the point alone (medians and quantiles: the point and two
+ends planned for the noise only); ``"none"`` the point alone, with no interval. The
+auxiliary releases use the Laplace mechanism (noise law public and exact) and the ends the
+piecewise Laplace staircase aimed at ``x_(k)``, whatever the point's mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from privest.domain import Domain
+from privest.errors import ValidationError
+from privest.intervals.ranks import endpoint_plan
+from privest.intervals.results import CountInference, MomentInference, OrderInference
+from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.profiles.reaches import quantile_rank
+from privest.mechanisms.profiles.variance import variance_sup
+from privest.released import PrivateStatistic
+
+__all__ = [
+    "INFERENCE",
+    "SHARES",
+    "fourth_plan",
+    "moment_inference",
+    "plan_split",
+    "release_with_inference",
+    "spread_plan",
+]
+
+#: the values of ``inference=`` on the private statistics (docs/vocabulary.md)
+INFERENCE: tuple[str, ...] = ("population", "noise", "none")
+
+#: the shares of epsilon the interval's releases take, per statistic (public; the point
+#: gets the rest)
+SHARES: dict[str, dict[str, float]] = {
+    "mean": {"spread": 0.25},
+    "sum": {"spread": 0.25},
+    "variance": {"centre": 0.125, "fourth": 0.25},
+    "median": {"ends": 0.5},
+    "quantile": {"ends": 0.5},
+    "count": {},
+}
+
+#: ``release(data, statistic, epsilon=, mechanism=, domain=, clip=, quantile=, **options)``
+#: -> (PrivateStatistic, mechanism): one release, no budget charged (the caller charged)
+Release = Callable[..., tuple[PrivateStatistic, Any]]
+
+
+def check_inference(inference: Any) -> str:
+    """``inference`` among :data:`INFERENCE`."""
+    if inference not in INFERENCE:
+        raise ValidationError(
+            f"inference: {inference!r} is not one of {', '.join(map(repr, INFERENCE))}"
+        )
+    return inference
+
+
+def plan_split(statistic: str, epsilon: float, inference: str) -> dict[str, float]:
+    """The epsilon of each release (public): ``{"point": ..., <auxiliary>: ...}``."""
+    shares = SHARES[statistic] if inference == "population" else {}
+    if inference == "noise" and statistic in ("median", "quantile"):
+        shares = SHARES[statistic]
+    out = {name: epsilon * share for name, share in shares.items()}
+    return {"point": epsilon - sum(out.values()), **out}
+
+
+def _records(x: Any) -> Any:
+    """``x`` as something with ``.clip`` and arithmetic (arrays, Series, backend arrays)."""
+    return x if hasattr(x, "clip") else np.asarray(x, dtype=float)
+
+
+def _laplace_scale(mech: Any, n: int, what: str) -> float:
+    """The scale of a data-independent Laplace noise law (the only kind these intervals
+    read); a mechanism whose noise depends on the data is refused."""
+    law = mech.noise_law(n) if hasattr(mech, "noise_law") else None
+    if not isinstance(law, LaplaceLaw):
+        raise ValidationError(
+            f"inference: the interval of the {what} reads the noise law of its release, which "
+            f"{mech.name} does not publish (its noise depends on the data); use "
+            "mechanism='auto' or 'laplace', or inference='none'"
+        )
+    return float(law.scale)
+
+
+def release_with_inference(
+    x: Any,
+    statistic: str,
+    *,
+    epsilon: float,
+    n: int | None,
+    domain: Domain,
+    mechanism: str,
+    clip: bool,
+    inference: str,
+    release: Release,
+    quantile: float | None = None,
+    alpha: float = 0.05,
+    options: dict[str, Any] | None = None,
+) -> tuple[PrivateStatistic, Any]:
+    """The point release and the interval object (module docstring); the caller wraps them
+    with the total guarantee. ``n`` is the public number of records (``None`` under
+    add/remove neighbours, where only the noise-only interval exists)."""
+    if inference == "population" and n is None:
+        raise ValidationError(
+            f"inference: under add/remove neighbours n is private, so the {statistic} has no "
+            "population quantity to cover; use inference='noise' (the data's own value) or "
+            "'none'"
+        )
+    split = plan_split(statistic, epsilon, inference)
+    kw = dict(domain=domain, clip=clip, quantile=quantile, **(options or {}))
+    if statistic in ("median", "quantile"):
+        return _order(x, statistic, split, n, domain, mechanism, inference, release, alpha, kw)
+    point, mech = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
+    if statistic == "count":
+        return point, _count(point, mech, n, inference, split)
+    scale = _laplace_scale(mech, n, statistic)
+    aux: dict[str, float] = {}
+    if inference == "population" and statistic == "variance":
+        aux = _variance_fourth(x, point, split, n, domain, clip, release)
+    elif inference == "population":
+        centre, cap = spread_plan(domain)
+        data = (_records(x).clip(*domain.interval()) - centre) ** 2
+        spread, smech = release(
+            data,
+            "mean",
+            epsilon=split["spread"],
+            mechanism="laplace",
+            domain=Domain(bounds=(0.0, cap)),
+            clip=True,
+        )
+        aux = {
+            "spread": float(spread),
+            "spread_scale": _laplace_scale(smech, n, "spread"),
+            "spread_cap": cap,
+            "centre": centre,
+        }
+    return point, moment_inference(
+        statistic, inference, float(point), n, domain, scale, split, **aux
+    )
+
+
+def spread_plan(domain: Domain) -> tuple[float, float]:
+    """``(c, cap)``: the mean's and the sum's spread is the mean of ``(x - c)^2`` in
+    ``[0, cap]``, c the bounds' midpoint (public)."""
+    lo, hi = domain.interval()
+    return (lo + hi) / 2, ((hi - lo) / 2) ** 2
+
+
+def fourth_plan(mean: Any, variance: Any, domain: Domain) -> tuple[Any, Any]:
+    """``(v, cap)``: the variance's fourth-moment release is the mean of
+    ``((x - mean)^2 - v)^2`` in ``[0, cap]``, v the released variance put in its range
+    (public: released values and the bounds; arrays of releases work too)."""
+    lo, hi = domain.interval()
+    v = np.clip(variance, 0.0, ((hi - lo) / 2) ** 2)
+    reach = np.maximum(np.subtract(mean, lo), np.subtract(hi, mean))
+    cap = np.maximum(v, reach**2 - v) ** 2
+    if np.ndim(v) == 0:
+        return float(v), float(cap)
+    return v, cap
+
+
+def moment_inference(
+    statistic: str,
+    kind: str,
+    estimate: Any,
+    n: int | None,
+    domain: Domain,
+    scale: float,
+    split: dict[str, float],
+    **aux: Any,
+) -> MomentInference:
+    """The interval object of a mean, sum or variance from its released values (``estimate``
+    and, for ``kind="population"``, ``aux``: ``spread``, ``spread_scale``, ``spread_cap``,
+    ``centre``); arrays of releases give a batch (benchmarks/bench_central_inference.py)."""
+    lo, hi = _output_range(statistic, domain, n)
+    if kind == "noise":
+        return MomentInference(statistic, "noise", estimate, n, lo, hi, scale, split=split)
+    if statistic == "variance":
+        return MomentInference(
+            statistic, kind, estimate, n, lo, hi, scale, n / (n - 1), split=split, **aux
+        )
+    factor = float(n) if statistic == "sum" else 1.0
+    lo, hi = domain.interval()  # the working scale is the mean's
+    return MomentInference(
+        statistic, kind, estimate, n, lo, hi, scale / factor, factor, split=split, **aux
+    )
+
+
+def _output_range(statistic: str, domain: Domain, n: int | None) -> tuple[float, float]:
+    """The public range a release of ``statistic`` is clamped into."""
+    lo, hi = domain.interval()
+    if statistic == "mean":
+        return lo, hi
+    if statistic == "variance":
+        return 0.0, variance_sup(n, lo, hi)
+    if n is None:  # the sum under add/remove: a sum of an unknown number of records
+        return (-math.inf if lo < 0 else 0.0), (math.inf if hi > 0 else 0.0)
+    return n * lo, n * hi
+
+
+def _variance_fourth(
+    x: Any,
+    point: float,
+    split: dict[str, float],
+    n: int,
+    domain: Domain,
+    clip: bool,
+    release: Release,
+) -> dict[str, float]:
+    """The centring mean, then the mean of ``((x - m)^2 - v)^2`` (module docstring)."""
+    lo, hi = domain.interval()
+    m, _ = release(
+        x,
+        "mean",
+        epsilon=split["centre"],
+        mechanism="laplace",
+        domain=Domain(bounds=(lo, hi)),
+        clip=clip,
+    )
+    v, cap = fourth_plan(float(m), float(point), domain)
+    data = ((_records(x).clip(lo, hi) - float(m)) ** 2 - v) ** 2
+    fourth, fmech = release(
+        data,
+        "mean",
+        epsilon=split["fourth"],
+        mechanism="laplace",
+        domain=Domain(bounds=(0.0, cap)),
+        clip=True,
+    )
+    return {
+        "spread": float(fourth),
+        "spread_scale": _laplace_scale(fmech, n, "fourth moment"),
+        "spread_cap": cap,
+        "centre": v,
+    }
+
+
+def _count(point: Any, mech: Any, n: int | None, inference: str, split: dict) -> Any:
+    law = mech.noise_law(n) if hasattr(mech, "noise_law") else None
+    r = getattr(law, "p", None)
+    if r is None:
+        if inference == "noise" and isinstance(law, LaplaceLaw):
+            top = math.inf if n is None else float(n)
+            scale = float(law.scale)
+            return MomentInference("count", "noise", float(point), n, 0.0, top, scale, split=split)
+        raise ValidationError(
+            f"inference: the count's interval reads the discrete Laplace noise law; "
+            f"{mech.name} releases no integer count: use mechanism='auto' or inference='none'"
+        )
+    return CountInference(inference, float(point), n, float(r), split=split)
+
+
+def _order(
+    x: Any,
+    statistic: str,
+    split: dict[str, float],
+    n: int,
+    domain: Domain,
+    mechanism: str,
+    inference: str,
+    release: Release,
+    alpha: float,
+    kw: dict[str, Any],
+) -> tuple[PrivateStatistic, Any]:
+    """The point, then the two ends (module docstring; :func:`~privest.intervals.ranks.
+    endpoint_plan` may replace an end by its bound and give the other all of the ends'
+    epsilon, or release no end and give the point everything)."""
+    q = 0.5 if statistic == "median" else float(kw["quantile"])
+    centre = (n + 1) / 2 if statistic == "median" else quantile_rank(q, n)
+    ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre)
+    if ends.lower_rank is None and ends.upper_rank is None:
+        split = {"point": sum(split.values())}
+    point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
+    lo, hi = domain.interval()
+    end_kw = {"domain": domain, "clip": kw["clip"], "target": "rank"}
+    values = []
+    for rank, eps, bound in (
+        (ends.lower_rank, ends.lower_epsilon, lo),
+        (ends.upper_rank, ends.upper_epsilon, hi),
+    ):
+        if rank is None:
+            values.append(bound)
+            continue
+        end_kw["quantile"] = (rank - 0.5) / n  # rank clip(ceil(q n), 1, n) = rank
+        value, _ = release(x, "quantile", epsilon=eps, mechanism="piecewise_laplace", **end_kw)
+        values.append(float(value))
+    low, high = min(values), max(values)  # two independent draws may cross: sort them
+    label = {"point": split["point"]}
+    for name, eps in (("lower end", ends.lower_epsilon), ("upper end", ends.upper_epsilon)):
+        if eps > 0:
+            label[name] = eps
+    return point, OrderInference(
+        statistic if statistic == "median" else f"quantile {q:g}",
+        inference,
+        alpha,
+        low,
+        high,
+        ends.lower_rank,
+        ends.upper_rank,
+        split=label,
+    )

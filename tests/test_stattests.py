@@ -1,0 +1,141 @@
+"""Tests statisticians run, on private releases (privest.stattests): the results' shape,
+the budget, refusals, and the type I error (exact for one proportion; Monte Carlo with
+tolerances from the MC SE for the others, marked slow)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import privest as pv
+from privest import stattests as st
+from privest.accounting.budget import Budget
+from privest.domain import Domain
+from privest.errors import BudgetExceededError, ValidationError
+from privest.intervals.counts import count_pvalue, count_tails
+from privest.intervals.release import moment_inference, plan_split, spread_plan
+from privest.models.statistics import statistic_mechanism
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(50, 10, 400).clip(0, 100)
+Y = RNG.normal(55, 10, 300).clip(0, 100)
+
+
+def test_results_carry_statistic_pvalue_interval_and_guarantee():
+    for res in (
+        pv.mean_test(X, 50, epsilon=1.0, bounds=(0, 100), rng=1),
+        pv.mean_diff_test(X, Y, epsilon=1.0, bounds=(0, 100), rng=1),
+        pv.proportion_test(X > 50, 0.5, epsilon=1.0, rng=1),
+        pv.proportion_diff_test(X > 50, Y > 50, epsilon=1.0, rng=1),
+    ):
+        assert 0 <= res.pvalue <= 1 and math.isfinite(res.statistic)
+        assert res.interval.lower <= res.estimate <= res.interval.upper
+        assert float(res.guarantee.eps) == 1.0
+        assert "p-value" in res.summary() and "null law" in res.summary()
+    diff = pv.mean_diff_test(X, Y, epsilon=2.0, bounds=(0, 100), rng=2)
+    assert diff.pvalue < 0.01 and diff.interval.upper < 0  # a 5-point gap is found
+
+
+def test_one_sided_pvalues_split_the_two_sided_one():
+    kw = dict(epsilon=1.0, bounds=(0, 100), rng=3)
+    two = pv.mean_test(X, 49, **kw).pvalue
+    larger = pv.mean_test(X, 49, alternative="larger", **kw).pvalue
+    smaller = pv.mean_test(X, 49, alternative="smaller", **kw).pvalue
+    assert larger + smaller == pytest.approx(1.0)
+    assert two == pytest.approx(2 * min(larger, smaller))
+    with pytest.raises(ValidationError, match="alternative"):
+        pv.mean_test(X, 49, alternative="less", **kw)
+
+
+def test_two_samples_charge_once_before_reading():
+    budget = Budget(1.0)
+    pv.mean_diff_test(X, Y, epsilon=1.0, bounds=(0, 100), rng=4, budget=budget)
+    assert [s.epsilon for s in budget.spends] == [1.0]
+    with pytest.raises(BudgetExceededError):
+        pv.proportion_diff_test(X > 50, Y > 50, epsilon=0.5, budget=budget)
+
+
+def test_proportion_test_needs_a_proper_null():
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValidationError, match="value"):
+            pv.proportion_test(X > 50, bad, epsilon=1.0)
+
+
+@pytest.mark.parametrize("n,eps,p0", [(100, 0.1, 0.3), (100, 1.0, 0.5), (1000, 0.5, 0.1)])
+def test_one_proportion_type_one_error_is_exact(n, eps, p0):
+    """The size of the one-proportion test, summed over every possible release."""
+    r = math.exp(-eps)
+    c = np.arange(n + 1.0)
+    _, pmf, _ = count_tails(c, n, p0, r)
+    size = float(np.sum(pmf * (count_pvalue(c, n, p0, r) <= 0.05)))
+    assert 0.04 <= size <= 0.06
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,eps", [(100, 0.5), (1000, 4.0)])
+def test_mean_tests_hold_their_size(n, eps):
+    """One- and two-sample mean tests under H0 on diabetes progression (batched p-values of
+    the library's null law); control: the null shifted by 3 standard errors is rejected
+    most of the time."""
+    from sklearn.datasets import load_diabetes
+
+    pop = load_diabetes(scaled=False).target.astype(float)
+    reps, bounds, dom = 3000, (0.0, 400.0), Domain(bounds=(0.0, 400.0))
+    rng = np.random.default_rng(21)
+
+    def release(size):
+        xs = pop[rng.integers(0, pop.size, (reps, size))]
+        split = plan_split("mean", eps, "population")
+        b = statistic_mechanism("mean", epsilon=split["point"], bounds=bounds).noise_law(size)
+        centre, cap = spread_plan(dom)
+        s = statistic_mechanism("mean", epsilon=split["spread"], bounds=(0, cap)).noise_law(size)
+        est = np.clip(xs.mean(1) + rng.laplace(0, b.scale, reps), *bounds)
+        m2 = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, s.scale, reps), 0, cap)
+        return moment_inference(
+            "mean",
+            "population",
+            est,
+            size,
+            dom,
+            b.scale,
+            split,
+            spread=m2,
+            spread_scale=s.scale,
+            spread_cap=cap,
+            centre=centre,
+        )
+
+    se_mc = math.sqrt(0.05 * 0.95 / reps)
+    one = release(n)
+    _, p = st.mean_pvalue(one, pop.mean())
+    assert abs(np.mean(p <= 0.05) - 0.05) <= 0.01 + 3 * se_mc
+    _, p_far = st.mean_pvalue(one, pop.mean() + 3 * float(np.median(one.bse)))
+    assert np.mean(p_far <= 0.05) > 0.5
+    other = release(n // 2)
+    _, p2 = st.mean_diff_pvalue(one, other, 0.0)
+    assert abs(np.mean(p2 <= 0.05) - 0.05) <= 0.01 + 3 * se_mc
+
+
+@pytest.mark.slow
+def test_two_proportion_test_holds_its_size_at_small_n():
+    """n = 100 and 80, p = 0.3, eps = 0.5: the bootstrap-calibrated null. Control: the
+    plain normal z test with the noise variance ignored is too liberal."""
+    from scipy import stats
+
+    reps, (nx, ny), p, eps = 1500, (100, 80), 0.3, 0.5
+    rng = np.random.default_rng(22)
+    r = math.exp(-eps)
+    law = statistic_mechanism("count", epsilon=eps).noise_law()
+    cx = np.clip(rng.binomial(nx, p, reps) + law.sample(reps, rng), 0, nx)
+    cy = np.clip(rng.binomial(ny, p, reps) + law.sample(reps, rng), 0, ny)
+    pvals = np.concatenate(
+        [
+            st.proportion_diff_pvalue(cx[i : i + 150], nx, r, cy[i : i + 150], ny, r)[1]
+            for i in range(0, reps, 150)
+        ]
+    )
+    se_mc = math.sqrt(0.05 * 0.95 / reps)
+    assert abs(np.mean(pvals <= 0.05) - 0.05) <= 0.01 + 3 * se_mc
+    pool = (cx + cy) / (nx + ny)
+    naive = (cx / nx - cy / ny) / np.sqrt(pool * (1 - pool) * (1 / nx + 1 / ny))
+    assert np.mean(2 * stats.norm.sf(np.abs(naive)) <= 0.05) > 0.05 + 3 * se_mc
