@@ -26,7 +26,18 @@ from types import ModuleType
 from typing import Any
 
 from privest._version import __version__
-from privest.commands import budget, demo, fit, model, privacy, release, reproduce, stat
+from privest.commands import (
+    budget,
+    demo,
+    fit,
+    model,
+    plan,
+    privacy,
+    release,
+    report,
+    reproduce,
+    stat,
+)
 from privest.commands._common import examples_epilog, resolve_table_format, table_to_stdout
 from privest.errors import PrivestError, ValidationError
 
@@ -40,6 +51,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     stat,
     model,
     budget,
+    plan,
+    report,
     reproduce,
     demo,
 )

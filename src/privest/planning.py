@@ -44,7 +44,7 @@ from privest.accounting.events import Event
 from privest.accuracy.base import Accuracy, check_alpha
 from privest.errors import ValidationError
 
-__all__ = ["KINDS", "Plan", "PlannedQuery", "plan", "read_plan"]
+__all__ = ["KINDS", "Plan", "PlannedQuery", "headline", "plan", "read_plan"]
 
 KINDS = ("stat", "release", "linear", "logistic", "table")
 PLAN_KEYS = {"delta", "alpha", "budget"}
@@ -116,6 +116,14 @@ KEYS: dict[str, set[str]] = {
 }
 
 
+def headline(results: dict[str, Composition]) -> Composition:
+    """The composition to quote: the smallest epsilon, and among those within the PLD's
+    discretisation (1e-3) of it the smallest delta (a pure query reads epsilon-DP)."""
+    top = best(results)
+    near = [c for c in results.values() if c.epsilon <= top.epsilon + 1e-3]
+    return min(near, key=lambda c: (c.delta, c.epsilon))
+
+
 @dataclass
 class PlannedQuery:
     """One query of a plan: its events, predicted accuracy and warnings."""
@@ -138,6 +146,10 @@ class PlannedQuery:
         """This query's guarantee by each accountant, at :attr:`delta`."""
         return compose_events(self.events, self.delta)
 
+    def guarantee(self) -> Composition:
+        """The composition to quote for this query (:func:`headline`)."""
+        return headline(self.composition())
+
 
 @dataclass
 class Plan:
@@ -155,7 +167,7 @@ class Plan:
         by the best accountant, the prediction and its warnings."""
         out = []
         for q in self.queries:
-            c = best(q.composition())
+            c = q.guarantee()
             for a in q.accuracy:
                 out.append(
                     {
@@ -173,7 +185,7 @@ class Plan:
     def __str__(self) -> str:
         lines = [f"plan of {len(self.queries)} queries, composed at delta={self.delta:g}:"]
         for q in self.queries:
-            c = best(q.composition())
+            c = q.guarantee()
             lines.append(
                 f"- {q.name} ({q.kind}: {q.description}): epsilon={c.epsilon:.4g}, "
                 f"delta={c.delta:.3g} ({c.accountant})"

@@ -272,7 +272,7 @@ def _plan_section(plan: Any) -> str:
         f"<p>composed at delta={num(plan.delta, 3)}; intervals at {1 - plan.alpha:.0%}.</p>",
     ]
     for q in plan.queries:
-        c = best(q.composition())
+        c = q.guarantee()
         parts.append(
             f"<h3>{esc(q.name)}</h3><p>{esc(q.kind)}: {esc(q.description)}; "
             f"epsilon {num(c.epsilon)}, delta {num(c.delta, 3)} "

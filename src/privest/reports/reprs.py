@@ -360,7 +360,7 @@ def plan_html(plan: Any) -> str:
     plan by every accountant."""
     parts = [f"<h3>plan of {len(plan.queries)} queries</h3>"]
     for q in plan.queries:
-        c = min(q.composition().values(), key=lambda c: c.epsilon)
+        c = q.guarantee()
         parts.append(
             f"<p><b>{esc(q.name)}</b> ({esc(q.kind)}): {esc(q.description)}; "
             f"epsilon {num(c.epsilon)}, delta {num(c.delta, 3)} ({esc(c.accountant)})</p>"
