@@ -258,9 +258,9 @@ class Accuracy:
         out = np.asarray(self.law.error_sf(a), dtype=float)
         return float(out) if out.ndim == 0 else out
 
-    def with_alpha(self, alpha: float) -> Accuracy:
-        """The same prediction at another significance level."""
-        return replace(self, alpha=check_alpha(alpha))
+    def with_alpha(self, a: float, /) -> Accuracy:
+        """The same prediction at another significance level ``alpha`` (given by position)."""
+        return replace(self, alpha=check_alpha(a))
 
     @property
     def conf_level(self) -> float:
