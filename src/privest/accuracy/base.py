@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
+from scipy import special
 
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
@@ -33,6 +33,7 @@ from privest.validation import check_probabilities, check_probability
 __all__ = [
     "Accuracy",
     "LaplaceSumLaw",
+    "MixtureErrorLaw",
     "NormalErrorLaw",
     "ReferenceData",
     "check_alpha",
@@ -140,24 +141,58 @@ class LaplaceSumLaw(OutputLaw):
         return 2.0 * self.s1**2 + 2.0 * self.s2**2
 
 
+class MixtureErrorLaw(OutputLaw):
+    """The error law averaged over several data sets: ``P(|err| > a)`` is the mean of the
+    laws' (each around its own value), as is ``E err^2``; the quantiles follow from the
+    averaged CDF. The law of the error on data drawn at random from a reference shape."""
+
+    def __init__(self, laws: Sequence[OutputLaw]):
+        if not laws:
+            raise ValidationError("laws: at least one law is needed")
+        self.laws = list(laws)
+        self.value, self.epsilon = 0.0, float(self.laws[0].epsilon)
+
+    def error_sf(self, alpha: ArrayLike) -> np.ndarray:
+        return np.mean([np.asarray(law.error_sf(alpha), dtype=float) for law in self.laws], 0)
+
+    def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
+        return 1.0 - self.error_sf(alpha)
+
+    def error_mse(self) -> float:
+        return float(np.mean([law.error_mse() for law in self.laws]))
+
+    def logpdf(self, y: ArrayLike) -> np.ndarray:
+        y = np.asarray(y, dtype=float)
+        logs = [law.logpdf(y + law.value) for law in self.laws]
+        return special.logsumexp(logs, axis=0) - math.log(len(self.laws))
+
+    def sample(self, size: Any = None, rng: Any = None) -> Any:
+        gen = np.random.default_rng(rng)
+        law = self.laws[int(gen.integers(len(self.laws)))]
+        return np.asarray(law.sample(size, gen)) - law.value
+
+
 @dataclass(frozen=True)
 class ReferenceData:
     """A stated assumption about the data's spread, for the instance-adaptive mechanisms
     (piecewise Laplace, inverse sensitivity, permute-and-flip, ...) whose error depends on
-    the data's gaps: the error is computed exactly on a deterministic reference sample of
-    this shape (the quantiles ``F^-1((i - 1/2) / n)``), never on the data.
+    the data's gaps: the error law is computed exactly (``mech.law(x)``) on ``draws`` data
+    sets drawn from this shape with fixed seeds, never on the data, and averaged
+    (:class:`MixtureErrorLaw`): the law of the error for data drawn from the shape.
 
-    ``shape="uniform"`` spreads it over the public bounds; ``"normal"`` is a normal with
-    ``mean`` (default the bounds' centre) and ``sd`` (default a sixth of their width),
+    ``shape="uniform"`` spreads the data over the public bounds; ``"normal"`` is a normal
+    with ``mean`` (default the bounds' centre) and ``sd`` (default a sixth of their width),
     clipped to the bounds. Counts take ``share``, the assumed share of records in the set
-    (default 0.5). With a lattice ``resolution`` the reference values are rounded to it
-    (data on the lattice, e.g. integer ages, have ties).
+    (default 0.5). With a lattice ``resolution`` the values are rounded to it (data on the
+    lattice, e.g. integer ages, have ties).
     """
 
     shape: str = "uniform"
     mean: float | None = None
     sd: float | None = None
     share: float = 0.5
+    draws: int = 64
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.shape not in ("uniform", "normal"):
@@ -168,6 +203,8 @@ class ReferenceData:
             raise ValidationError(f"reference: sd {self.sd!r} must be finite and > 0")
         if self.mean is not None and not math.isfinite(self.mean):
             raise ValidationError(f"reference: mean {self.mean!r} must be finite")
+        if isinstance(self.draws, bool) or not isinstance(self.draws, int) or self.draws < 1:
+            raise ValidationError(f"reference: draws {self.draws!r} must be a whole number >= 1")
         check_probability(self.share, "reference share", open_low=False, open_high=False)
 
     @classmethod
@@ -180,46 +217,54 @@ class ReferenceData:
         if isinstance(value, str):
             return cls(value)
         if isinstance(value, dict):
-            unknown = set(value) - {"shape", "mean", "sd", "share"}
+            unknown = set(value) - {f for f in cls.__dataclass_fields__}
             if unknown:
                 raise ValidationError(
-                    f"reference: unknown fields {sorted(unknown)}; accepted: shape, mean, sd, share"
+                    f"reference: unknown fields {sorted(unknown)}; accepted: "
+                    f"{', '.join(cls.__dataclass_fields__)}"
                 )
             return cls(**value)
         raise ValidationError(f"reference: {value!r} is not a shape name or a mapping")
 
-    def sample(
+    def samples(
         self, n: int, bounds: tuple[float, float] | None, resolution: float | None = None
-    ) -> np.ndarray:
-        """The deterministic reference sample of ``n`` records (values, or 0/1 for counts
-        when ``bounds`` is None)."""
-        if bounds is None:
-            ones = round(self.share * n)
-            return np.r_[np.ones(ones), np.zeros(n - ones)]
-        lo, hi = bounds
-        p = (np.arange(n) + 0.5) / n
-        if self.shape == "uniform":
-            x = lo + p * (hi - lo)
-        else:
-            mean = (lo + hi) / 2.0 if self.mean is None else self.mean
-            sd = (hi - lo) / 6.0 if self.sd is None else self.sd
-            x = np.clip(stats.norm.ppf(p, mean, sd), lo, hi)
-        if resolution is not None:
-            x = np.clip(np.round(x / resolution) * resolution, lo, hi)
-        return x
+    ) -> list[np.ndarray]:
+        """The ``draws`` reference data sets of ``n`` records (values, or 0/1 indicators
+        with ``share`` ones in expectation for a count, when ``bounds`` is None)."""
+        out = []
+        for k in range(self.draws):
+            rng = np.random.default_rng([self.seed, k])
+            if bounds is None:
+                out.append((rng.random(n) < self.share).astype(float))
+                continue
+            lo, hi = bounds
+            if self.shape == "uniform":
+                x = rng.uniform(lo, hi, n)
+            else:
+                mean = (lo + hi) / 2.0 if self.mean is None else self.mean
+                sd = (hi - lo) / 6.0 if self.sd is None else self.sd
+                x = np.clip(rng.normal(mean, sd, n), lo, hi)
+            if resolution is not None:
+                x = np.clip(np.round(x / resolution) * resolution, lo, hi)
+            out.append(x)
+        return out
 
     def describe(self, bounds: tuple[float, float] | None, resolution: float | None) -> str:
         """The assumption in words, for reports."""
         if bounds is None:
-            return f"assumes a share {self.share:g} of the records in the set"
-        lo, hi = bounds
-        if self.shape == "uniform":
-            text = f"assumes data spread uniformly over [{lo:g}, {hi:g}]"
+            text = f"assumes a share {self.share:g} of the records in the set"
+        elif self.shape == "uniform":
+            text = f"assumes data drawn uniformly over [{bounds[0]:g}, {bounds[1]:g}]"
         else:
+            lo, hi = bounds
             mean = (lo + hi) / 2.0 if self.mean is None else self.mean
             sd = (hi - lo) / 6.0 if self.sd is None else self.sd
-            text = f"assumes data ~ normal(mean {mean:g}, sd {sd:g}) clipped to [{lo:g}, {hi:g}]"
-        return text + (f", on the lattice of step {resolution:g}" if resolution else "")
+            text = (
+                f"assumes data drawn ~ normal(mean {mean:g}, sd {sd:g}) clipped to [{lo:g}, {hi:g}]"
+            )
+        if resolution:
+            text += f", on the lattice of step {resolution:g}"
+        return text + f" (exact law averaged over {self.draws} such data sets)"
 
 
 @dataclass(frozen=True)

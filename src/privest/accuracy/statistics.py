@@ -9,9 +9,9 @@ prediction is for the release a ``private_*`` call would make:
   discrete Laplace) has its exact noise law from the public inputs (bounds, epsilon, the
   public n for the mean and the variance);
 * an instance-adaptive mechanism (piecewise Laplace, inverse sensitivity, permute-and-flip,
-  ...) has the exact law of its release on a deterministic reference sample of the stated
-  shape (:class:`~privest.accuracy.base.ReferenceData`), ``mech.law(x_ref)``: the
-  prediction is exact for data of that shape, and says so.
+  ...) has the exact law of its release, ``mech.law(x)``, on data sets drawn with fixed
+  seeds from the stated shape (:class:`~privest.accuracy.base.ReferenceData`), averaged:
+  the prediction is for data drawn from that shape, and says so.
 
 Laplace releases are clipped into the statistic's public range afterwards
 (post-processing), which can only shrink the error: the prediction is for the noise
@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from privest.accuracy.base import Accuracy, ReferenceData, check_alpha, solve_public, worst
+from privest.accuracy.base import (
+    Accuracy,
+    MixtureErrorLaw,
+    ReferenceData,
+    check_alpha,
+    solve_public,
+    worst,
+)
 from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.profiles.reaches import parse_statistic
@@ -82,10 +89,10 @@ def _one(mech: StatisticMechanism, n: int | None, reference: ReferenceData, alph
             "(or a range) to predict it on a reference sample"
         )
     res = mech.domain.resolution
-    x_ref = reference.sample(n, mech.bounds, res)
+    laws = [mech.law(x) for x in reference.samples(n, mech.bounds, res)]
     return Accuracy(
         label,
-        mech.law(x_ref),
+        MixtureErrorLaw(laws),
         alpha,
         mech.name,
         n,
