@@ -161,6 +161,26 @@ class MixtureErrorLaw(OutputLaw):
     def error_mse(self) -> float:
         return float(np.mean([law.error_mse() for law in self.laws]))
 
+    def error_quantile(self, p: ArrayLike) -> np.ndarray:
+        """The root search of the base class, then up to the exact float where the CDF
+        reaches p: laws with atoms (a lattice) jump there, and a root search stops just
+        below the jump, where P(|err| <= a) < p."""
+        q = check_probabilities(p)
+        out = np.asarray(super().error_quantile(q), dtype=float).copy()
+        flat = out.reshape(-1)
+        for i, (a, target) in enumerate(zip(flat, q.reshape(-1), strict=True)):
+            if not math.isfinite(a) or float(self.error_cdf(a)) >= target:
+                continue
+            hi = a * (1 + 1e-9) + 1e-300
+            while float(self.error_cdf(hi)) < target:
+                hi = 2 * hi - a
+            lo = a
+            while np.nextafter(lo, math.inf) < hi:
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if float(self.error_cdf(mid)) >= target else (mid, hi)
+            flat[i] = hi
+        return out
+
     def logpdf(self, y: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=float)
         logs = [law.logpdf(y + law.value) for law in self.laws]

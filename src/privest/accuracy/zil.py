@@ -28,7 +28,12 @@ from numpy.typing import ArrayLike
 from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha, solve_public
 from privest.errors import ValidationError
 from privest.learn.design import analysis_data
-from privest.learn.inference import hessian_estimate, sandwich, score_covariance
+from privest.learn.inference import (
+    IndefiniteHessianError,
+    hessian_estimate,
+    sandwich,
+    score_covariance,
+)
 from privest.learn.losses import LogisticLoss, SquaredLoss
 from privest.learn.objective import CorrectedObjective
 from privest.mechanisms.laws.base import OutputLaw
@@ -244,7 +249,10 @@ def zil_parameter_for(
         return ZILMechanism.calibrate(v, delta, zero_prob, bounds, unit=unit)
 
     def widest(v: float) -> float:
-        preds = predict_zil(mech_at(v), n=n, **prediction)
+        try:
+            preds = predict_zil(mech_at(v), n=n, **prediction)
+        except IndefiniteHessianError:  # so much noise that the fit has no sandwich
+            return math.inf
         chosen = [a for a in preds if quantity is None or a.quantity == quantity]
         if not chosen:
             raise ValidationError(
@@ -259,7 +267,7 @@ def zil_parameter_for(
     missing = [k for k in needs[solve] if given[k] is None]
     if missing or given[solve] is not None:
         raise ValidationError(f"solve={solve!r}: give {', '.join(needs[solve])} and not {solve}")
-    ranges = {"lam": (1e-3, 1e2), "zero_prob": (1e-3, 0.999), "epsilon": (1e-2, 1e2)}
+    ranges = {"lam": (1e-3, 10.0), "zero_prob": (1e-3, 0.999), "epsilon": (1e-2, 1e2)}
     lo, hi = ranges[solve]
     if solve == "epsilon":
         lo = max(lo, _least_epsilon(delta, zero_prob, bounds, unit))
