@@ -27,7 +27,18 @@ from privest.errors import (
 )
 
 COMMANDS_DIR = Path(cli.__file__).parent / "commands"
-NAMES = ["release", "privacy", "fit", "stat", "model", "budget", "reproduce", "demo"]
+NAMES = [
+    "release",
+    "privacy",
+    "fit",
+    "stat",
+    "model",
+    "budget",
+    "plan",
+    "report",
+    "reproduce",
+    "demo",
+]
 HEAVY = ("numpy", "pandas", "scipy", "sklearn", "matplotlib", "rich")
 
 

@@ -25,6 +25,14 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         ZILGuarantee,
         ZILTradeoff,
     )
+    from privest.accuracy import (
+        Accuracy,
+        ReferenceData,
+        predict_model,
+        predict_statistic,
+        predict_table,
+        predict_zil,
+    )
     from privest.domain import Domain
     from privest.errors import (
         BoundsError,
@@ -79,6 +87,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         private_variance,
         statistic_mechanism,
     )
+    from privest.planning import plan
     from privest.release import (
         ExampleMechanism,
         PrivateExamples,
@@ -89,6 +98,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         release_examples,
         release_regression_examples,
     )
+    from privest.reports import report
     from privest.rng import make_rng, rng_kind
     from privest.stattests import (
         PrivateTestResult,
@@ -101,6 +111,16 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
 #: Where each public name lives (the module it is imported from on first use).
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "privest.domain": ("Domain",),
+    "privest.accuracy": (
+        "Accuracy",
+        "ReferenceData",
+        "predict_model",
+        "predict_statistic",
+        "predict_table",
+        "predict_zil",
+    ),
+    "privest.planning": ("plan",),
+    "privest.reports": ("report",),
     "privest.accounting": (
         "ApproxDP",
         "Budget",
@@ -187,6 +207,7 @@ _LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for 
 
 #: kept literal for linters; tests/test_package.py checks it equals _EXPORTS
 __all__ = [
+    "Accuracy",
     "ApproxDP",
     "BoundsError",
     "Budget",
@@ -226,6 +247,7 @@ __all__ = [
     "PrivateTestResult",
     "PrivateValue",
     "PrivestError",
+    "ReferenceData",
     "RegressionExampleMechanism",
     "SmoothSensitivity",
     "StoreError",
@@ -241,6 +263,11 @@ __all__ = [
     "make_rng",
     "mean_diff_test",
     "mean_test",
+    "plan",
+    "predict_model",
+    "predict_statistic",
+    "predict_table",
+    "predict_zil",
     "private_count",
     "private_mean",
     "private_median",
@@ -252,6 +279,7 @@ __all__ = [
     "proportion_test",
     "release_examples",
     "release_regression_examples",
+    "report",
     "rng_kind",
     "statistic_mechanism",
 ]

@@ -37,7 +37,18 @@ from types import ModuleType
 from typing import Any
 
 from privest._version import __version__
-from privest.commands import budget, demo, fit, model, privacy, release, reproduce, stat
+from privest.commands import (
+    budget,
+    demo,
+    fit,
+    model,
+    plan,
+    privacy,
+    release,
+    report,
+    reproduce,
+    stat,
+)
 from privest.commands._common import (
     check_inputs,
     examples_epilog,
@@ -56,6 +67,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     stat,
     model,
     budget,
+    plan,
+    report,
     reproduce,
     demo,
 )

@@ -94,7 +94,16 @@ class Guarantee(ABC):
         return self.label
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.label}>"
+        return (
+            f"<{type(self).__name__} {self.label}: a privacy guarantee; .delta(epsilon), "
+            ".epsilon(delta) and .tradeoff(alpha) read it>"
+        )
+
+    def _repr_html_(self) -> str:
+        """Notebook view: its delta at a few epsilons and its two curves."""
+        from privest.reports.reprs import guarantee_html
+
+        return guarantee_html(self)
 
 
 class ApproxDP(Guarantee):

@@ -353,7 +353,22 @@ class Budget:
     def __repr__(self) -> str:
         where = "" if self.ledger is None else f", ledger={str(self.ledger)!r}"
         acc = "" if self.accountant == DEFAULT_ACCOUNTANT else f", accountant={self.accountant}"
-        return f"Budget(epsilon={self.epsilon:g}, delta={self.delta:g}{acc}{where})"
+        head = f"Budget(epsilon={self.epsilon:g}, delta={self.delta:g}{acc}{where})"
+        try:
+            n, used, (eps_left, delta_left) = len(self.spends), self.spent(), self.remaining()
+        except (StoreError, OSError, ValidationError):  # an unreadable ledger: say no more
+            return head
+        return (
+            f"{head}: a privacy budget; spent epsilon={used.epsilon:.4g}, delta="
+            f"{used.delta:.3g} ({used.accountant}) in {n} spend(s); left epsilon={eps_left:.4g}, "
+            f"delta={delta_left:.3g}; .report() lists them"
+        )
+
+    def _repr_html_(self) -> str:
+        """Notebook view: total, used and left, the spends, every accountant."""
+        from privest.reports.reprs import budget_html
+
+        return budget_html(self)
 
 
 def charge(

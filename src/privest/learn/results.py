@@ -158,3 +158,15 @@ class FitResults:
     def save(self, path: str | Path, alpha: float = 0.05) -> Path:
         """Write the coefficient table as ``.csv`` or ``.json`` (keys as in :meth:`to_frame`)."""
         return self.summary(alpha).save(path)
+
+    def __repr__(self) -> str:
+        return (
+            f"<FitResults {self.model} of {self.target or '-'}: {self.params.size} parameters, "
+            f"method={self.method}, n={self.nobs}; .summary() prints the table>"
+        )
+
+    def _repr_html_(self) -> str:
+        """Notebook view: the header and the coefficient table (privest.reports.reprs)."""
+        from privest.reports.reprs import results_html
+
+        return results_html(self)

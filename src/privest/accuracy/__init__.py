@@ -1,0 +1,33 @@
+"""Accuracy before release: the predicted error of every release from its public inputs
+only (docs/accuracy.md).
+
+* :func:`predict_statistic` (and :func:`epsilon_for_statistic`): the statistic mechanisms
+  and the ``private_*`` functions, exact for the data-independent noises, exact on a stated
+  reference shape of the data (:class:`ReferenceData`) for the instance-adaptive ones;
+* :func:`predict_model`: ``PrivateLinearRegression`` (AdaSSP) and
+  ``PrivateLogisticRegression`` (noisy GD), from their noise calibration on a stated design;
+* :func:`predict_zil` (and :func:`zil_parameter_for`): a ZIL release's values and column
+  means, and the standard errors of DR fits on it (paper 000, Thm 5.3, on a stated design);
+* :func:`predict_table`: the cells of a group-by table with a person as the unit.
+
+Each returns :class:`Accuracy` objects: ``se``, ``half_width`` (at level ``1 - alpha``),
+``error_sf(a)`` = P(|error| > a), and the ``assumption`` the prediction rests on.
+"""
+
+from privest.accuracy.base import Accuracy, ReferenceData, solve_public
+from privest.accuracy.models import predict_model
+from privest.accuracy.statistics import epsilon_for_statistic, predict_statistic
+from privest.accuracy.tables import predict_table
+from privest.accuracy.zil import predict_zil, zil_parameter_for
+
+__all__ = [
+    "Accuracy",
+    "ReferenceData",
+    "epsilon_for_statistic",
+    "predict_model",
+    "predict_statistic",
+    "predict_table",
+    "predict_zil",
+    "solve_public",
+    "zil_parameter_for",
+]

@@ -1,0 +1,100 @@
+"""Predicted accuracy of a ZIL release and of DR fits on it, against simulation
+(paper 000; docs/accuracy.md, "The ZIL release")."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privest as pv
+from privest.accuracy import predict_zil, zil_parameter_for
+from privest.errors import ValidationError
+
+BOUNDS = {"a": (0.0, 1.0), "b": (-2.0, 2.0)}
+
+
+def _within(pred: float, sim: np.ndarray, z: float = 4.0) -> bool:
+    se = float(np.std(sim, ddof=1)) / math.sqrt(sim.size)
+    return abs(float(np.mean(sim)) - pred) <= z * se
+
+
+def test_one_value_and_column_means_are_predicted_exactly():
+    mech = pv.ZILMechanism(0.4, 0.25, BOUNDS)
+    n = 40_000
+    preds = {a.quantity: a for a in predict_zil(mech, n=n)}
+    x = pd.DataFrame({"a": np.full(n, 0.5), "b": np.zeros(n)})
+    rel = mech.release(x, rng=3)
+    for j, col in enumerate(("a", "b")):
+        err = np.abs(rel.x1[:, j] - x[col].to_numpy())
+        value = preds[f"value of {col}"]
+        assert _within(value.error_sf(value.half_width), (err > value.half_width) * 1.0)
+        assert _within(value.se**2, err**2)
+        assert not _within(1.2 * value.se**2, err**2)  # negative control: 20% off is seen
+        assert float(value.error_sf(0.0)) == pytest.approx(0.75)  # a quarter exactly
+    # the mean of a column over n records: R releases of a small data set
+    mean = predict_zil(mech, n=500)[1]
+    assert mean.quantity == "mean of a"
+    gen = np.random.default_rng(4)
+    small = x.iloc[:500]
+    errs = np.array([mech.release(small, rng=gen).x1[:, 0].mean() - 0.5 for _ in range(600)])
+    assert _within(mean.se**2, errs**2)
+
+
+@pytest.mark.slow
+def test_dr_standard_errors_match_repeated_fits():
+    """R data sets of the stated design, each released and fitted by DR: the sd of each
+    estimate against the predicted (asymptotic) standard error, within 4 Monte Carlo
+    standard errors of an sd."""
+    mech = pv.ZILMechanism(0.3, 0.3, BOUNDS)
+    n, reps = 10_000, 150
+    coef, icpt, sd_y = {"a": 1.0, "b": -0.5}, 0.2, 0.5
+    pred = predict_zil(mech, n=n, model="linear", coef=coef, intercept=icpt, noise_sd=sd_y)
+    fit_pred = [a for a in pred if a.quantity.startswith("linear")]
+    assert [a.quantity for a in fit_pred] == ["linear intercept", "linear a", "linear b"]
+    gen = np.random.default_rng(5)
+    est = []
+    for _ in range(reps):
+        x = pd.DataFrame({"a": gen.uniform(0, 1, n), "b": gen.uniform(-2, 2, n)})
+        y = icpt + x.a - 0.5 * x.b + sd_y * gen.standard_normal(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = pv.DRLinearRegression(inference="none").fit(mech.release(x, rng=gen), y.values)
+        est.append(np.asarray(fit.results_.params))
+    sd = np.std(est, axis=0, ddof=1)
+    for j, a in enumerate(fit_pred):
+        assert abs(sd[j] - a.se) <= 4 * sd[j] / math.sqrt(2 * (reps - 1)), (a.quantity, sd[j])
+
+
+def test_inverse_lam_and_zero_prob_meet_the_target():
+    fit = dict(model="linear", coef=[1.0, -0.5], intercept=0.2, noise_sd=0.5, n_sim=20_000)
+    lam = zil_parameter_for(
+        0.1, solve="lam", bounds=BOUNDS, n=20_000, zero_prob=0.3, quantity="linear a", **fit
+    )
+    at = {a.quantity: a for a in predict_zil(pv.ZILMechanism(lam, 0.3, BOUNDS), n=20_000, **fit)}
+    above = {
+        a.quantity: a
+        for a in predict_zil(pv.ZILMechanism(lam * 1.01, 0.3, BOUNDS), n=20_000, **fit)
+    }
+    assert at["linear a"].half_width <= 0.1 < above["linear a"].half_width
+    zp = zil_parameter_for(0.02, solve="zero_prob", bounds=BOUNDS, n=20_000, lam=0.5)
+    widest = max(a.half_width for a in predict_zil(pv.ZILMechanism(0.5, zp, BOUNDS), n=20_000))
+    assert widest <= 0.02
+    eps = zil_parameter_for(
+        0.05,
+        solve="epsilon",
+        bounds=BOUNDS,
+        n=20_000,
+        delta=0.4,
+        zero_prob=0.2,
+        quantity="mean of b",
+    )
+    mech = pv.ZILMechanism.calibrate(eps, 0.4, 0.2, BOUNDS)
+    assert {a.quantity: a for a in predict_zil(mech, n=20_000)}["mean of b"].half_width <= 0.05
+    with pytest.raises(ValidationError, match="give zero_prob"):
+        zil_parameter_for(0.1, solve="lam", bounds=BOUNDS, n=100)
+    with pytest.raises(ValidationError, match="coef"):
+        predict_zil(pv.ZILMechanism(0.5, 0.2, BOUNDS), n=100, model="linear", coef=[1.0])
