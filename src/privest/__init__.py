@@ -90,6 +90,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         release_regression_examples,
     )
     from privest.rng import make_rng, rng_kind
+    from privest.tables import PrivateTable, contingency, tabulate
 
 #: Where each public name lives (the module it is imported from on first use).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -168,6 +169,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "make_rng",
         "rng_kind",
     ),
+    "privest.tables": (
+        "PrivateTable",
+        "contingency",
+        "tabulate",
+    ),
 }
 _LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -209,6 +215,7 @@ __all__ = [
     "PrivateLinearRegression",
     "PrivateLogisticRegression",
     "PrivateStatistic",
+    "PrivateTable",
     "PrivateValue",
     "PrivestError",
     "RegressionExampleMechanism",
@@ -222,6 +229,7 @@ __all__ = [
     "ZILRelease",
     "ZILTradeoff",
     "__version__",
+    "contingency",
     "load_release",
     "make_rng",
     "private_count",
@@ -235,6 +243,7 @@ __all__ = [
     "release_regression_examples",
     "rng_kind",
     "statistic_mechanism",
+    "tabulate",
 ]
 
 

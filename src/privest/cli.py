@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from privest._version import __version__
-from privest.commands import budget, demo, fit, model, privacy, release, reproduce, stat
+from privest.commands import budget, demo, fit, model, privacy, release, reproduce, stat, table
 from privest.commands._common import examples_epilog, resolve_table_format, table_to_stdout
 from privest.errors import PrivestError, ValidationError
 
@@ -38,6 +38,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     privacy,
     fit,
     stat,
+    table,
     model,
     budget,
     reproduce,
