@@ -31,10 +31,10 @@ from privest.errors import ValidationError
 __all__ = ["add_parser", "run"]
 
 EXAMPLES = (
-    "privest table visits.csv --by region,age_group --unit person_id --max-groups 3 "
-    "--max-rows 5 --agg count --agg mean:income --agg median:income "
-    "--bounds income=0:200000 --epsilon 1 --delta 1e-6 -o table.csv",
-    "privest table visits.csv --by region --keys regions.csv --agg count --epsilon 1 --format json",
+    "privest table data.csv --by label --unit id --agg count --agg mean:income "
+    "--agg median:income --bounds income=0:150 --epsilon 1 --delta 1e-6 -o table.csv",
+    "privest table data.csv --by label --agg count --agg quantile:0.9:age --bounds age=0:120 "
+    "--epsilon 1 --delta 1e-6 --format json",
 )
 
 

@@ -240,7 +240,9 @@ class RankExponential(StatisticMechanism):
     def law(self, x: Any) -> RankExponentialLaw:
         """NON-PRIVATE: the exact law on ``x``."""
         a, b = self.bounds
-        arr, _ = _check_data(x, a, b, self.clip)
+        arr = np.asarray(x, dtype=float).ravel()
+        if arr.size or self.domain.n_public:  # under add/remove the empty data set counts
+            arr, _ = _check_data(x, a, b, self.clip)
         idx = self.grid.snap(arr).astype(np.int64)
         name, _ = parse_statistic(self.spec)
         q = 0.5 if name == "median" else float(self.q)
