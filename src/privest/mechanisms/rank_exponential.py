@@ -70,8 +70,9 @@ CAP = 40
 GRID_BITS = 10
 #: at most this many candidates (the histogram of a table holds cells x candidates)
 MAX_CANDIDATES = 1 << 16
-#: proposals per open cell and round
-BATCH = 32
+#: proposals per open cell and round: at least BATCH, a quarter of the candidates, and at
+#: most ROUND proposals in all
+BATCH, ROUND = 32, 1 << 20
 
 
 def em_grid(a: float, b: float, resolution: float | None = None) -> LatticeGrid:
@@ -152,17 +153,18 @@ def sample_rank_em(
     out = np.full(cells, -1, dtype=np.int64)
     open_ = np.arange(cells)
     while open_.size:
-        rows = np.repeat(open_, BATCH)
+        batch = max(BATCH, min(width // 4, ROUND // open_.size))
+        rows = np.repeat(open_, batch)
         r = rng.integers(0, width, size=rows.size)
         upto = cum[rows, r]
         below = upto - counts[rows, r]
         a = None if levels is None else np.asarray(levels, dtype=np.int64)[rows]
         d = score.distance(below, upto, total[rows], a)
         ok = bernoulli_exp(score.e * d, np.full(d.size, score.den, np.int64), rng)
-        ok = ok.reshape(open_.size, BATCH)
+        ok = ok.reshape(open_.size, batch)
         hit = ok.any(axis=1)
         first = np.argmax(ok, axis=1)
-        out[open_[hit]] = r.reshape(open_.size, BATCH)[hit, first[hit]]
+        out[open_[hit]] = r.reshape(open_.size, batch)[hit, first[hit]]
         open_ = open_[~hit]
     return out
 

@@ -19,6 +19,7 @@ import sys
 
 from privest.backends import register_engine
 from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
+from privest.scale import tables  # noqa: F401  (registers the tables' totals)
 from privest.scale.dask_release import DaskRelease
 from privest.scale.stats import read_column
 

@@ -85,12 +85,12 @@ def _bounded(data: Any, rows: str, columns: str, unit: str | None, gen) -> pd.Da
         raise ValidationError(f"data: a {type(data).__name__} is not a pandas DataFrame")
     if unit is None:
         return data
-    from privest.tables.totals import bound_rows, cell_codes
+    from privest.tables.totals import bound_rows, cell_codes, person_codes
 
     if unit not in data.columns:
         raise ValidationError(f"unit: {unit!r} is not a column of the data")
     cells, keys = cell_codes(data, (rows, columns), None)
-    persons = pd.factorize(data[unit], sort=False)[0].astype(np.int64)
+    persons = person_codes(data[unit])
     keep, _ = bound_rows(cells, persons, len(keys), 1, 1, gen)
     return data.loc[keep, [rows, columns]]
 

@@ -56,9 +56,12 @@ class CellTotals:
         )
 
 
-def _group_rank(groups: np.ndarray, priority: np.ndarray) -> np.ndarray:
-    """The rank (0, 1, ...) of each entry within its group by increasing priority."""
-    order = np.lexsort((priority, groups))
+def _group_rank(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The rank (0, 1, ...) of each entry within its group in a uniformly random order:
+    one sort of ``group 2^32 + U``, U a random 32-bit priority per entry (groups below
+    2^31)."""
+    key = (groups.astype(np.int64) << 32) | rng.integers(0, 2**32, size=groups.size)
+    order = np.argsort(key)
     g = groups[order]
     start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     sizes = np.diff(np.r_[start, g.size])
@@ -89,15 +92,13 @@ def bound_rows(
     per_person = np.bincount(p_person)
     over = np.flatnonzero(per_person[p_person] > max_groups)
     if over.size:
-        prio = rng.integers(0, 2**62, size=over.size)
-        keep_pair[over] = _group_rank(p_person[over], prio) < max_groups
+        keep_pair[over] = _group_rank(p_person[over], rng) < max_groups
     keep = np.zeros(cells.size, dtype=bool)
     keep[rows] = keep_pair[codes]
     per_pair = np.bincount(codes, minlength=uniq.size)
     big = np.flatnonzero(keep_pair[codes] & (per_pair[codes] > max_rows))
     if big.size:
-        prio = rng.integers(0, 2**62, size=big.size)
-        keep[rows[big]] = _group_rank(codes[big], prio) < max_rows
+        keep[rows[big]] = _group_rank(codes[big], rng) < max_rows
     return keep, np.bincount(p_cell[keep_pair], minlength=n_cells)
 
 
@@ -113,6 +114,16 @@ def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None)
     codes = df.groupby(list(by), sort=False, dropna=False, observed=True).ngroup().to_numpy()
     first = np.unique(codes, return_index=True)[1]
     return codes.astype(np.int64), df[list(by)].iloc[first].reset_index(drop=True)
+
+
+def person_codes(ids: pd.Series) -> np.ndarray:
+    """Non-negative integer codes of the person ids (the ids themselves when they are
+    already small non-negative integers: no hashing)."""
+    if ids.dtype.kind in "iu" and len(ids):
+        v = ids.to_numpy()
+        if v.min() >= 0 and v.max() < 2**31:
+            return v.astype(np.int64, copy=False)
+    return pd.factorize(ids, sort=False)[0].astype(np.int64)
 
 
 def _column(df: pd.DataFrame, col: str, a: float, b: float, clip: bool) -> np.ndarray:
@@ -167,7 +178,7 @@ def cell_totals(
     if plan.unit is not None:
         if df[plan.unit].isna().any():
             raise ValidationError(f"unit: the column {plan.unit!r} has missing person ids")
-        persons = pd.factorize(df[plan.unit], sort=False)[0].astype(np.int64)
+        persons = person_codes(df[plan.unit])
     values = {c: _column(df, c, *plan.bounds[c], clip) for c in plan.columns}
     keep, people = bound_rows(cells, persons, n_cells, plan.max_groups, plan.max_rows, rng)
     kc = cells[keep]
