@@ -18,8 +18,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 import sys
 
 from privest.backends import register_engine
-from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
-from privest.scale import tables  # noqa: F401  (registers the tables' totals)
+from privest.scale import (
+    stats,  # noqa: F401  (registers the statistics' laws)
+    tables,  # noqa: F401  (registers the tables' totals)
+)
 from privest.scale.dask_release import DaskRelease
 from privest.scale.stats import read_column
 
