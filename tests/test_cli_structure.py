@@ -32,6 +32,7 @@ NAMES = [
     "privacy",
     "fit",
     "stat",
+    "table",
     "model",
     "budget",
     "plan",
@@ -152,12 +153,13 @@ def _example_data(folder: Path) -> None:
 
 
 def test_help_examples_run(tmp_path, monkeypatch, capsys):
-    """The examples of release, privacy, fit, stat, model, budget (and the top level's) work."""
+    """The examples of release, privacy, fit, stat, table, model, budget (and the top
+    level's) work."""
     _example_data(tmp_path)
     monkeypatch.chdir(tmp_path)
     examples = [
         example
-        for module in COMMANDS[:6]  # reproduce and demo run for minutes; see test_cli.py
+        for module in COMMANDS[:7]  # reproduce and demo run for minutes; see test_cli.py
         for example in module.EXAMPLES
         if "--engine dask" not in example  # needs the extra: tests/scale/test_release_cli.py
     ]
@@ -167,7 +169,7 @@ def test_help_examples_run(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     assert (tmp_path / "store").is_dir() and (tmp_path / "tradeoff.png").is_file()
     assert len(privest.Budget.open(tmp_path / "ledger.json").spends) == 1
-    for name in ("profile.csv", "fit.csv", "q90.json", "ols.csv"):
+    for name in ("profile.csv", "fit.csv", "q90.json", "ols.csv", "table.csv"):
         assert (tmp_path / name).stat().st_size > 0
 
 

@@ -75,8 +75,11 @@ def _parameters():
                 continue
             targets.append((qual, obj.__init__))
             for mname, member in inspect.getmembers(obj):
-                if not mname.startswith("_") and (
-                    inspect.isfunction(member) or inspect.ismethod(member)
+                pandas_own = (getattr(member, "__module__", None) or "").startswith("pandas")
+                if (
+                    not mname.startswith("_")
+                    and not pandas_own
+                    and (inspect.isfunction(member) or inspect.ismethod(member))
                 ):
                     targets.append((f"{qual}.{mname}", member))
         for where, fn in targets:
@@ -235,6 +238,12 @@ MECHANISMS = {
     ),
     "TwoStage": (
         lambda: pv.TwoStage("median", epsilon=1.0, bounds=(0, 1)),
+        lambda m, rng: m.release(_frame()["a"], rng=rng),
+    ),
+    "RankExponential": (
+        lambda: statistic_mechanism(
+            "median", epsilon=1.0, bounds=(0, 1), mechanism="rank_exponential"
+        ),
         lambda m, rng: m.release(_frame()["a"], rng=rng),
     ),
     "PTRMedian": (

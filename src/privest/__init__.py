@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         proportion_diff_test,
         proportion_test,
     )
+    from privest.tables import PrivateTable, contingency, tabulate
 
 #: Where each public name lives (the module it is imported from on first use).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -202,6 +203,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "proportion_diff_test",
         "proportion_test",
     ),
+    "privest.tables": (
+        "PrivateTable",
+        "contingency",
+        "tabulate",
+    ),
 }
 _LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -244,6 +250,7 @@ __all__ = [
     "PrivateLinearRegression",
     "PrivateLogisticRegression",
     "PrivateStatistic",
+    "PrivateTable",
     "PrivateTestResult",
     "PrivateValue",
     "PrivestError",
@@ -259,6 +266,7 @@ __all__ = [
     "ZILRelease",
     "ZILTradeoff",
     "__version__",
+    "contingency",
     "load_release",
     "make_rng",
     "mean_diff_test",
@@ -282,6 +290,7 @@ __all__ = [
     "report",
     "rng_kind",
     "statistic_mechanism",
+    "tabulate",
 ]
 
 

@@ -48,6 +48,7 @@ from privest.commands import (
     report,
     reproduce,
     stat,
+    table,
 )
 from privest.commands._common import (
     check_inputs,
@@ -65,6 +66,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     privacy,
     fit,
     stat,
+    table,
     model,
     budget,
     plan,

@@ -283,3 +283,16 @@ register_mechanism(
         source="Ghosh, Roughgarden and Sundararajan 2009",
     )
 )
+register_mechanism(
+    MechanismSpec(
+        "rank_exponential",
+        f"{_M}.rank_exponential:RankExponential",
+        _ORDER,
+        "the exponential mechanism over the lattice points with the rank utility",
+        reads=("epsilon", "bounds", "resolution", "quantile"),
+        lattice=True,
+        add_remove=_ORDER,
+        auto=False,
+        source="McSherry and Talwar 2007; Smith 2011",
+    )
+)

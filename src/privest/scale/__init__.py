@@ -28,7 +28,10 @@ import privest.scale.fit  # noqa: F401  (registers the fits' objective and strea
 from privest.backends import register_engine
 from privest.release.examples_io import release_examples_to_folder
 from privest.release.into_store import out_of_core, release_to_store
-from privest.scale import stats  # noqa: F401  (registers the statistics' laws)
+from privest.scale import (
+    stats,  # noqa: F401  (registers the statistics' laws)
+    tables,  # noqa: F401  (registers the tables' totals)
+)
 from privest.scale.dask_release import DaskRelease
 from privest.scale.engine import DaskEngine
 from privest.scale.examples import release_examples_to_folder as _examples_partitioned
