@@ -62,6 +62,7 @@ KEYS: dict[str, set[str]] = {
         "neighbours",
         "delta",
         "local_sensitivity",
+        "inference",
     },
     "release": {
         "bounds",
@@ -264,6 +265,7 @@ def _stat(q: dict[str, Any], alpha: float) -> PlannedQuery:
         quantile=q.get("quantile"),
         reference=q.get("reference"),
         alpha=alpha,
+        inference=q.get("inference", "population"),
         **options,
     )
     n_one = n if isinstance(n, int) else None

@@ -14,9 +14,17 @@ import numpy as np
 import pytest
 
 import privest as pv
-from privest.accuracy import ReferenceData, epsilon_for_statistic, predict_statistic
+from privest.accuracy import ReferenceData, epsilon_for_statistic
+from privest.accuracy import predict_statistic as predict_default
 from privest.errors import ValidationError
 from privest.models.statistics import statistic_mechanism
+
+
+def predict_statistic(*args, inference="none", **kwargs):
+    """The prediction for the mechanism at the whole epsilon (``inference="none"``), which
+    these tests compare with the mechanism's own releases."""
+    return predict_default(*args, inference=inference, **kwargs)
+
 
 Z = 4.0
 
@@ -105,20 +113,21 @@ def test_instance_adaptive_prediction_matches_data_drawn_from_the_shape(
     assert not _agree(wide.se**2, 0.0, err**2)
 
 
-def test_range_of_n_gives_the_worst_and_auto_reads_n():
+def test_range_of_n_gives_the_worst():
     one = predict_statistic("mean", epsilon=1.0, bounds=(0, 1), n=100)
     both = predict_statistic("mean", epsilon=1.0, bounds=(0, 1), n=(100, 10_000))
     assert both.half_width == pytest.approx(one.half_width)
     assert both.n == (100, 10_000) and "worst over n" in both.assumption
-    # auto: permute-and-flip on a coarse lattice from n = 1000 on, the staircase below
+    # auto: permute-and-flip on a declared coarse lattice at every n (n is not read)
     small = predict_statistic("median", epsilon=1.0, bounds=(0, 100), n=500, resolution=1.0)
     large = predict_statistic("median", epsilon=1.0, bounds=(0, 100), n=5000, resolution=1.0)
-    assert (small.mechanism, large.mechanism) == ("piecewise_laplace", "permute_and_flip")
+    assert (small.mechanism, large.mechanism) == ("permute_and_flip", "permute_and_flip")
+    assert large.half_width < small.half_width
 
 
 def test_inverse_epsilon_meets_the_target_and_no_less_would():
     target = 0.05
-    eps = epsilon_for_statistic("mean", target, bounds=(0, 10), n=2000)
+    eps = epsilon_for_statistic("mean", target, bounds=(0, 10), n=2000, inference="none")
     at = predict_statistic("mean", epsilon=eps, bounds=(0, 10), n=2000)
     below = predict_statistic("mean", epsilon=eps * 0.99, bounds=(0, 10), n=2000)
     assert at.half_width <= target < below.half_width
@@ -139,3 +148,17 @@ def test_inputs_are_checked():
         ReferenceData.of({"shape": "normal", "spread": 2})
     mech = pv.PiecewiseLaplace("median", epsilon=1.0, bounds=(0, 1))
     assert predict_statistic(mech, n=50).mechanism == "piecewise_laplace"
+
+
+@pytest.mark.parametrize(("statistic", "share"), [("mean", 0.75), ("median", 0.5), ("count", 1.0)])
+def test_the_default_predicts_the_point_of_a_release_with_inference(statistic, share):
+    """private_* release the point with its share of epsilon by default (inference=
+    "population"): the default prediction is that of the point's epsilon."""
+    bounds = None if statistic == "count" else (0.0, 100.0)
+    kw = dict(bounds=bounds, n=1000, resolution=1.0 if statistic == "median" else None)
+    default = predict_default(statistic, epsilon=1.0, **kw)
+    point = predict_statistic(statistic, epsilon=share, inference="none", **kw)
+    assert default.half_width == pytest.approx(point.half_width)
+    if share < 1:  # control: the whole epsilon predicts a smaller error
+        whole = predict_statistic(statistic, epsilon=1.0, inference="none", **kw)
+        assert whole.half_width < default.half_width

@@ -31,7 +31,11 @@ def make_sources(folder, *, seeded: bool = True):
     pv.private_mean(df.income, epsilon=0.5, bounds=(0, 2e5), budget=budget)
     mech = pv.ZILMechanism.calibrate(2.0, 0.3, 0.1, {"age": (18, 90), "income": (0, 2e5)})
     rel = mech.release(
-        df, rng=1 if seeded else None, budget=budget, label="<script>alert('x')</script> survey"
+        df,
+        rng=1 if seeded else None,
+        budget=budget,
+        label="<script>alert('x')</script> survey",
+        ids=np.arange(n),
     )
     rel.save(folder / "store")
     (folder / "plan.toml").write_text(
@@ -56,8 +60,8 @@ def test_report_holds_guarantees_accuracy_and_no_data_value(tmp_path):
     # the store: parameters, parts with their randomness (seeded in red), accuracy
     assert "seeded: reproducible, NOT for real releases" in page and 'class="badge bad"' in page
     assert "value of income" in page and "mean of age" in page
-    # the plan's prediction beside the spend it matches (by order and guarantee)
-    assert "plan query mean, matched by order and guarantee" in page
+    # the plan's prediction beside the spend it matches (its label is the query's name)
+    assert "plan query mean, matched by label" in page  # the spend is labelled "mean"
     # versions and times
     assert "privest</td><td>0.2.0" in page and "time (UTC)" in page
     # never a data value, in the text or in the figures

@@ -35,6 +35,7 @@ from privest.accuracy.base import (
 )
 from privest.domain import Domain
 from privest.errors import ValidationError
+from privest.intervals.release import check_inference, plan_split
 from privest.mechanisms.profiles.reaches import parse_statistic
 from privest.mechanisms.statistic import StatisticMechanism
 from privest.models.statistics import statistic_mechanism
@@ -113,6 +114,7 @@ def predict_statistic(
     domain: Domain | None = None,
     reference: Any = None,
     alpha: float = 0.05,
+    inference: str = "population",
     **options: Any,
 ) -> Accuracy:
     """The predicted error of releasing ``statistic`` (module docstring); no data read.
@@ -123,6 +125,9 @@ def predict_statistic(
     number of records, or a ``(lo, hi)`` range (the worst prediction over it is returned).
     ``reference`` states the data's spread for instance-adaptive mechanisms
     (:class:`ReferenceData`, a shape name or a mapping; default uniform over the bounds).
+    ``inference`` is that of the ``private_*`` call: with ``"population"`` (their default)
+    the point is released with its share of ``epsilon`` (docs/central-inference.md), and
+    the prediction is for that point.
     """
     alpha = check_alpha(alpha)
     ref = ReferenceData.of(reference)
@@ -142,6 +147,7 @@ def predict_statistic(
                 domain=domain,
                 reference=ref,
                 alpha=alpha,
+                inference=inference,
                 **options,
             )
             for m in ns
@@ -151,9 +157,11 @@ def predict_statistic(
         return _one(statistic, one_n, ref, alpha)
     if epsilon is None:
         raise ValidationError("epsilon: required to predict the accuracy of a statistic")
+    name, _ = parse_statistic(statistic)
+    point = plan_split(name, epsilon, check_inference(inference))["point"]
     mech = statistic_mechanism(
         statistic,
-        epsilon=epsilon,
+        epsilon=point,
         bounds=bounds,
         mechanism=mechanism,
         quantile=quantile,
