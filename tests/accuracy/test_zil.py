@@ -98,3 +98,18 @@ def test_inverse_lam_and_zero_prob_meet_the_target():
         zil_parameter_for(0.1, solve="lam", bounds=BOUNDS, n=100)
     with pytest.raises(ValidationError, match="coef"):
         predict_zil(pv.ZILMechanism(0.5, 0.2, BOUNDS), n=100, model="linear", coef=[1.0])
+
+
+def test_the_simulated_design_raises_no_release_warning():
+    """The design's release is a simulation inside a prediction, never published: a
+    prediction must not warn the curator about seeded randomness in a release."""
+    from privest.errors import SeededRandomnessWarning
+
+    mech = pv.ZILMechanism(0.5, 0.2, BOUNDS)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        predict_zil(mech, n=1000, model="linear", coef=[1.0, -0.5], n_sim=2000)
+    assert not [w for w in seen if issubclass(w.category, SeededRandomnessWarning)]
+    # negative control: the same release outside a prediction does warn
+    with pytest.warns(SeededRandomnessWarning):
+        mech.release(pd.DataFrame({"a": [0.5] * 10, "b": [0.0] * 10}), rng=np.random.default_rng(0))

@@ -18,6 +18,7 @@ docs/accuracy.md, "The ZIL release").
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +27,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha, solve_public
-from privest.errors import ValidationError
+from privest.errors import SeededRandomnessWarning, ValidationError
 from privest.learn.design import analysis_data
 from privest.learn.inference import (
     IndefiniteHessianError,
@@ -132,7 +133,9 @@ def _dr_cov(
         y = (rng.random(n_sim) < 1.0 / (1.0 + np.exp(-index))).astype(float)
         loss = LogisticLoss(fit_intercept=True)
     data = pd.DataFrame(x, columns=_names(mech)) if mech.columns is not None else x
-    rel = mech.release(data, rng=rng)  # a simulation: its seeded noise is never published
+    with warnings.catch_warnings():  # a simulation: its seeded noise is never published
+        warnings.simplefilter("ignore", SeededRandomnessWarning)
+        rel = mech.release(data, rng=rng)
     obj = CorrectedObjective(loss, analysis_data(rel, y), method)
     theta = np.r_[intercept, beta]
     return sandwich(hessian_estimate(obj, theta), score_covariance(obj, theta), n)

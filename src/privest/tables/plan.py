@@ -301,7 +301,7 @@ def _assign(plan: Plan, prims: list[Primitive], gaussian: bool) -> None:
 def _check_within(plan: Plan) -> None:
     """The accountant's composition of the plan's events within the total (a safety net
     against a planning defect: nothing is read before it passes)."""
-    done = best(compose_events(list(plan.event.events), max(plan.delta, 1e-300), ("basic", "zcdp")))
+    done = best(compose_events(list(plan.event.events), max(plan.delta, 1e-100), ("basic", "zcdp")))
     if done.epsilon > plan.epsilon * (1 + 1e-9) or done.delta > plan.delta * (1 + 1e-9):
         raise PrivacyParameterError(
             f"the table's plan composes to (epsilon={done.epsilon:.6g}, delta={done.delta:.3g}) "
