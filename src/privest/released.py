@@ -105,6 +105,12 @@ class PrivateStatistic(float):
         ``inference="noise"``, for the data's own value); docs/central-inference.md."""
         return self._inference().conf_int(alpha)
 
+    def _repr_html_(self) -> str:
+        """Notebook view: the release, its provenance, guarantee and interval."""
+        from privest.reports.reprs import statistic_html
+
+        return statistic_html(self)
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild_statistic,

@@ -128,3 +128,26 @@ def test_notebook_views_and_plain_reprs(tmp_path):
     results = pv.DRLinearRegression().fit(rel, y).results_
     assert repr(results).startswith("<FitResults") and ".summary()" in repr(results)
     assert "fit results" in results._repr_html_() and "intercept" in results._repr_html_()
+
+
+def test_statistic_and_table_have_notebook_views():
+    """A released statistic shows its interval (what it covers); a released table its
+    cells and guarantee; a statistic without inference shows no interval (control)."""
+    x = np.random.default_rng(0).uniform(0, 10, 500)
+    with_ci = pv.private_mean(x, epsilon=1.0, bounds=(0, 10))._repr_html_()
+    assert "95% interval (population quantity)" in with_ci and "SE (" in with_ci
+    bare = pv.private_mean(x, epsilon=1.0, bounds=(0, 10), inference="none")._repr_html_()
+    assert "interval" not in bare and "private statistic" in bare
+    people = pd.DataFrame({"pid": np.arange(500) % 100, "region": np.where(x > 5, "a", "b")})
+    table = pv.tabulate(
+        people,
+        by="region",
+        unit="pid",
+        max_groups=2,
+        max_rows=5,
+        aggregates={"n": "count"},
+        epsilon=1.0,
+        keys=pd.DataFrame({"region": ["a", "b"]}),
+    )
+    view = table._repr_html_()
+    assert "private table" in view and table.guarantee.label in view

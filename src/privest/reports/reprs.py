@@ -287,6 +287,14 @@ def statistic_html(stat: Any) -> str:
         ("bounds (public)", "-" if stat.bounds is None else stat.bounds),
         ("randomness", (randomness_badge(stat.randomness),)),
     ]
+    if stat.interval is not None:  # the released interval (docs/central-inference.md)
+        alpha = getattr(stat.interval, "alpha", 0.05)
+        lo, hi = stat.conf_int(alpha)
+        covers = "population quantity" if stat.inference == "population" else "noise only"
+        rows += [
+            (f"SE ({covers})", num(stat.bse, 4)),
+            (f"{1 - alpha:.0%} interval ({covers})", f"[{num(lo, 6)}, {num(hi, 6)}]"),
+        ]
     body = "<h3>private statistic</h3>" + html_table(["", ""], rows)
     note = _statistic_noise(stat)
     return wrap(body + f'<p class="note">{esc(note)}</p>')

@@ -52,6 +52,12 @@ class PrivateTable(pd.DataFrame):
     def _constructor(self) -> type[PrivateTable]:
         return PrivateTable
 
+    def _repr_html_(self) -> str:
+        """Notebook view: the released cells with their intervals, and the guarantee."""
+        from privest.reports.reprs import table_html
+
+        return table_html(self, getattr(self, "guarantee", None))
+
 
 def _public_keys(keys: Any, by: tuple[str, ...]) -> pd.DataFrame | None:
     if keys is None:
