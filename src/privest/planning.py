@@ -113,6 +113,8 @@ KEYS: dict[str, set[str]] = {
         "delta",
         "cell_n",
         "cell_mean",
+        "public_keys",
+        "inference",
     },
 }
 
@@ -367,10 +369,12 @@ def _table(q: dict[str, Any], alpha: float) -> PlannedQuery:
         max_rows=q.get("max_rows"),
         cell_n=q.get("cell_n"),
         bounds=bounds,
-        noise=q.get("noise", "laplace"),
+        noise=q.get("noise", "auto"),
         delta=q.get("delta", 0.0),
         cell_mean=q.get("cell_mean"),
         alpha=alpha,
+        public_keys=q.get("public_keys", True),
+        inference=q.get("inference", "population"),
     )
     by = ", ".join(map(str, q.get("by") or [])) or "(no grouping)"
     desc = (

@@ -1,13 +1,15 @@
-"""Predicted accuracy of a table's cells under the calibration privest.accuracy.tables
-states (docs/accuracy.md, "Tables"), against noise drawn with that calibration."""
+"""Predicted accuracy of a table's cells (docs/accuracy.md, "Tables"), against the releases
+of pv.tabulate itself."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+import privest as pv
 from privest.accounting.accountants import compose_events
 from privest.accuracy import predict_table
 from privest.accuracy.base import LaplaceSumLaw
@@ -35,48 +37,71 @@ def test_laplace_sum_law_matches_draws(s1, s2):
     assert mass == pytest.approx(float(law.cdf(3.0)), abs=1e-4)
 
 
-def test_cells_under_laplace_calibration():
-    g, m, eps, cell_n = 2, 3, 0.8, 250.0
+def _people(n_cell: int, seed: int) -> pd.DataFrame:
+    """Two cells of ``n_cell`` people, one row each: bounding drops nothing, so a release's
+    error is its noise alone."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "pid": np.arange(2 * n_cell),
+            "region": np.repeat(["a", "b"], n_cell),
+            "income": rng.uniform(0, 1000, 2 * n_cell),
+        }
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("noise", "delta"), [("laplace", 0.0), ("gaussian", 1e-6)])
+def test_prediction_matches_the_tables_releases(noise, delta):
+    """The predicted SE of a cell's count, sum and mean against R releases by pv.tabulate
+    (public keys), within 4 Monte Carlo SEs of a standard deviation; the prediction's
+    event composes to the table's guarantee. Control: the calibration of the count alone
+    (all of epsilon on it) predicts a smaller SE that the same check rejects."""
+    g, m, eps, n_cell, reps = 2, 3, 1.0, 300, 120
+    df = _people(n_cell, 0)
+    kw = dict(epsilon=eps, max_groups=g, max_rows=m, noise=noise, delta=delta)
     accs, events = predict_table(
         ["count", "sum:income", "mean:income"],
-        epsilon=eps,
-        max_groups=g,
-        max_rows=m,
-        cell_n=cell_n,
+        cell_n=n_cell,
         bounds=BOUNDS,
+        cell_mean={"income": float(df.income[:n_cell].mean())},
+        **kw,
     )
-    # two totals (count, sum): each at eps / 2, scale G R M / (eps / 2)
-    assert compose_events(events, 0.0, ["basic"])["basic"].epsilon == pytest.approx(eps)
-    s_count, s_sum = g * m * 2 / eps, g * m * 1000.0 * 2 / eps
-    rng = np.random.default_rng(1)
-    e_count, e_sum = rng.laplace(0, s_count, 40_000), rng.laplace(0, s_sum, 40_000)
-    sims = {
-        "count per cell": np.abs(e_count),
-        "sum:income per cell": np.abs(e_sum),
-        # sum / count to first order around cell_n rows of mean 500
-        "mean:income per cell": np.abs((e_sum - 500.0 * e_count) / cell_n),
-    }
-    for a in accs:
-        err = sims[a.quantity]
-        assert _within(float(a.error_sf(a.half_width)), (err > a.half_width) * 1.0), a.quantity
-        assert _within(a.se**2, err**2), a.quantity
-    assert accs[0].plausible == (0.0, cell_n)
-
-
-def test_cells_under_gaussian_calibration():
-    accs, events = predict_table(
-        ["count", "mean:income"],
-        epsilon=1.0,
-        max_groups=4,
-        max_rows=1,
-        cell_n=100,
+    keys = pd.DataFrame({"region": ["a", "b"]})
+    out = np.array(
+        [
+            pv.tabulate(
+                df,
+                by="region",
+                unit="pid",
+                aggregates={"n": "count", "income": ["sum", "mean"]},
+                bounds=BOUNDS,
+                keys=keys,
+                rng=seed,
+                **kw,
+            )[["n", "income_sum", "income_mean"]].to_numpy()[0]
+            for seed in range(reps)
+        ]
+    )
+    first = df.income[:n_cell]
+    err = out - np.array([n_cell, first.sum(), first.mean()])
+    tol = 4.0 / math.sqrt(2.0 * (reps - 1))
+    for j, acc in enumerate(accs):
+        sd = math.sqrt(np.mean(err[:, j] ** 2))
+        assert abs(sd / acc.se - 1.0) <= tol, (acc.quantity, sd, acc.se)
+    table = pv.tabulate(
+        df,
+        by="region",
+        unit="pid",
+        aggregates={"n": "count", "income": ["sum", "mean"]},
         bounds=BOUNDS,
-        noise="gaussian",
-        delta=1e-6,
+        keys=keys,
+        rng=0,
+        **kw,
     )
-    basic = compose_events(events, 1e-6, ["basic"])["basic"]
-    assert basic.epsilon == pytest.approx(1.0) and basic.delta == pytest.approx(1e-6, rel=1e-6)
-    assert accs[0].law.sd > 0 and accs[1].law.sd > accs[0].law.sd / 100 * 500
+    assert events == [table.guarantee.event()]  # the table's own plan, composed
+    alone = predict_table(["count"], cell_n=n_cell, **kw)[0][0]
+    assert abs(math.sqrt(np.mean(err[:, 0] ** 2)) / alone.se - 1.0) > tol
 
 
 def test_table_inputs_are_checked():

@@ -1,40 +1,38 @@
 """Accuracy of a group-by table's cells before any data (docs/accuracy.md, "Tables").
 
-A table with a person as the unit (``Domain(unit=..., neighbours="add_remove",
-max_groups=G, max_rows=R)``) releases, per cell, the noisy totals its aggregates need: the
-count, and the sum of each column whose sum or mean is asked for (a mean is sum / count).
-The calibration this module assumes, which the table release must keep:
+The prediction reads the table's own public plan (:func:`privest.tables.plan.make_plan`,
+the one :func:`privest.tabulate` releases with), so it cannot drift from the release: the
+split of epsilon (and delta) over the primitives and the selection, the noise (Laplace or
+Gaussian, ``noise="auto"`` choosing as the table does) and its grid. Per cell:
 
-* epsilon (and delta) split evenly over the released totals;
-* a person changes at most G cells, by at most R rows each, each row's value in the public
-  ``bounds`` [lo, hi] (clipped), so a total's sensitivity over the whole table is
-  ``G R M`` in L1 and ``sqrt(G) R M`` in L2, with ``M = 1`` for the count and
-  ``max(|lo|, |hi|)`` for a sum;
-* Laplace noise of scale ``L1 / epsilon_total`` per cell (pure DP: one
-  :class:`~privest.accounting.events.PureDPEvent` per total), or Gaussian noise of sd
-  ``gaussian_sigma(epsilon_total, delta_total, L2, "analytic")`` (one
-  :class:`~privest.accounting.events.GaussianEvent` per total).
+* a count is the noisy number of rows: its error is that noise;
+* a sum is ``c rows + centred`` (``c`` the bounds' midpoint) when rows are released, else
+  the noisy raw sum;
+* a mean ``c + centred / rows`` is predicted to first order around a stated cell size
+  ``cell_n`` and mean ``m`` (default: the bounds' centre):
+  ``error ~ (e_centred - (m - c) e_rows) / cell_n``.
 
-A cell's mean ``S / C`` is predicted to first order around a stated cell size ``cell_n``
-and mean ``m`` (default: the bounds' centre): ``error ~ (e_S - m e_C) / cell_n``, exact
-for the Laplace pair (:class:`~privest.accuracy.base.LaplaceSumLaw`) and the Gaussian pair.
+The discrete noises are on a grid of at most 2^-10 of their scale, so their laws are taken
+as the continuous Laplace or normal law of the same variance. The prediction is for a
+released cell; with keys that are not public, whether a cell is released at all is the
+selection's (docs/tables.md).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from privest.accounting.events import Event, GaussianEvent, PureDPEvent
-from privest.accounting.gaussian import gaussian_sigma
+from privest.accounting.events import Event
 from privest.accuracy.base import Accuracy, LaplaceSumLaw, NormalErrorLaw, check_alpha
 from privest.errors import ValidationError
 from privest.mechanisms.laplace import LaplaceLaw
-from privest.validation import check_epsilon
 
 __all__ = ["AGGREGATES", "parse_aggregate", "predict_table"]
 
 AGGREGATES = ("count", "sum", "mean")
-NOISES = ("laplace", "gaussian")
+#: the names of the one key column, the unit and the count in the plan built for a prediction
+CELL, PERSON, COUNT = "_cell", "_person", "_count"
 
 
 def parse_aggregate(spec: str) -> tuple[str, str | None]:
@@ -47,16 +45,6 @@ def parse_aggregate(spec: str) -> tuple[str, str | None]:
     return kind, column or None
 
 
-def _totals(aggregates: list[str]) -> list[str]:
-    """The noisy totals a table releases for its aggregates (module docstring)."""
-    out = []
-    for spec in aggregates:
-        kind, col = parse_aggregate(spec)
-        need = ["count"] if kind == "count" else [f"sum:{col}"] + (["count"] * (kind == "mean"))
-        out += [t for t in need if t not in out]
-    return out
-
-
 def predict_table(
     aggregates: list[str],
     *,
@@ -65,65 +53,82 @@ def predict_table(
     max_rows: int,
     cell_n: float,
     bounds: dict[str, tuple[float, float]] | None = None,
-    noise: str = "laplace",
+    noise: str = "auto",
     delta: float = 0.0,
     cell_mean: dict[str, float] | None = None,
     alpha: float = 0.05,
+    public_keys: bool = True,
+    inference: str = "population",
 ) -> tuple[list[Accuracy], list[Event]]:
-    """The predicted error of each aggregate in one cell of ``cell_n`` people's rows, and
-    the privacy events of the whole table (module docstring). ``bounds`` maps each summed
-    column to its public (lo, hi)."""
+    """The predicted error of each aggregate (``"count"``, ``"sum:C"``, ``"mean:C"``) in
+    one cell of ``cell_n`` rows, and the privacy event of the whole table, for the public
+    inputs of :func:`privest.tabulate` (module docstring)."""
+    from privest.tables.plan import make_plan
+
     alpha = check_alpha(alpha)
-    eps = check_epsilon(epsilon)
-    if noise not in NOISES:
-        raise ValidationError(f"noise: {noise!r} is not one of {', '.join(NOISES)}")
-    for name, v in (("max_groups", max_groups), ("max_rows", max_rows)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValidationError(f"{name}: {v!r} must be a whole number >= 1")
     if not (isinstance(cell_n, (int, float)) and cell_n > 0 and math.isfinite(cell_n)):
         raise ValidationError(f"cell_n: {cell_n!r} must be a number > 0 (a guessed cell size)")
-    if noise == "gaussian" and not 0 < delta < 1:
-        raise ValidationError(f"delta: {delta!r} must be in (0, 1) for Gaussian noise")
-    totals = _totals(list(aggregates))
-    k = len(totals)
-    scales, events = {}, []
-    for total in totals:
-        col = total.partition(":")[2]
-        if col and (bounds is None or col not in bounds):
-            raise ValidationError(f"bounds: the public (lo, hi) of {col!r} is needed")
-        m = 1.0 if not col else max(abs(float(v)) for v in bounds[col])
-        if noise == "laplace":
-            scales[total] = max_groups * max_rows * m * k / eps
-            events.append(PureDPEvent(eps / k))
-        else:
-            l2 = math.sqrt(max_groups) * max_rows * m
-            sigma = gaussian_sigma(eps / k, delta / k, l2, "analytic")
-            scales[total] = sigma
-            events.append(GaussianEvent(l2 / sigma, eps / k))
+    specs = [parse_aggregate(a) for a in aggregates]
+    wanted: dict[str, list[str]] = {}
+    for kind, col in specs:
+        wanted.setdefault(col or COUNT, []).append(kind)
+    missing = [c for c in wanted if c != COUNT and (bounds is None or c not in bounds)]
+    if missing:
+        raise ValidationError(f"bounds: the public (lo, hi) of {missing} is needed")
+    plan = make_plan(
+        by=(CELL,),
+        aggregates=wanted,
+        public_keys=public_keys,
+        unit=PERSON,
+        max_groups=max_groups,
+        max_rows=max_rows,
+        bounds=None if bounds is None else {c: bounds[c] for c in wanted if c != COUNT},
+        epsilon=epsilon,
+        delta=delta,
+        noise=noise,
+        inference=inference,
+        alpha=alpha,
+    )
+    prims = plan.primitives
     out = []
-    for spec in aggregates:
-        kind, col = parse_aggregate(spec)
-        key = "count" if kind == "count" else f"sum:{col}"
-        plaus = (0.0, float(cell_n)) if kind == "count" else None
-        if kind == "mean":
-            lo, hi = bounds[col]
-            m = (cell_mean or {}).get(col, (lo + hi) / 2.0)
-            s_sum, s_cnt = scales[key] / cell_n, abs(m) * scales["count"] / cell_n
-            law = (
-                LaplaceSumLaw(s_sum, s_cnt)
-                if noise == "laplace"
-                else NormalErrorLaw(math.hypot(s_sum, s_cnt))
-            )
-            note = f"first order around a cell of {cell_n:g} rows with mean {m:g}"
-            out.append(Accuracy(f"mean:{col} per cell", law, alpha, noise, None, note, (lo, hi)))
+    for spec, (kind, col) in zip(aggregates, specs, strict=True):
+        rows = prims.get("rows")
+        if kind == "count":
+            out.append(_cell(spec, [rows.noise], [1.0], plan.noise, alpha, (0.0, cell_n), ""))
             continue
+        lo, hi = bounds[col]
+        c = (lo + hi) / 2.0
         if kind == "sum":
-            lo, hi = bounds[col]
+            if rows is None:
+                noises, weights = [prims[f"sum:{col}"].noise], [1.0]
+            else:
+                noises, weights = [prims[f"centred:{col}"].noise, rows.noise], [1.0, abs(c)]
             plaus = (cell_n * min(lo, 0.0), cell_n * max(hi, 0.0))
-        law = (
-            LaplaceLaw(0, scales[key], 1.0, statistic=spec)  # scale = sensitivity / epsilon
-            if noise == "laplace"
-            else NormalErrorLaw(scales[key])
-        )
-        out.append(Accuracy(f"{spec} per cell", law, alpha, noise, None, "", plaus))
-    return out, events
+            out.append(_cell(spec, noises, weights, plan.noise, alpha, plaus, ""))
+            continue
+        m = (cell_mean or {}).get(col, c)
+        noises = [prims[f"centred:{col}"].noise, rows.noise]
+        weights = [1.0 / cell_n, abs(m - c) / cell_n]
+        note = f"first order around a cell of {cell_n:g} rows with mean {m:g}"
+        out.append(_cell(spec, noises, weights, plan.noise, alpha, (lo, hi), note))
+    return out, [plan.event]
+
+
+def _cell(
+    spec: str,
+    noises: list[Any],
+    weights: list[float],
+    kind: str,
+    alpha: float,
+    plausible: tuple[float, float],
+    note: str,
+) -> Accuracy:
+    """The error law of a weighted sum of independent cell noises (module docstring)."""
+    sds = [w * math.sqrt(n.variance) for n, w in zip(noises, weights, strict=True)]
+    if kind == "gaussian":
+        law: Any = NormalErrorLaw(math.hypot(*sds))
+    elif len(sds) == 1 or sds[1] == 0:
+        law = LaplaceLaw(0, sds[0] / math.sqrt(2.0), 1.0, statistic=spec)  # Var = 2 b^2
+    else:
+        law = LaplaceSumLaw(sds[0] / math.sqrt(2.0), sds[1] / math.sqrt(2.0))
+    return Accuracy(f"{spec} per cell", law, alpha, kind, None, note, plausible)

@@ -351,8 +351,8 @@ def make_plan(
     dom = Domain(
         neighbours="add_remove",
         unit=unit or "record",
-        max_groups=(max_groups or 1) if unit else None,
-        max_rows=(max_rows or 1) if unit else None,
+        max_groups=(1 if max_groups is None else max_groups) if unit else None,
+        max_rows=(1 if max_rows is None else max_rows) if unit else None,
     )
     if unit is None and (max_groups not in (None, 1) or max_rows not in (None, 1)):
         raise ValidationError("max_groups, max_rows: without unit= one record is the unit (1, 1)")
