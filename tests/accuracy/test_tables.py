@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 import privest as pv
-from privest.accounting.accountants import compose_events
 from privest.accuracy import predict_table
 from privest.accuracy.base import LaplaceSumLaw
 from privest.errors import ValidationError
