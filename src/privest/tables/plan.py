@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from privest.accounting.accountants import best, compose_events
@@ -48,7 +49,7 @@ from privest.errors import PrivacyParameterError, ValidationError
 from privest.mechanisms.rank_exponential import RankScore, em_grid
 from privest.tables.noise import CellNoise, gaussian_noise, laplace_noise
 from privest.tables.selection import threshold
-from privest.validation import check_bounds, check_delta, check_epsilon
+from privest.validation import DELTA_RANGE, check_bounds, check_delta, check_epsilon
 
 __all__ = [
     "Aggregate",
@@ -245,6 +246,13 @@ def _snap(prim: Primitive, a: float, b: float, m: int) -> int:
     return m * prim.bound
 
 
+@lru_cache(maxsize=256)
+def _rho_for(epsilon: float, delta: float) -> float:
+    """:func:`zcdp_rho_for`, cached: a pure function of public inputs that every table
+    (and ``noise="auto"``'s comparison) asks again (a root search, tens of ms)."""
+    return zcdp_rho_for(epsilon, delta)
+
+
 def _split(plan: Plan, prims: list[Primitive], gaussian: bool) -> tuple[float, float, float]:
     """(epsilon or rho for the primitives, extra epsilon of the selection, its delta)."""
     eps, delta = plan.epsilon, plan.delta
@@ -263,7 +271,7 @@ def _split(plan: Plan, prims: list[Primitive], gaussian: bool) -> tuple[float, f
         sel_delta = extra = 0.0
     if eps <= 0:
         raise PrivacyParameterError("epsilon: too small for this table's selection")
-    total = zcdp_rho_for(eps, delta) if gaussian else eps
+    total = _rho_for(eps, delta) if gaussian else eps
     return total / weights, extra, sel_delta
 
 
@@ -301,7 +309,9 @@ def _assign(plan: Plan, prims: list[Primitive], gaussian: bool) -> None:
 def _check_within(plan: Plan) -> None:
     """The accountant's composition of the plan's events within the total (a safety net
     against a planning defect: nothing is read before it passes)."""
-    done = best(compose_events(list(plan.event.events), max(plan.delta, 1e-300), ("basic", "zcdp")))
+    # a pure table (delta 0) is composed at the smallest delta the accountant accepts
+    target = max(plan.delta, DELTA_RANGE[0])
+    done = best(compose_events(list(plan.event.events), target, ("basic", "zcdp")))
     if done.epsilon > plan.epsilon * (1 + 1e-9) or done.delta > plan.delta * (1 + 1e-9):
         raise PrivacyParameterError(
             f"the table's plan composes to (epsilon={done.epsilon:.6g}, delta={done.delta:.3g}) "
