@@ -49,7 +49,7 @@ from privest.errors import PrivacyParameterError, ValidationError
 from privest.mechanisms.rank_exponential import RankScore, em_grid
 from privest.tables.noise import CellNoise, gaussian_noise, laplace_noise
 from privest.tables.selection import threshold
-from privest.validation import DELTA_RANGE, check_bounds, check_delta, check_epsilon
+from privest.validation import check_bounds, check_delta, check_epsilon
 
 __all__ = [
     "Aggregate",
@@ -309,9 +309,7 @@ def _assign(plan: Plan, prims: list[Primitive], gaussian: bool) -> None:
 def _check_within(plan: Plan) -> None:
     """The accountant's composition of the plan's events within the total (a safety net
     against a planning defect: nothing is read before it passes)."""
-    # a pure table (delta 0) is composed at the smallest delta the accountant accepts
-    target = max(plan.delta, DELTA_RANGE[0])
-    done = best(compose_events(list(plan.event.events), target, ("basic", "zcdp")))
+    done = best(compose_events(list(plan.event.events), max(plan.delta, 1e-100), ("basic", "zcdp")))
     if done.epsilon > plan.epsilon * (1 + 1e-9) or done.delta > plan.delta * (1 + 1e-9):
         raise PrivacyParameterError(
             f"the table's plan composes to (epsilon={done.epsilon:.6g}, delta={done.delta:.3g}) "
