@@ -124,12 +124,15 @@ def release_table(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> P
             drawn[key] = prim.noise.release(units, rng)
         elif prim.kind == "point":
             drawn[key] = sample_point(totals, prim, rng)
-    out = PrivateTable(totals.keys.copy())
     rows = (drawn["rows"], prims["rows"].noise) if "rows" in prims else None
+    columns = {}
     for agg in plan.aggregates:
         cols = _aggregate(agg, plan, totals, drawn, rows, rng)
         for suffix, col in zip(SUFFIXES, cols, strict=True):
-            out[agg.output + suffix] = col
+            columns[agg.output + suffix] = col
+    # one concatenation, not a column insertion per output (their cost grows with width)
+    values = pd.DataFrame(columns, index=totals.keys.index)
+    out = PrivateTable(pd.concat([totals.keys, values], axis=1))
     out.guarantee, out.plan, out.randomness = plan.guarantee, plan, rng_kind(rng)
     return out
 
