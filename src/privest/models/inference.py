@@ -28,6 +28,7 @@ M = dm/dtheta. Binary only.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -35,24 +36,30 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from privest.accounting.zcdp import zcdp_rho_for
 from privest.learn.results import FitResults
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+from privest.models.central import public_design
 
 __all__ = [
     "INFERENCE_SHARE",
+    "LOGISTIC_SHARE",
     "central_results",
     "linear_cov",
     "linear_inference",
     "logistic_cov",
+    "logistic_inference",
     "noisy_gram",
     "noisy_square_sum",
 ]
 
 #: share of the fit's zCDP rho spent on the releases only the standard errors need
 INFERENCE_SHARE = 0.05
+#: the same for logistic regression (its simulated design needs the features' X'X)
+LOGISTIC_SHARE = 0.1
 #: bootstrap refits and Newton steps of the logistic parametric bootstrap
 N_BOOTSTRAP = 200
-NEWTON_STEPS = 3
+NEWTON_STEPS = 4
 #: central-model privacy line of the summary
 SPENT = "the fit spent it; the standard errors are post-processing of its releases"
 
@@ -112,57 +119,84 @@ def linear_inference(rel: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _sim_design(
-    G: np.ndarray, n: int, const: float, half: np.ndarray, rng: np.random.Generator
+    G: np.ndarray, n: int, design: dict[str, Any], rng: np.random.Generator
 ) -> np.ndarray:
-    """n centred rows from N(mu, Sigma), moments from the released Gram of (x - m, const),
-    clipped to the centred box [-half, half]."""
-    p = half.size
-    mu = G[:p, p] / (n * const)
+    """n rows from N(mu, Sigma), the moments read off the released Gram of (x - m, c) (m the
+    box centre, c ``design["const"]``), clipped to the box and centred at m."""
+    p = design["half"].size
+    mu = G[:p, p] / (n * design["const"])
     Sigma = _psd(G[:p, :p] / n - np.outer(mu, mu))
     X = rng.multivariate_normal(mu, Sigma, size=n, method="eigh")
-    return np.clip(X, -half, half)
+    return np.clip(X, -design["half"], design["half"])
 
 
 def logistic_cov(
     theta: np.ndarray,
-    G: np.ndarray,
-    n: int,
-    design: dict[str, Any],
-    half: np.ndarray,
-    fit: Callable[[np.ndarray, np.ndarray, np.random.Generator], np.ndarray],
+    Xs: np.ndarray,
+    fit: Callable[[np.ndarray, np.ndarray, np.random.Generator, float], np.ndarray],
     rng: np.random.Generator,
     n_boot: int = N_BOOTSTRAP,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(theta~, Cov(theta~)) of noisy GD by the parametric bootstrap (module docstring).
-
-    ``G``: released Gram of the centred features with a constant column ``design["const"]``
-    last; ``fit(Xc, Y, rng)`` reruns the fit on the columns of Y (labels or probabilities),
-    one estimate per column. ``theta`` has the constant's coefficient last when the model
-    has an intercept."""
-    p, d = half.size, theta.size
-    Xs = _sim_design(G, n, design["const"], half, rng)
-    if d > p:
-        Xs = np.hstack([Xs, np.full((n, 1), design["const"])])
-    seed = int(rng.integers(2**63))
-    m_draws = 8  # noise draws averaged in the mean map (common to every evaluation)
-
-    def mean_map(thetas: np.ndarray) -> np.ndarray:  # (d, k) -> (d, k)
-        probs = expit(Xs @ thetas)
-        Y = np.repeat(probs, m_draws, axis=1)
-        est = fit(Xs, Y, np.random.default_rng(seed))
-        return est.reshape(d, thetas.shape[1], m_draws).mean(axis=2)
-
-    h = 1e-3 * max(1.0, float(np.max(np.abs(theta))))
+    """(theta~, Cov(theta~)) of a shrunk fit by the parametric bootstrap on the simulated
+    design rows ``Xs`` (module docstring); ``fit(rows, Y, rng, noise)`` reruns the fit once
+    per column of Y (labels, or probabilities for the mean path) with Gaussian noise of
+    ``noise`` times the released noise's sd, and returns (d, k). Cov is None when the
+    Newton steps do not solve m(theta~) = theta (the shrinkage cannot be undone)."""
+    d = theta.size
+    h = 1e-4 * max(1.0, float(np.max(np.abs(theta))))
     t_tilde = theta.copy()
-    for _ in range(NEWTON_STEPS):
+    for _ in range(NEWTON_STEPS + 1):  # the mean map is the noise-free path of the fit
         cols = np.column_stack([t_tilde, t_tilde[:, None] + h * np.eye(d)])
-        m = mean_map(cols)
+        m = fit(Xs, expit(Xs @ cols), rng, 0.0)
         M = (m[:, 1:] - m[:, :1]) / h
-        t_tilde = t_tilde + np.linalg.solve(M, theta - m[:, 0])
-    Y = (rng.random((n, n_boot)) < expit(Xs @ t_tilde)[:, None]).astype(float)
-    draws = fit(Xs, Y, rng)
+        gap = theta - m[:, 0]
+        if np.linalg.cond(M) > 1e6:
+            return t_tilde, None
+        t_tilde = t_tilde + np.linalg.solve(M, gap)
+    if np.max(np.abs(gap)) > 1e-3 * max(1.0, float(np.max(np.abs(theta)))):
+        return t_tilde, None
+    Y = (rng.random((Xs.shape[0], n_boot)) < expit(Xs @ t_tilde)[:, None]).astype(float)
     M_inv = np.linalg.inv(M)
-    return t_tilde, M_inv @ np.cov(draws) @ M_inv.T
+    return t_tilde, M_inv @ np.cov(fit(Xs, Y, rng, 1.0)) @ M_inv.T
+
+
+def logistic_inference(
+    est: Any,
+    X: np.ndarray,
+    bounds: np.ndarray,
+    theta: np.ndarray,
+    fit: Callable[[np.ndarray, np.ndarray, np.random.Generator, float], np.ndarray],
+    rng: np.random.Generator,
+) -> FitResults:
+    """The results of a binary noisy-GD fit: one charged release (the Gram of the centred
+    features and a constant, with ``LOGISTIC_SHARE`` of rho), then post-processing only."""
+    n, p = X.shape
+    gd = public_design(bounds, np.array([0.0, 1.0]), True)
+    gd["half"] = (bounds[:, 1] - bounds[:, 0]) / 2.0
+    fd = dict(public_design(bounds, np.array([0.0, 1.0]), est.fit_intercept), y_centre=0.0)
+    if not est.inference:
+        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [])
+    rho = zcdp_rho_for(est.epsilon, est.delta) * LOGISTIC_SHARE
+    rows = np.hstack([X - gd["centre"], np.full((n, 1), gd["const"])])
+    G, _ = noisy_gram(rows, gd["x_radius"], rho, rng)
+    est.released_gram_ = G
+    # post-processing of the releases (G, theta) from here on
+    Xs = _sim_design(G, n, gd, rng)
+    Xs = np.hstack([Xs, np.full((n, 1), gd["const"])]) if est.fit_intercept else Xs + gd["centre"]
+    t_tilde, cov = logistic_cov(theta, Xs, fit, rng)
+    if cov is None:
+        warnings.warn(
+            "results_: the shrinkage of the noisy GD steps could not be undone (the released "
+            "fit is too far from any model's mean fit): no standard errors; more records, a "
+            "larger epsilon or features on [-1, 1] help",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        note = "no standard errors: the shrinkage of the T steps could not be undone"
+        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [note])
+    how = "parametric bootstrap (sampling and privacy noise)"
+    note = "params: the fit with the shrinkage of its T steps undone (indirect inference)"
+    return central_results(est, t_tilde, cov, fd, n, "noisy_gd", how, [note])
 
 
 def central_results(

@@ -40,7 +40,7 @@ from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
-from privest.models.central import feature_bounds
+from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
 from privest.models.inference import (
     INFERENCE_SHARE,
@@ -64,34 +64,6 @@ METHODS = ("auto", "adassp", "eptr")
 ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
-
-
-def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool) -> dict:
-    """The public preprocessing: centres, constant column, row bound B and response bound.
-
-    With an intercept: features centred at the box centre, constant column c = the root mean
-    square half-width (a typical feature's scale), B = sqrt(sum h_j^2 + c^2); y centred at
-    the centre of ``y_bounds``. Without: no centring, B = ||max(|lo|, |hi|)||.
-    """
-    lo, hi = bounds[:, 0], bounds[:, 1]
-    if fit_intercept:
-        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-        const = float(np.sqrt(np.mean(half**2)))
-        radius = float(np.sqrt(np.sum(half**2) + const**2))
-        y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
-    else:
-        centre, const = np.zeros_like(lo), 0.0
-        radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
-        y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
-    return {
-        "centre": centre,
-        "const": const,
-        "x_radius": radius,
-        "y_centre": y_centre,
-        "y_radius": y_half,
-        "dims": lo.size + int(fit_intercept),
-        "min_half": float(np.min(np.append((hi - lo) / 2.0, [const] if fit_intercept else []))),
-    }
 
 
 def choose_linear_method(
