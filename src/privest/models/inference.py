@@ -97,15 +97,18 @@ def _psd(S: np.ndarray, floor: float = 0.0) -> np.ndarray:
     return (vecs * np.maximum(vals, floor)) @ vecs.T
 
 
-def linear_cov(theta: np.ndarray, rel: dict[str, Any], n: int, ridge: float) -> np.ndarray:
+def linear_cov(
+    theta: np.ndarray, rel: dict[str, Any], n: int, ridge: float, sampling: bool = True
+) -> np.ndarray:
     """The noise-aware sandwich of theta = (S + ridge I)^-1 b (module docstring), from
     released quantities: ``S`` (noisy X'X), ``b`` (noisy X'y), ``yy`` (noisy y'y),
     ``floor`` (the fit's eigenvalue floor) and the noise sds ``sd_xx`` (diagonal of X'X)
-    and ``sd_xy``."""
+    and ``sd_xy``. ``sampling=False`` drops the sampling term: the noise-only covariance
+    (the kind other libraries report), which undercovers the population value."""
     d = theta.size
     A_inv = np.linalg.inv(_psd(rel["S"] + ridge * np.eye(d), rel["floor"]))
     S = _psd(rel["S"])
-    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ S @ theta) / n, 0.0)
+    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ S @ theta) / n, 0.0) * sampling
     half = rel["sd_xx"] ** 2 / 2.0
     tt = (theta @ theta) * np.eye(d) + np.outer(theta, theta)
     return A_inv @ (sigma2 * S + rel["sd_xy"] ** 2 * np.eye(d) + half * tt) @ A_inv
@@ -174,7 +177,7 @@ def logistic_inference(
     gd = public_design(bounds, np.array([0.0, 1.0]), True)
     gd["half"] = (bounds[:, 1] - bounds[:, 0]) / 2.0
     fd = dict(public_design(bounds, np.array([0.0, 1.0]), est.fit_intercept), y_centre=0.0)
-    if not est.inference:
+    if est.inference == "none":
         return central_results(est, theta, None, fd, n, "noisy_gd", "none", [])
     rho = zcdp_rho_for(est.epsilon, est.delta) * LOGISTIC_SHARE
     rows = np.hstack([X - gd["centre"], np.full((n, 1), gd["const"])])

@@ -191,14 +191,14 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : True (default) spends 5% of the fit's zCDP budget on y'y, which the
-        standard errors need (AdaSSP only); False gives the estimate all of it.
+    inference : ``"sandwich"`` (default) spends 5% of the fit's zCDP budget on y'y, which
+        the standard errors need (AdaSSP only); ``"none"`` gives the estimate all of it.
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
     ``guarantee_``, ``results_`` (:class:`~privest.learn.results.FitResults`: standard
     errors by the noise-aware sandwich of :mod:`privest.models.inference`, NaN for ePTR or
-    ``inference=False``).
+    ``inference="none"``).
     """
 
     def __init__(
@@ -214,7 +214,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
-        inference: bool = True,
+        inference: str = "sandwich",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -239,6 +239,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         check_delta(self.delta, allow_zero=False)
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
+        if self.inference not in ("sandwich", "none"):
+            raise ValidationError(f"inference: {self.inference!r}; accepted: 'sandwich', 'none'")
         X, y = validate_fit_data(self, X, y)
         bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
         if bounds is None or self.y_bounds is None:
@@ -286,7 +288,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.ridge_ = None
         self.released_ = True
         if self.method_ == "adassp":
-            share = INFERENCE_SHARE if self.inference else 0.0
+            share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
             out = adassp(
                 Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng, share
             )
@@ -309,7 +311,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
         self.guarantee_ = self.guarantee
-        ok = self.method_ == "adassp" and self.inference
+        ok = self.method_ == "adassp" and self.inference == "sandwich"
         if ok:
             theta, cov = linear_inference(self.released_stats_, n)
         else:

@@ -112,16 +112,16 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : True (default) spends 10% of the fit's zCDP budget on the features' X'X,
-        which the parametric bootstrap of the standard errors needs; False gives the
-        estimate all of it.
+    inference : ``"bootstrap"`` (default) spends 10% of the fit's zCDP budget on the
+        features' X'X, which the parametric bootstrap of the standard errors needs;
+        ``"none"`` gives the estimate all of it.
 
     Fitted attributes (public): ``coef_`` (1, p), ``intercept_`` (1,), ``classes_``,
     ``n_iter_`` (= ``max_iter``), ``guarantee_``, ``n_features_in_``, ``feature_names_in_``,
     ``results_`` (:class:`~privest.learn.results.FitResults` of the binary model, by the
     parametric bootstrap of :mod:`privest.models.inference`; its ``params`` undo the
     shrinkage of the T steps, so they differ from ``coef_``; NaN standard errors with
-    ``inference=False``).
+    ``inference="none"``).
 
     scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
     than the public ``classes`` (``check_estimators_dtypes``,
@@ -156,7 +156,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
-        inference: bool = True,
+        inference: str = "bootstrap",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -207,6 +207,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         delta = check_delta(self.delta, allow_zero=False)
         if self.method != "noisy_gd":
             raise ValidationError(f"method: {self.method!r}; accepted: 'noisy_gd'")
+        if self.inference not in ("bootstrap", "none"):
+            raise ValidationError(f"inference: {self.inference!r}; accepted: 'bootstrap', 'none'")
         if not (isinstance(self.max_iter, int) and self.max_iter >= 2):
             raise ValidationError(f"max_iter: {self.max_iter!r} must be an integer >= 2")
         if not (self.l2 >= 0 and self.step_scale > 0):
@@ -231,7 +233,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
         curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + self.l2
         rng = resolve_rng(self.random_state)
-        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * bool(self.inference))
+        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
         step = self.step_scale / curvature
 
         args = (d["x_radius"], rho, self.max_iter, step, self.l2)
