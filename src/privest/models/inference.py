@@ -4,7 +4,8 @@ Everything here is post-processing of what a fit released: it never reads the pr
 
 Linear regression (AdaSSP, :mod:`privest.models.linear`): the fit releases noisy X'X, X'y
 and, for inference, y'y (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 4: the sufficient
-statistics of the linear model). With A = noisy X'X + ridge I and theta = A^-1 noisy X'y,
+statistics of the linear model). The results use the ridge-free solve theta = A^-1 noisy
+X'y, A = noisy X'X (the fit's ridge would bias the intervals), and
 theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0], where e and E are the noises
 of X'y and X'X. The three terms are independent: the sampling term has covariance
 sigma^2 X'X (sigma^2 the residual variance, estimated from the released statistics:
