@@ -169,3 +169,45 @@ def test_domain_is_the_same_as_bounds(model: str) -> None:
         make(domain=pv.Domain(bounds={"u": (-1, 1)})).fit(frame, y)
     with pytest.raises(ValidationError, match="swap neighbours"):
         make(domain=pv.Domain(bounds=(-1, 1), neighbours="add_remove")).fit(X, y)
+
+
+@pytest.mark.parametrize("model", ["linear", "logistic"])
+@pytest.mark.parametrize("inference", ["default", "none"])
+def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monkeypatch) -> None:
+    """Every release (a lattice Gaussian's .release) is counted at its zCDP rho: the fit and
+    the releases the standard errors need together spend the rho of (epsilon, delta), and
+    the bootstrap's reruns release nothing."""
+    from privest.accounting.zcdp import zcdp_rho_for
+    from privest.mechanisms.samplers import lattice
+    from privest.models import inference as inference_module
+    from privest.models import linear, logistic
+
+    spent: list[float] = []
+
+    def counted(rho: float, sensitivity: float, dims: int = 1):
+        mech = lattice.lattice_gaussian_zcdp(rho, sensitivity, dims)
+        real = mech.release
+
+        def release(value, rng, size=None):
+            spent.append(rho)
+            return real(value, rng, size)
+
+        mech.release = release
+        return mech
+
+    for module in (inference_module, linear, logistic):
+        monkeypatch.setattr(module, "lattice_gaussian_zcdp", counted)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (2000, 2))
+    kw = {} if inference == "default" else {"inference": "none"}
+    if model == "linear":
+        y = np.clip(X @ np.array([0.5, -0.3]) + 0.2 * rng.standard_normal(2000), -2, 2)
+        est = pv.PrivateLinearRegression(
+            epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-2, 2), method="adassp", **kw
+        )
+    else:
+        y = (rng.random(2000) < expit(X @ np.array([1.0, -1.0]))).astype(int)
+        est = pv.PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1), **kw)
+    est.set_params(random_state=0).fit(X, y)
+    assert sum(spent) == pytest.approx(zcdp_rho_for(1.0, 1e-6), rel=1e-12)
+    assert len(spent) == {"linear": 4, "logistic": 31}[model] - (inference == "none")
