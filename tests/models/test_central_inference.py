@@ -141,6 +141,7 @@ def test_inference_none_spends_nothing_on_standard_errors() -> None:
         epsilon=1.0, bounds=bounds, y_bounds=y_bounds, inference="none", random_state=0
     ).fit(X, y)
     assert lin.results_.bse.isna().all() and lin.released_stats_["yy"] is None
+    assert "no standard errors" in str(lin.results_.summary())
     assert lin.results_.params.iloc[1:].to_numpy() == pytest.approx(lin.coef_)
     clf = _logistic_fit(X[:, :2] / 0.2, (y > 140).astype(int), 0, inference="none")
     assert clf.results_.bse.isna().all() and not hasattr(clf, "released_gram_")

@@ -179,7 +179,8 @@ def logistic_inference(
     gd["half"] = (bounds[:, 1] - bounds[:, 0]) / 2.0
     fd = dict(public_design(bounds, np.array([0.0, 1.0]), est.fit_intercept), y_centre=0.0)
     if est.inference == "none":
-        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [])
+        note = "no standard errors (inference='none')"
+        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [note])
     rho = zcdp_rho_for(est.epsilon, est.delta) * LOGISTIC_SHARE
     rows = np.hstack([X - gd["centre"], np.full((n, 1), gd["const"])])
     G, _ = noisy_gram(rows, gd["x_radius"], rho, rng)

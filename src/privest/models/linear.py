@@ -317,7 +317,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         else:
             cov = None
         how = "noise-aware sandwich (sampling and privacy noise)" if ok else "none"
-        self.results_ = central_results(self, theta, cov, design, n, self.method_, how, [])
+        why = [] if ok else [f"no standard errors ({self.method_}, inference={self.inference!r})"]
+        self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
