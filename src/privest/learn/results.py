@@ -77,6 +77,8 @@ class FitResults:
     target: str | None = None
     guarantee: Any = None
     notes: list[str] = field(default_factory=list)
+    #: how the guarantee was spent (None: a fit on released data, which spends nothing)
+    spent: str | None = None
 
     @property
     def bse(self) -> pd.Series:
@@ -144,7 +146,9 @@ class FitResults:
             + (
                 "raw data (oracle, no privacy)"
                 if self.guarantee is None
-                else f"{self.guarantee} (fitting spends no privacy budget: post-processing)"
+                else f"{self.guarantee} ("
+                + (self.spent or "fitting spends no privacy budget: post-processing")
+                + ")"
             ),
             *self.notes,
         ]

@@ -40,7 +40,14 @@ from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
+from privest.models.inference import (
+    INFERENCE_SHARE,
+    central_results,
+    linear_inference,
+    noisy_square_sum,
+)
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -57,34 +64,6 @@ METHODS = ("auto", "adassp", "eptr")
 ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
-
-
-def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool) -> dict:
-    """The public preprocessing: centres, constant column, row bound B and response bound.
-
-    With an intercept: features centred at the box centre, constant column c = the root mean
-    square half-width (a typical feature's scale), B = sqrt(sum h_j^2 + c^2); y centred at
-    the centre of ``y_bounds``. Without: no centring, B = ||max(|lo|, |hi|)||.
-    """
-    lo, hi = bounds[:, 0], bounds[:, 1]
-    if fit_intercept:
-        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-        const = float(np.sqrt(np.mean(half**2)))
-        radius = float(np.sqrt(np.sum(half**2) + const**2))
-        y_centre, y_half = float(np.mean(y_bounds)), float(np.diff(y_bounds)[0] / 2.0)
-    else:
-        centre, const = np.zeros_like(lo), 0.0
-        radius = float(np.linalg.norm(np.maximum(np.abs(lo), np.abs(hi))))
-        y_centre, y_half = 0.0, float(np.max(np.abs(y_bounds)))
-    return {
-        "centre": centre,
-        "const": const,
-        "x_radius": radius,
-        "y_centre": y_centre,
-        "y_radius": y_half,
-        "dims": lo.size + int(fit_intercept),
-        "min_half": float(np.min(np.append((hi - lo) / 2.0, [const] if fit_intercept else []))),
-    }
 
 
 def choose_linear_method(
@@ -139,13 +118,18 @@ def adassp(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
+    inference_share: float = 0.0,
 ) -> dict[str, Any]:
     """AdaSSP (module docstring) on rows with ||x|| <= x_radius and |y| <= y_radius.
 
-    Returns the coefficients and the public ridge and noise sds (all DP outputs).
+    Returns the coefficients, the public ridge and noise sds and the released statistics
+    (all DP outputs). ``inference_share`` > 0 also releases y'y with that share of rho (the
+    standard errors need it; :mod:`privest.models.inference`).
     """
     n, d = Xc.shape
     rho = zcdp_rho_for(epsilon, delta)
+    yy = noisy_square_sum(yc, y_radius, inference_share * rho, rng) if inference_share else None
+    rho *= 1.0 - inference_share
     r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
     b2 = x_radius**2
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
@@ -175,6 +159,15 @@ def adassp(
         "ridge": ridge,
         "lambda_min_lower": lam_lower,
         "noise_sds": (m_lam.sigma, m_xx.sigma, m_xy.sigma),
+        "released": {
+            "S": S_noisy,
+            "b": b_noisy,
+            "yy": yy and yy[0],
+            "ridge": ridge,
+            "floor": floor,
+            "sd_xx": m_xx.sigma,
+            "sd_xy": m_xy.sigma,
+        },
     }
 
 
@@ -196,10 +189,16 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
+    domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
+        agreement with, ``bounds=``; swap neighbours only).
+    inference : ``"sandwich"`` (default) spends 5% of the fit's zCDP budget on y'y, which
+        the standard errors need (AdaSSP only); ``"none"`` gives the estimate all of it.
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
-    ``guarantee_``.
+    ``guarantee_``, ``results_`` (:class:`~privest.learn.results.FitResults`: standard
+    errors by the noise-aware sandwich of :mod:`privest.models.inference`, NaN for ePTR or
+    ``inference="none"``).
     """
 
     def __init__(
@@ -214,6 +213,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
+        domain: Any = None,
+        inference: str = "sandwich",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -224,6 +225,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.clip = clip
         self.random_state = random_state
         self.budget = budget
+        self.domain = domain
+        self.inference = inference
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -236,13 +239,16 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         check_delta(self.delta, allow_zero=False)
         if self.method not in METHODS:
             raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
-        if self.bounds is None or self.y_bounds is None:
+        if self.inference not in ("sandwich", "none"):
+            raise ValidationError(f"inference: {self.inference!r}; accepted: 'sandwich', 'none'")
+        X, y = validate_fit_data(self, X, y)
+        bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        if bounds is None or self.y_bounds is None:
             raise BoundsError(
                 "bounds and y_bounds: public bounds of the features and of the response are "
                 "required (they are never read off the data)"
             )
-        X, y = validate_fit_data(self, X, y)
-        b = check_bounds(self.bounds, X.shape[1])
+        b = check_bounds(bounds, X.shape[1])
         yb = check_bounds(self.y_bounds, 1, "y_bounds")[0]
         outside = np.any((X < b[:, 0]) | (X > b[:, 1])) or np.any((y < yb[0]) | (y > yb[1]))
         if outside and not self.clip:
@@ -256,8 +262,9 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         """The method ``fit`` uses for n rows and p features (public: reads no data)."""
         if self.method != "auto":
             return self.method
+        bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
         return choose_linear_method(
-            n, p, self.epsilon, self.delta, self.bounds, self.y_bounds, self.fit_intercept
+            n, p, self.epsilon, self.delta, bounds, self.y_bounds, self.fit_intercept
         )
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
@@ -281,11 +288,13 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.ridge_ = None
         self.released_ = True
         if self.method_ == "adassp":
+            share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
             out = adassp(
-                Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng
+                Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng, share
             )
             theta = out["theta"]
             self.ridge_ = out["ridge"]
+            self.released_stats_ = out["released"]
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
@@ -302,6 +311,14 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
         self.guarantee_ = self.guarantee
+        ok = self.method_ == "adassp" and self.inference == "sandwich"
+        if ok:
+            theta, cov = linear_inference(self.released_stats_, n)
+        else:
+            cov = None
+        how = "noise-aware sandwich (sampling and privacy noise)" if ok else "none"
+        why = [] if ok else [f"no standard errors ({self.method_}, inference={self.inference!r})"]
+        self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self
 
     def predict(self, X: Any) -> np.ndarray:

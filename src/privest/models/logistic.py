@@ -39,6 +39,8 @@ from privest.accounting.budget import charge
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+from privest.models.central import feature_bounds
+from privest.models.inference import LOGISTIC_SHARE, logistic_inference
 from privest.models.linear import public_design
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -61,20 +63,28 @@ def noisy_gd_logistic(
     step: float,
     l2: float,
     rng: np.random.Generator,
+    noise: float | None = None,
 ) -> np.ndarray:
     """Noisy full-batch GD on the mean logistic loss + l2/2 ||theta||^2 (module docstring).
 
-    Rows must satisfy ||x|| <= x_radius; the whole run is rho-zCDP under replacement.
+    Rows must satisfy ||x|| <= x_radius; the whole run is rho-zCDP under replacement. A 2-D
+    ``y01`` (n, k) runs k fits at once, one per column (the bootstrap of
+    :mod:`privest.models.inference`); the result is then (d, k). ``noise`` (that
+    bootstrap only, never a release) swaps the lattice noise for continuous Gaussian noise of
+    ``noise`` times its sd (0: the noise-free path).
     """
     n, d = Xc.shape
     slack = 1.0 + 4.0 * (n + d) * 2.0**-52  # float error of the gradient sum (twice)
     mech = lattice_gaussian_zcdp(rho / n_steps, 2.0 * x_radius * slack, d)
-    theta = np.zeros(d)
-    avg = np.zeros(d)
+    theta = np.zeros((d, *y01.shape[1:]))
+    avg = np.zeros_like(theta)
     start = n_steps // 2
     for t in range(n_steps):
         grad = Xc.T @ (expit(Xc @ theta) - y01)
-        noisy = mech.release(grad, rng)
+        if noise is None:
+            noisy = mech.release(grad, rng)
+        else:
+            noisy = grad + noise * mech.sigma * rng.standard_normal(grad.shape)
         theta = theta - step * (noisy / n + l2 * theta)
         if t >= start:
             avg += theta
@@ -100,9 +110,18 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
+    domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
+        agreement with, ``bounds=``; swap neighbours only).
+    inference : ``"bootstrap"`` (default) spends 10% of the fit's zCDP budget on the
+        features' X'X, which the parametric bootstrap of the standard errors needs;
+        ``"none"`` gives the estimate all of it.
 
     Fitted attributes (public): ``coef_`` (1, p), ``intercept_`` (1,), ``classes_``,
-    ``n_iter_`` (= ``max_iter``), ``guarantee_``, ``n_features_in_``, ``feature_names_in_``.
+    ``n_iter_`` (= ``max_iter``), ``guarantee_``, ``n_features_in_``, ``feature_names_in_``,
+    ``results_`` (:class:`~privest.learn.results.FitResults` of the binary model, by the
+    parametric bootstrap of :mod:`privest.models.inference`; its ``params`` undo the
+    shrinkage of the T steps, so they differ from ``coef_``; NaN standard errors with
+    ``inference="none"``).
 
     scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
     than the public ``classes`` (``check_estimators_dtypes``,
@@ -136,6 +155,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
+        domain: Any = None,
+        inference: str = "bootstrap",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -149,6 +170,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self.clip = clip
         self.random_state = random_state
         self.budget = budget
+        self.domain = domain
+        self.inference = inference
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -184,16 +207,19 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         delta = check_delta(self.delta, allow_zero=False)
         if self.method != "noisy_gd":
             raise ValidationError(f"method: {self.method!r}; accepted: 'noisy_gd'")
+        if self.inference not in ("bootstrap", "none"):
+            raise ValidationError(f"inference: {self.inference!r}; accepted: 'bootstrap', 'none'")
         if not (isinstance(self.max_iter, int) and self.max_iter >= 2):
             raise ValidationError(f"max_iter: {self.max_iter!r} must be an integer >= 2")
         if not (self.l2 >= 0 and self.step_scale > 0):
             raise ValidationError("l2 must be >= 0 and step_scale > 0")
-        if self.bounds is None:
-            raise BoundsError("bounds: the public box of the features is required")
         X, y = validate_fit_data(self, X, y, classifier=True)
+        bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        if bounds is None:
+            raise BoundsError("bounds: the public box of the features is required")
         n, p = X.shape
         y01, classes = self._labels(y, n)
-        b = check_bounds(self.bounds, p)
+        b = check_bounds(bounds, p)
         if np.any((X < b[:, 0]) | (X > b[:, 1])):
             if not self.clip:
                 raise BoundsError(
@@ -206,16 +232,16 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             Xc = np.hstack([Xc, np.full((n, 1), d["const"])])
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
         curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + self.l2
-        theta = noisy_gd_logistic(
-            Xc,
-            y01,
-            d["x_radius"],
-            zcdp_rho_for(eps, delta),
-            self.max_iter,
-            self.step_scale / curvature,
-            self.l2,
-            resolve_rng(self.random_state),
-        )
+        rng = resolve_rng(self.random_state)
+        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
+        step = self.step_scale / curvature
+
+        args = (d["x_radius"], rho, self.max_iter, step, self.l2)
+        theta = noisy_gd_logistic(Xc, y01, *args, rng)
+
+        def refit(rows: np.ndarray, labels: np.ndarray, gen: Any, noise: float) -> np.ndarray:
+            return noisy_gd_logistic(rows, labels, *args, gen, noise)  # the bootstrap's
+
         coef = theta[:p]
         icpt = (theta[p] * d["const"] if self.fit_intercept else 0.0) - coef @ d["centre"]
         self.coef_ = coef[None, :]
@@ -223,6 +249,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self.classes_ = classes
         self.n_iter_ = self.max_iter
         self.guarantee_ = self.guarantee
+        self.results_ = logistic_inference(self, X, b, theta, refit, rng)
         return self
 
     def __sklearn_tags__(self) -> Any:

@@ -1,0 +1,241 @@
+"""Standard errors of the central models from their released quantities (docs/central-models.md).
+
+Everything here is post-processing of what a fit released: it never reads the private data.
+
+Linear regression (AdaSSP, :mod:`privest.models.linear`): the fit releases noisy X'X, X'y
+and, for inference, y'y (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 4: the sufficient
+statistics of the linear model). The results use the ridge-free solve theta = A^-1 noisy
+X'y, A = noisy X'X (the fit's ridge would bias the intervals), and
+theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0], where e and E are the noises
+of X'y and X'X. The three terms are independent: the sampling term has covariance
+sigma^2 X'X (sigma^2 the residual variance, estimated from the released statistics:
+(y'y - 2 theta'X'y + theta'X'X theta) / n); e has s_xy^2 I; and E theta, E symmetric with
+independent entries (variance s^2 on the diagonal, s^2 / 2 off it), has
+s^2 / 2 (||theta||^2 I + theta theta') (a direct computation). So the noise-aware sandwich is
+A^-1 (sigma^2 X'X + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1, every matrix the
+released one. It assumes a homoscedastic residual (as the classical OLS standard error does).
+
+Logistic regression (noisy GD, :mod:`privest.models.logistic`): no closed form, so a
+parametric bootstrap (Ferrando, Wang and Sheldon 2022, Sec. 3): features are simulated from
+a normal law with the released (noisy) first and second moments, clipped to the public box;
+labels from the released fit; the same noisy GD (same steps, step size and noise law) is
+rerun. Noisy GD stops after T steps, short of the minimiser, so its estimate is shrunk
+towards the start; the mean map m(theta) = E[fit | data from theta] is solved for
+m(theta~) = released estimate (indirect inference, Gourieroux, Monfort and Renault 1993) by
+Newton steps on the noise-free mean path, and Cov(theta~) = M^-1 Cov*(fit) M^-T with
+M = dm/dtheta. Binary only.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from privest.accounting.zcdp import zcdp_rho_for
+from privest.learn.results import FitResults
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+from privest.models.central import public_design
+
+__all__ = [
+    "INFERENCE_SHARE",
+    "LOGISTIC_SHARE",
+    "central_results",
+    "linear_cov",
+    "linear_inference",
+    "logistic_cov",
+    "logistic_inference",
+    "noisy_gram",
+    "noisy_square_sum",
+]
+
+#: share of the fit's zCDP rho spent on the releases only the standard errors need
+INFERENCE_SHARE = 0.05
+#: the same for logistic regression (its simulated design needs the features' X'X)
+LOGISTIC_SHARE = 0.1
+#: bootstrap refits and Newton steps of the logistic parametric bootstrap
+N_BOOTSTRAP = 200
+NEWTON_STEPS = 4
+#: central-model privacy line of the summary
+SPENT = "the fit spent it; the standard errors are post-processing of its releases"
+
+
+def noisy_gram(
+    Xc: np.ndarray, x_radius: float, rho: float, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """X'X released under rho-zCDP (rows with ||x|| <= x_radius): the vector (diagonal,
+    sqrt(2) x upper triangle), whose L2 norm is the Frobenius norm, gets discrete Gaussian
+    noise for the replacement sensitivity sqrt(2) x_radius^2. Returns the symmetric noisy
+    matrix and the noise sd of its diagonal (the off-diagonal sd is that / sqrt(2))."""
+    n, d = Xc.shape
+    slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
+    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
+    S = Xc.T @ Xc
+    iu = np.triu_indices(d, 1)
+    w = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
+    out = np.diag(w[:d])
+    out[iu] = w[d:] / math.sqrt(2.0)
+    return out + np.triu(out, 1).T, mech.sigma
+
+
+def noisy_square_sum(
+    yc: np.ndarray, y_radius: float, rho: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """y'y released under rho-zCDP (|y| <= y_radius, so y^2 in [0, y_radius^2]: replacement
+    sensitivity y_radius^2). Returns the noisy sum and its noise sd."""
+    slack = 1.0 + 4.0 * yc.size * 2.0**-52
+    mech = lattice_gaussian_zcdp(rho, y_radius**2 * slack, 1)
+    return float(mech.release(float(yc @ yc), rng)[()]), mech.sigma
+
+
+def _psd(S: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    vals, vecs = np.linalg.eigh((S + S.T) / 2.0)
+    return (vecs * np.maximum(vals, floor)) @ vecs.T
+
+
+def linear_cov(
+    theta: np.ndarray, rel: dict[str, Any], n: int, ridge: float, sampling: bool = True
+) -> np.ndarray:
+    """The noise-aware sandwich of theta = (S + ridge I)^-1 b (module docstring), from
+    released quantities: ``S`` (noisy X'X), ``b`` (noisy X'y), ``yy`` (noisy y'y),
+    ``floor`` (the fit's eigenvalue floor) and the noise sds ``sd_xx`` (diagonal of X'X)
+    and ``sd_xy``. ``sampling=False`` drops the sampling term: the noise-only covariance
+    (the kind other libraries report), which undercovers the population value."""
+    d = theta.size
+    A_inv = np.linalg.inv(_psd(rel["S"] + ridge * np.eye(d), rel["floor"]))
+    S = _psd(rel["S"])
+    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ S @ theta) / n, 0.0) * sampling
+    half = rel["sd_xx"] ** 2 / 2.0
+    tt = (theta @ theta) * np.eye(d) + np.outer(theta, theta)
+    return A_inv @ (sigma2 * S + rel["sd_xy"] ** 2 * np.eye(d) + half * tt) @ A_inv
+
+
+def linear_inference(rel: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(theta, Cov(theta)) of the ridge-free solve S^-1 b of the released statistics: the
+    ridge of the fit shrinks coef_ by a bias the intervals would not cover."""
+    theta = np.linalg.solve(_psd(rel["S"], rel["floor"]), rel["b"])
+    return theta, linear_cov(theta, rel, n, 0.0)
+
+
+def _sim_design(
+    G: np.ndarray, n: int, design: dict[str, Any], rng: np.random.Generator
+) -> np.ndarray:
+    """n rows from N(mu, Sigma), the moments read off the released Gram of (x - m, c) (m the
+    box centre, c ``design["const"]``), clipped to the box and centred at m."""
+    p = design["half"].size
+    mu = G[:p, p] / (n * design["const"])
+    Sigma = _psd(G[:p, :p] / n - np.outer(mu, mu))
+    X = rng.multivariate_normal(mu, Sigma, size=n, method="eigh")
+    return np.clip(X, -design["half"], design["half"])
+
+
+def logistic_cov(
+    theta: np.ndarray,
+    Xs: np.ndarray,
+    fit: Callable[[np.ndarray, np.ndarray, np.random.Generator, float], np.ndarray],
+    rng: np.random.Generator,
+    n_boot: int = N_BOOTSTRAP,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(theta~, Cov(theta~)) of a shrunk fit by the parametric bootstrap on the simulated
+    design rows ``Xs`` (module docstring); ``fit(rows, Y, rng, noise)`` reruns the fit once
+    per column of Y (labels, or probabilities for the mean path) with Gaussian noise of
+    ``noise`` times the released noise's sd, and returns (d, k). Cov is None when the
+    Newton steps do not solve m(theta~) = theta (the shrinkage cannot be undone)."""
+    d = theta.size
+    h = 1e-4 * max(1.0, float(np.max(np.abs(theta))))
+    t_tilde = theta.copy()
+    for _ in range(NEWTON_STEPS + 1):  # the mean map is the noise-free path of the fit
+        cols = np.column_stack([t_tilde, t_tilde[:, None] + h * np.eye(d)])
+        m = fit(Xs, expit(Xs @ cols), rng, 0.0)
+        M = (m[:, 1:] - m[:, :1]) / h
+        gap = theta - m[:, 0]
+        if np.linalg.cond(M) > 1e6:
+            return t_tilde, None
+        t_tilde = t_tilde + np.linalg.solve(M, gap)
+    if np.max(np.abs(gap)) > 1e-3 * max(1.0, float(np.max(np.abs(theta)))):
+        return t_tilde, None
+    Y = (rng.random((Xs.shape[0], n_boot)) < expit(Xs @ t_tilde)[:, None]).astype(float)
+    M_inv = np.linalg.inv(M)
+    return t_tilde, M_inv @ np.cov(fit(Xs, Y, rng, 1.0)) @ M_inv.T
+
+
+def logistic_inference(
+    est: Any,
+    X: np.ndarray,
+    bounds: np.ndarray,
+    theta: np.ndarray,
+    fit: Callable[[np.ndarray, np.ndarray, np.random.Generator, float], np.ndarray],
+    rng: np.random.Generator,
+) -> FitResults:
+    """The results of a binary noisy-GD fit: one charged release (the Gram of the centred
+    features and a constant, with ``LOGISTIC_SHARE`` of rho), then post-processing only."""
+    n, p = X.shape
+    gd = public_design(bounds, np.array([0.0, 1.0]), True)
+    gd["half"] = (bounds[:, 1] - bounds[:, 0]) / 2.0
+    fd = dict(public_design(bounds, np.array([0.0, 1.0]), est.fit_intercept), y_centre=0.0)
+    if est.inference == "none":
+        note = "no standard errors (inference='none')"
+        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [note])
+    rho = zcdp_rho_for(est.epsilon, est.delta) * LOGISTIC_SHARE
+    rows = np.hstack([X - gd["centre"], np.full((n, 1), gd["const"])])
+    G, _ = noisy_gram(rows, gd["x_radius"], rho, rng)
+    est.released_gram_ = G
+    # post-processing of the releases (G, theta) from here on
+    Xs = _sim_design(G, n, gd, rng)
+    Xs = np.hstack([Xs, np.full((n, 1), gd["const"])]) if est.fit_intercept else Xs + gd["centre"]
+    t_tilde, cov = logistic_cov(theta, Xs, fit, rng)
+    if cov is None:
+        warnings.warn(
+            "results_: the shrinkage of the noisy GD steps could not be undone (the released "
+            "fit is too far from any model's mean fit): no standard errors; more records, a "
+            "larger epsilon or features on [-1, 1] help",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        note = "no standard errors: the shrinkage of the T steps could not be undone"
+        return central_results(est, theta, None, fd, n, "noisy_gd", "none", [note])
+    how = "parametric bootstrap (sampling and privacy noise)"
+    note = "params: the fit with the shrinkage of its T steps undone (indirect inference)"
+    return central_results(est, t_tilde, cov, fd, n, "noisy_gd", how, [note])
+
+
+def central_results(
+    est: Any,
+    theta: np.ndarray,
+    cov: np.ndarray | None,
+    design: dict[str, Any],
+    n: int,
+    method: str,
+    inference: str,
+    notes: list[str],
+) -> FitResults:
+    """The :class:`~privest.learn.results.FitResults` of a central fit in the user's
+    coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'."""
+    p = est.n_features_in_
+    names = list(getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)]))
+    J = np.eye(p, theta.size)
+    if est.fit_intercept:
+        J = np.vstack([np.append(-design["centre"], design["const"]), J])
+        names = ["intercept", *names]
+    params = J @ theta
+    if est.fit_intercept:
+        params[0] += design["y_centre"]
+    index = pd.Index([str(v) for v in names], name="parameter")
+    return FitResults(
+        params=pd.Series(params, index=index, name="coef"),
+        cov=None if cov is None else J @ cov @ J.T,
+        on_bound=pd.Series(False, index=index),
+        nobs=n,
+        method=method,
+        inference=inference,
+        converged=True,
+        model=type(est).__name__,
+        guarantee=est.guarantee,
+        notes=notes,
+        spent=SPENT,
+    )
