@@ -156,6 +156,13 @@ def hostile_csv(tmp_path):
     return tmp_path
 
 
+def _json_copy(path):
+    """The hostile CSV under a .json name: a plan file that does not parse."""
+    out = path.with_suffix(".json")
+    out.write_bytes(path.read_bytes())
+    return str(out)
+
+
 def _commands(d):
     bad, num, store = str(d / "bad.csv"), str(d / "bad_numeric.csv"), str(d / "store")
     stat = ["stat", bad, "--epsilon", "1"]
@@ -245,6 +252,36 @@ def _commands(d):
             "0:1",
         ],
         "budget not a ledger": ["budget", bad],
+        "table out of bounds": [
+            "table",
+            bad,
+            "--by",
+            "id",
+            "--agg",
+            "mean:age",
+            "--bounds",
+            "age=0:120",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+        "table text column": [
+            "table",
+            bad,
+            "--by",
+            "age",
+            "--agg",
+            "mean:city",
+            "--bounds",
+            "city=0:1",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+        ],
+        "plan not a plan": ["plan", _json_copy(d / "bad.csv")],
+        "report not a ledger": ["report", bad, "-o", str(d / "report.html")],
         "reproduce bad data": ["reproduce", "eptr-wine", "--data", bad, "-o", str(d / "r")],
         "demo into a file": ["demo", "-o", bad],
     }

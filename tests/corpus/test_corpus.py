@@ -48,14 +48,8 @@ def test_the_corpus_is_large():
 
 
 #: cases that fail in code other sessions own (strict: they must pass once it is fixed)
-KNOWN = {
-    f"api/data/{entry}/ragged": "numpy's ValueError: a ragged list meets np.size(x) or "
-    "np.asarray(x) before the shared data check (models/statistics.py, statistic_law)"
-    for entry in ("median", "quantile", "median_inverse", "median_pf", "mean_plm")
-} | {
-    "api/bounds/median/mapping_for_array": "KeyError: models/statistics.py _integer_hint "
-    "reads domain.bounds[0] of a mapping before the bounds are checked"
-}
+#: cases that still fail, each with its cause (strict: a fixed case must leave this list)
+KNOWN: dict[str, str] = {}
 
 
 def _known(names):

@@ -47,6 +47,7 @@ from privest.mechanisms.statistic import StatisticMechanism
 from privest.registry import load, mechanism_names, mechanism_spec
 from privest.released import PrivateStatistic
 from privest.rng import resolve_rng
+from privest.validation import as_float_vector
 
 __all__ = [
     "private_count",
@@ -118,9 +119,10 @@ def _integer_hint(statistic: str, domain: Domain) -> None:
     name = statistic.partition(":")[0].strip().lower()
     if name not in ("median", "quantile") or domain.resolution is not None:
         return
-    if domain.bounds is None or not isinstance(domain.bounds[0], float):
-        return
-    a, b = domain.bounds
+    bnds = domain.bounds
+    if not (isinstance(bnds, tuple) and len(bnds) == 2 and all(isinstance(v, float) for v in bnds)):
+        return  # no bounds, or not one pair: the mechanism's own check refuses what is wrong
+    a, b = bnds
     if a.is_integer() and b.is_integer() and b - a <= INTEGER_HINT_WIDTH:
         warnings.warn(
             f"bounds ({a:g}, {b:g}) with no resolution: if the data are whole numbers (a "
@@ -180,6 +182,8 @@ def private_statistic(
     )
     mech = statistic_mechanism(statistic, **kw)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
+    if isinstance(x, (list, tuple)):  # a Python sequence meets the shared data check first
+        x = as_float_vector(x, "x")
     if inference != "none":
         return _with_inference(x, mech, mechanism, inference, alpha, rng, options)
     law, n = statistic_law(x, mech)
