@@ -72,7 +72,7 @@ def test_noisy_gd_noise_is_predicted():
     n, beta, icpt = 20_000, np.array([1.0, -0.5, 0.5]), -0.3
     x = rng.uniform(-1, 1, (n, 3))
     y = (rng.random(n) < expit(x @ beta + icpt)).astype(float)
-    model = pv.PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1))
+    model = pv.PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1), inference="none")
     pred = predict_model(model, n=n, coef=beta, intercept=icpt)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -92,6 +92,7 @@ def test_noise_only_interval_undercovers() -> None:
 
 
 def _logistic_fit(X: np.ndarray, y: np.ndarray, r: int, **kw) -> pv.PrivateLogisticRegression:
+    kw.setdefault("inference", "bootstrap")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return pv.PrivateLogisticRegression(
@@ -173,7 +174,7 @@ def test_domain_is_the_same_as_bounds(model: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["linear", "logistic"])
-@pytest.mark.parametrize("inference", ["default", "none"])
+@pytest.mark.parametrize("inference", ["with", "none"])
 def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monkeypatch) -> None:
     """Every release (a lattice Gaussian's .release) is counted at its zCDP rho: the fit and
     the releases the standard errors need together spend the rho of (epsilon, delta), and
@@ -200,7 +201,9 @@ def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monke
         monkeypatch.setattr(module, "lattice_gaussian_zcdp", counted)
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (2000, 2))
-    kw = {} if inference == "default" else {"inference": "none"}
+    kw = {"inference": "sandwich" if model == "linear" else "bootstrap"}
+    if inference == "none":
+        kw = {"inference": "none"}
     if model == "linear":
         y = np.clip(X @ np.array([0.5, -0.3]) + 0.2 * rng.standard_normal(2000), -2, 2)
         est = pv.PrivateLinearRegression(

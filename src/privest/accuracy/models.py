@@ -32,6 +32,7 @@ from privest.accounting.zcdp import zcdp_rho_for
 from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha
 from privest.errors import ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+from privest.models.inference import INFERENCE_SHARE, LOGISTIC_SHARE
 from privest.models.linear import (
     ADASSP_FAILURE,
     ADASSP_SHARES,
@@ -100,6 +101,7 @@ def _adassp(model: PrivateLinearRegression, n: int, beta: np.ndarray, intercept:
     mean = np.zeros(d) if model.fit_intercept else (b[:, 0] + b[:, 1]) / 2.0
     s = n * (np.diag(second - mean**2) + np.outer(mean, mean))
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
+    rho *= 1.0 - INFERENCE_SHARE * (getattr(model, "inference", "none") == "sandwich")
     r_lam, r_xx, r_xy = (share * rho for share in ADASSP_SHARES)
     b2 = design["x_radius"] ** 2
     s_lam = lattice_gaussian_zcdp(r_lam, b2, 1).sigma
@@ -137,6 +139,7 @@ def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     curvature = 0.25 * (float(np.mean(half**2)) + design["const"] ** 2) + model.l2
     eta, t_max, l2 = model.step_scale / curvature, int(model.max_iter), float(model.l2)
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
+    rho *= 1.0 - LOGISTIC_SHARE * (getattr(model, "inference", "none") == "bootstrap")
     sigma = lattice_gaussian_zcdp(rho / t_max, 2.0 * design["x_radius"], d).sigma
 
     def grad_hess(th: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
