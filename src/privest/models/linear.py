@@ -50,7 +50,13 @@ from privest.sklearn_contract import (
 )
 from privest.validation import EPSILON_RANGE, check_bounds, check_delta, check_epsilon
 
-__all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
+__all__ = [
+    "PrivateLinearRegression",
+    "adassp",
+    "choose_linear_method",
+    "noisy_gram",
+    "public_design",
+]
 
 METHODS = ("auto", "adassp", "eptr")
 #: zCDP shares of the three AdaSSP releases: lambda_min, X^T X, X^T y
@@ -131,6 +137,25 @@ def choose_linear_method(
     return "eptr" if eptr_risk < adassp_risk else "adassp"
 
 
+def noisy_gram(
+    S: np.ndarray, x_radius: float, rho: float, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """Release the symmetric Gram matrix S = X^T X of n rows with ||x|| <= x_radius, rho-zCDP.
+
+    The released vector (diagonal, sqrt(2) x upper triangle) has the Frobenius norm of S and
+    replacement sensitivity ||x x^T - x'x'^T||_F <= sqrt(2) B^2 (Wang 2018, Alg. 2; module
+    docstring). Returns the noisy symmetric matrix and the sd of one off-diagonal entry.
+    """
+    d = S.shape[0]
+    slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
+    iu = np.triu_indices(d, 1)
+    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
+    w_noisy = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
+    S_noisy = np.diag(w_noisy[:d])
+    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
+    return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
+
+
 def adassp(
     Xc: np.ndarray,
     yc: np.ndarray,
@@ -150,21 +175,14 @@ def adassp(
     b2 = x_radius**2
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
     m_lam = lattice_gaussian_zcdp(r_lam, b2 * slack, 1)
-    iu = np.triu_indices(d, 1)
-    m_xx = lattice_gaussian_zcdp(r_xx, math.sqrt(2.0) * b2 * slack, d * (d + 1) // 2)
     m_xy = lattice_gaussian_zcdp(r_xy, 2.0 * x_radius * y_radius * slack, d)
     S = Xc.T @ Xc
     S = (S + S.T) / 2.0
     lam = float(np.linalg.eigvalsh(S)[0])
     lam_noisy = float(m_lam.release(lam, rng)[()])
     lam_lower = max(lam_noisy - 1.645 * m_lam.sigma, 0.0)
-    w = np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]])
-    w_noisy = m_xx.release(w, rng)
-    S_noisy = np.diag(w_noisy[:d])
-    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
-    S_noisy = S_noisy + np.triu(S_noisy, 1).T
+    S_noisy, sigma_xx = noisy_gram(S, x_radius, r_xx, n, rng)
     b_noisy = m_xy.release(Xc.T @ yc, rng)
-    sigma_xx = m_xx.sigma / math.sqrt(2.0)  # off-diagonal sd
     ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / ADASSP_FAILURE)) * sigma_xx - lam_lower)
     vals, vecs = np.linalg.eigh(S_noisy + ridge * np.eye(d))
     floor = max(1e-6 * b2 * n, sigma_xx)  # post-processing: keep the system well posed
@@ -174,7 +192,7 @@ def adassp(
         "theta": theta,
         "ridge": ridge,
         "lambda_min_lower": lam_lower,
-        "noise_sds": (m_lam.sigma, m_xx.sigma, m_xy.sigma),
+        "noise_sds": (m_lam.sigma, math.sqrt(2.0) * sigma_xx, m_xy.sigma),
     }
 
 
