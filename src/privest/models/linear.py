@@ -29,6 +29,7 @@ function of public inputs only (n, p, epsilon, delta and the bounds), never of t
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
-from privest.errors import BoundsError, ValidationError
+from privest.errors import BoundsError, ConstantFallbackWarning, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
 from privest.rng import resolve_rng
@@ -61,6 +62,13 @@ __all__ = [
 METHODS = ("auto", "adassp", "eptr")
 #: zCDP shares of the three AdaSSP releases: lambda_min, X^T X, X^T y
 ADASSP_SHARES = (0.2, 0.4, 0.4)
+#: zCDP share of the private mean of y that centres the response in ``method="auto"``
+Y_MEAN_SHARE = 0.1
+#: ``method="auto"`` falls back to the private constant unless the slopes' predicted explained
+#: variance exceeds this multiple of their predicted noise variance
+FALLBACK_RATIO = 2.0
+#: the sd of a rho-zCDP Gaussian is sensitivity / sqrt(2 rho): the factor 1 / sqrt(2)
+Y_SHARE_SD = 1.0 / math.sqrt(2.0)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
 
@@ -156,6 +164,18 @@ def noisy_gram(
     return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
 
 
+def private_mean_response(
+    y: np.ndarray, y_bounds: np.ndarray, rho: float, rng: np.random.Generator
+) -> float:
+    """rho-zCDP mean of y in public [lo, hi] (sum with replacement sensitivity hi - lo, n
+    public), clipped to the bounds (post-processing): the private constant predictor."""
+    lo, hi = float(y_bounds[0]), float(y_bounds[1])
+    slack = 1.0 + 4.0 * y.size * 2.0**-52
+    mech = lattice_gaussian_zcdp(rho, (hi - lo) * slack, 1)
+    noisy = float(mech.release(float(np.sum(y - lo)), rng)[()])
+    return float(np.clip(lo + noisy / y.size, lo, hi))
+
+
 def adassp(
     Xc: np.ndarray,
     yc: np.ndarray,
@@ -164,13 +184,15 @@ def adassp(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
+    rho: float | None = None,
 ) -> dict[str, Any]:
     """AdaSSP (module docstring) on rows with ||x|| <= x_radius and |y| <= y_radius.
 
-    Returns the coefficients and the public ridge and noise sds (all DP outputs).
+    ``rho`` (zCDP) overrides the level met by (epsilon, delta) when AdaSSP is one release
+    among several. Returns the coefficients and the public ridge and noise sds (DP outputs).
     """
     n, d = Xc.shape
-    rho = zcdp_rho_for(epsilon, delta)
+    rho = zcdp_rho_for(epsilon, delta) if rho is None else rho
     r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
     b2 = x_radius**2
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
@@ -188,9 +210,19 @@ def adassp(
     floor = max(1e-6 * b2 * n, sigma_xx)  # post-processing: keep the system well posed
     vals = np.maximum(vals, floor)
     theta = vecs @ ((vecs.T @ b_noisy) / vals)
+    # predicted excess test MSE from the noise, E[(x^T (theta_hat - theta))^2], at the noisy
+    # Gram's spectrum (released quantities only): sum_i (v_i / n) / v_i^2 (sd_xy^2 + sd_xx^2
+    # ||theta||^2) with v_i the ridged eigenvalues
+    noise_var = m_xy.sigma**2 + sigma_xx**2 * float(theta @ theta)
+    spectrum = np.maximum(vals - ridge, 0.0) / n
+    excess = float(np.sum(spectrum / vals**2)) * noise_var
+    explained = float(np.sum(spectrum * (vecs.T @ theta) ** 2))
     return {
         "theta": theta,
         "ridge": ridge,
+        "predicted_excess": excess,
+        "predicted_explained": explained,
+        "xty": b_noisy,
         "lambda_min_lower": lam_lower,
         "noise_sds": (m_lam.sigma, math.sqrt(2.0) * sigma_xx, m_xy.sigma),
     }
@@ -293,17 +325,54 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         Xc = X - design["centre"]
         if self.fit_intercept:
             Xc = np.hstack([Xc, np.full((n, 1), design["const"])])
-        yc = y - design["y_centre"]
         rng = resolve_rng(self.random_state)
         self.method_ = self.chosen_method(n, p)
         self.ridge_ = None
         self.released_ = True
+        self.fallback_ = False
+        rho = rho_all = zcdp_rho_for(self.epsilon, self.delta)
+        if self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
+            # centre y at its private mean (Y_MEAN_SHARE of rho): the ridge then shrinks
+            # towards the private constant predictor, not towards the centre of y_bounds
+            y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho, rng)
+            design["y_centre"] = y_mean
+            design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
+            rho *= 1.0 - Y_MEAN_SHARE
+        yc = y - design["y_centre"]
         if self.method_ == "adassp":
             out = adassp(
-                Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng
+                Xc,
+                yc,
+                design["x_radius"],
+                design["y_radius"],
+                self.epsilon,
+                self.delta,
+                rng,
+                rho=rho,
             )
             theta = out["theta"]
             self.ridge_ = out["ridge"]
+            if self.method == "auto" and self.fit_intercept:
+                # released quantities only: the slopes must explain FALLBACK_RATIO times the
+                # variance their noise adds, else the private constant predicts better
+                self.fallback_ = (
+                    out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
+                )
+                if self.fallback_:
+                    # the constant: the private mean, pooled by inverse variance with the
+                    # mean in the constant column's noisy X^T y (post-processing)
+                    theta = np.zeros_like(theta)
+                    var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
+                    var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
+                    shift = out["xty"][p] / (design["const"] * n)
+                    theta[p] = shift * var_y / (var_y + var_c) / design["const"]
+                    warnings.warn(
+                        "PrivateLinearRegression: the noisy slopes are predicted to add more "
+                        "error than they explain at this n and epsilon; fell back to the "
+                        "private mean of y (fallback_ is True)",
+                        ConstantFallbackWarning,
+                        stacklevel=2,
+                    )
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
