@@ -24,6 +24,12 @@ conversion meets (epsilon, delta)); zCDP composes by addition (Bun and Steinke 2
 ``method="eptr"`` fits :class:`~privest.models.eptr_ols.EPTRLinearRegression` (tight constants,
 private c0) on the same centred rows. ``method="auto"`` applies :func:`choose_linear_method`, a
 function of public inputs only (n, p, epsilon, delta and the bounds), never of the data.
+When it picks AdaSSP with an intercept, ``"auto"`` also (issue 31) centres y at a private mean
+(share :data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant
+predictor rather than towards the centre of ``y_bounds``, and falls back to that constant
+(``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`) when the released
+quantities predict that the noisy slopes explain less than :data:`FALLBACK_RATIO` times the
+variance their noise adds (post-processing of DP outputs; docs/central-models.md).
 """
 
 from __future__ import annotations
@@ -249,7 +255,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
-    ``guarantee_``.
+    ``fallback_`` (True when ``"auto"`` output the private constant predictor: zero slopes,
+    the private mean of y as intercept; a ConstantFallbackWarning says so), ``guarantee_``.
     """
 
     def __init__(
@@ -353,26 +360,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
             theta = out["theta"]
             self.ridge_ = out["ridge"]
             if self.method == "auto" and self.fit_intercept:
-                # released quantities only: the slopes must explain FALLBACK_RATIO times the
-                # variance their noise adds, else the private constant predicts better
-                self.fallback_ = (
-                    out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
-                )
-                if self.fallback_:
-                    # the constant: the private mean, pooled by inverse variance with the
-                    # mean in the constant column's noisy X^T y (post-processing)
-                    theta = np.zeros_like(theta)
-                    var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
-                    var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
-                    shift = out["xty"][p] / (design["const"] * n)
-                    theta[p] = shift * var_y / (var_y + var_c) / design["const"]
-                    warnings.warn(
-                        "PrivateLinearRegression: the noisy slopes are predicted to add more "
-                        "error than they explain at this n and epsilon; fell back to the "
-                        "private mean of y (fallback_ is True)",
-                        ConstantFallbackWarning,
-                        stacklevel=2,
-                    )
+                theta = self._maybe_fall_back(theta, out, design, yb, rho_all, n)
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
@@ -390,6 +378,31 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
         self.guarantee_ = self.guarantee
         return self
+
+    def _maybe_fall_back(
+        self, theta: np.ndarray, out: dict, design: dict, yb: np.ndarray, rho_all: float, n: int
+    ) -> np.ndarray:
+        """``method="auto"``: keep the slopes only if, judged on released quantities only,
+        they explain more than FALLBACK_RATIO times the variance their noise adds; else the
+        private constant, the private mean pooled by inverse variance with the mean in the
+        constant column's noisy X^T y (post-processing). Sets ``fallback_``."""
+        p = theta.size - 1
+        self.fallback_ = out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
+        if not self.fallback_:
+            return theta
+        var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
+        var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
+        shift = out["xty"][p] / (design["const"] * n)
+        constant = np.zeros_like(theta)
+        constant[p] = shift * var_y / (var_y + var_c) / design["const"]
+        warnings.warn(
+            "PrivateLinearRegression: the noisy slopes are predicted to add more error than "
+            "they explain at this n and epsilon; fell back to the private mean of y "
+            "(fallback_ is True)",
+            ConstantFallbackWarning,
+            stacklevel=3,
+        )
+        return constant
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""
