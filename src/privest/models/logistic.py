@@ -216,7 +216,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self.guarantee_ = self.guarantee
         return self
 
-    def _fit_mm(self, X, Y, b, cfg, k, rng) -> tuple[np.ndarray, np.ndarray]:
+    def _fit_mm(
+        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, k: int, rng: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept)."""
         n = X.shape[0]
         if self.fit_intercept:
@@ -241,7 +243,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre
 
-    def _fit_gd(self, X, Y, b, cfg, rng) -> tuple[np.ndarray, np.ndarray]:
+    def _fit_gd(
+        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, rng: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_gd"``: the design and step of the default before issue 31."""
         n, p = X.shape
         d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)

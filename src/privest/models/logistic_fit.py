@@ -9,10 +9,10 @@ output the average of the last half of the iterates (docs/central-models.md).
   Lindsay (1988): the logistic Hessian is at most X^T X / (4 n) (binary) and the multinomial
   one at most (I - 11^T / K) / 2 (x) X^T X / n <= I / 2 (x) X^T X / n (Boehning 1992, Lemma),
   so theta <- theta - (H0 + l2 I)^{-1} (noisy gradient mean + l2 theta) with H0 that bound
-  descends without a step size to tune. X^T X is released once (share
-  :data:`GRAM_SHARE` of the zCDP budget; :func:`privest.models.linear.noisy_gram`), its
-  eigenvalues floored at twice its noise level; the rest of the budget is split evenly over
-  the T gradient releases. Features are scaled to [-1, 1] by the public box (plus a constant
+  descends without a step size to tune. X^T X is released once (share :data:`GRAM_SHARE`
+  of the zCDP budget; :func:`privest.models.linear.noisy_gram`), its eigenvalues floored at
+  about the spectral norm of its noise; the rest of the budget is split evenly over the T
+  gradient releases. Features are scaled to [-1, 1] by the public box (plus a constant
   1 for the intercept), so the row bound is B = sqrt(d), d the number of columns.
 
 Sensitivity of the gradient sum under replacement of one record: binary, (sigmoid - y) x has
@@ -37,7 +37,13 @@ from privest.accounting.zcdp import zcdp_rho_for
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.linear import noisy_gram
 
-__all__ = ["GRAM_SHARE", "logistic_rule", "noisy_descent"]
+__all__ = [
+    "GRAM_SHARE",
+    "bounded_hessian_inverse",
+    "gradient_sensitivity",
+    "logistic_rule",
+    "noisy_descent",
+]
 
 #: zCDP share of the X^T X release of ``"noisy_mm"``
 GRAM_SHARE = 0.1
@@ -82,10 +88,16 @@ def logistic_rule(
 
 
 def bounded_hessian_inverse(
-    Xc: np.ndarray, x_radius: float, rho: float, n_classes: int, l2: float, rng
+    Xc: np.ndarray,
+    x_radius: float,
+    rho: float,
+    n_classes: int,
+    l2: float,
+    rng: np.random.Generator,
 ) -> np.ndarray:
     """(H0 + l2 I)^{-1} with H0 = c X^T X / n from a rho-zCDP release of X^T X (c = 1/4 for
-    two classes, 1/2 for more; module docstring); eigenvalues floored at twice the noise."""
+    two classes, 1/2 for more; module docstring); eigenvalues floored at 2 sqrt(d) times the
+    noise sd of one entry (about the spectral norm of the noise)."""
     n, d = Xc.shape
     S_noisy, sigma = noisy_gram(Xc.T @ Xc, x_radius, rho, n, rng)
     c = 0.25 if n_classes == 2 else 0.5
