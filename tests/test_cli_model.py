@@ -295,4 +295,4 @@ def test_linear_and_logistic_are_the_recommended_methods(tmp_path, capsys):
     assert main(logit) == 0
     coef = pd.read_csv(tmp_path / "log.csv").set_index("feature").coefficient
     assert coef["x1"] > 0 > coef["x2"]  # the signs of the true model
-    assert "method noisy_gd" in capsys.readouterr().out
+    assert "method noisy_mm" in capsys.readouterr().out  # the default since issue 31

@@ -52,6 +52,12 @@ class NothingReleasedWarning(UserWarning):
     """
 
 
+class ConstantFallbackWarning(UserWarning):
+    """A private regression output its private constant predictor (the private mean of the
+    response) because, judged on its released quantities only, its noisy slopes would add
+    more error than they explain (``fallback_`` is True; docs/central-models.md)."""
+
+
 class PrivacyHabitWarning(UserWarning):
     """A scikit-learn habit that spends or leaks privacy around a private estimator: a
     data-dependent scaler before it in a Pipeline, or a model search / cross-validation

@@ -101,6 +101,7 @@ KEYS: dict[str, set[str]] = {
         "max_iter",
         "step_scale",
         "fit_intercept",
+        "method",
     },
     "table": {
         "by",
@@ -342,6 +343,8 @@ def _model(q: dict[str, Any], alpha: float) -> PlannedQuery:
 
     params = {k: v for k, v in q.items() if k not in {"name", "kind", "n", "coef", "intercept"}}
     cls = PrivateLinearRegression if q["kind"] == "linear" else PrivateLogisticRegression
+    if cls is PrivateLogisticRegression:  # the method whose accuracy is predicted
+        params.setdefault("method", "noisy_gd")
     if q.get("coef") is None:
         raise ValidationError("coef: a guessed coefficient per feature is needed")
     model = cls(**params)
@@ -351,7 +354,7 @@ def _model(q: dict[str, Any], alpha: float) -> PlannedQuery:
     coefs = [a for a in accs if a.quantity.startswith("coef")]
     guesses = np.broadcast_to(np.asarray(q["coef"], dtype=float), (len(coefs),))
     warns = [w for a, g in zip(coefs, guesses, strict=True) if (w := _sign(a, float(g)))]
-    desc = f"{cls.__name__}, epsilon={model.epsilon:g}, delta={model.delta:g}"
+    desc = f"{cls.__name__}({model.method}), epsilon={model.epsilon:g}, delta={model.delta:g}"
     return PlannedQuery("", q["kind"], desc, [model.guarantee.event()], accs, warns)
 
 

@@ -72,7 +72,9 @@ def test_noisy_gd_noise_is_predicted():
     n, beta, icpt = 20_000, np.array([1.0, -0.5, 0.5]), -0.3
     x = rng.uniform(-1, 1, (n, 3))
     y = (rng.random(n) < expit(x @ beta + icpt)).astype(float)
-    model = pv.PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1), inference="none")
+    model = pv.PrivateLogisticRegression(
+        epsilon=1.0, delta=1e-6, bounds=(-1, 1), inference="none", method="noisy_gd"
+    )
     pred = predict_model(model, n=n, coef=beta, intercept=icpt)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -84,7 +86,7 @@ def test_noisy_gd_noise_is_predicted():
         )
         # the noiseless run: the same steps with the gradients' noise taken out
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr("privest.models.logistic.lattice_gaussian_zcdp", lambda *a: _NoNoise())
+            mp.setattr("privest.models.logistic_fit.lattice_gaussian_zcdp", lambda *a: _NoNoise())
             exact = model.set_params(random_state=0).fit(x, y)
     # the spread is checked around the noiseless run, whose own offset from the penalised
     # optimum is the predicted bias: the optimisation's, deterministic, on the design rather

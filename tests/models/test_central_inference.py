@@ -93,6 +93,7 @@ def test_noise_only_interval_undercovers() -> None:
 
 def _logistic_fit(X: np.ndarray, y: np.ndarray, r: int, **kw) -> pv.PrivateLogisticRegression:
     kw.setdefault("inference", "bootstrap")
+    kw.setdefault("method", "noisy_gd")  # the bootstrap's fit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return pv.PrivateLogisticRegression(
@@ -121,7 +122,7 @@ def test_logistic_coverage_where_the_design_model_holds() -> None:
 def test_summary_states_the_guarantee_and_how_it_was_spent() -> None:
     X, y, bounds, y_bounds, _ = _diabetes()
     lin = pv.PrivateLinearRegression(
-        epsilon=1.0, delta=1e-6, bounds=bounds, y_bounds=y_bounds, random_state=0
+        epsilon=1.0, delta=1e-6, bounds=bounds, y_bounds=y_bounds, random_state=0, method="adassp"
     ).fit(X, y)
     text = str(lin.results_.summary())
     assert str(lin.guarantee) in text and "the fit spent it" in text
@@ -182,7 +183,7 @@ def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monke
     from privest.accounting.zcdp import zcdp_rho_for
     from privest.mechanisms.samplers import lattice
     from privest.models import inference as inference_module
-    from privest.models import linear, logistic
+    from privest.models import linear, logistic, logistic_fit
 
     spent: list[float] = []
 
@@ -197,7 +198,7 @@ def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monke
         mech.release = release
         return mech
 
-    for module in (inference_module, linear, logistic):
+    for module in (inference_module, linear, logistic, logistic_fit):
         monkeypatch.setattr(module, "lattice_gaussian_zcdp", counted)
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (2000, 2))
@@ -211,7 +212,9 @@ def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monke
         )
     else:
         y = (rng.random(2000) < expit(X @ np.array([1.0, -1.0]))).astype(int)
-        est = pv.PrivateLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-1, 1), **kw)
+        est = pv.PrivateLogisticRegression(
+            epsilon=1.0, delta=1e-6, bounds=(-1, 1), method="noisy_gd", **kw
+        )
     est.set_params(random_state=0).fit(X, y)
     assert sum(spent) == pytest.approx(zcdp_rho_for(1.0, 1e-6), rel=1e-12)
     assert len(spent) == {"linear": 4, "logistic": 31}[model] - (inference == "none")

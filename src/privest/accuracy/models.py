@@ -36,10 +36,12 @@ from privest.models.inference import INFERENCE_SHARE, LOGISTIC_SHARE
 from privest.models.linear import (
     ADASSP_FAILURE,
     ADASSP_SHARES,
+    Y_MEAN_SHARE,
     PrivateLinearRegression,
     public_design,
 )
-from privest.models.logistic import PrivateLogisticRegression
+from privest.models.logistic import NOISY_GD_L2, PrivateLogisticRegression
+from privest.models.logistic_fit import DEFAULT_STEPS
 from privest.validation import check_bounds, check_epsilon, check_probability
 
 __all__ = ["predict_model"]
@@ -102,6 +104,8 @@ def _adassp(model: PrivateLinearRegression, n: int, beta: np.ndarray, intercept:
     s = n * (np.diag(second - mean**2) + np.outer(mean, mean))
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
     rho *= 1.0 - INFERENCE_SHARE * (getattr(model, "inference", "none") == "sandwich")
+    if model.method == "auto" and model.fit_intercept:  # the private mean of y comes first
+        rho *= 1.0 - Y_MEAN_SHARE
     r_lam, r_xx, r_xy = (share * rho for share in ADASSP_SHARES)
     b2 = design["x_radius"] ** 2
     s_lam = lattice_gaussian_zcdp(r_lam, b2, 1).sigma
@@ -136,8 +140,10 @@ def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     # the labels (0/1, not centred) enter the mean gradient only through p(x) (linear in y)
     prob = expit(xc @ _theta(design, beta, intercept, model.fit_intercept, 0.0))
     half = (b[:, 1] - b[:, 0]) / 2.0 if model.fit_intercept else np.abs(b).max(axis=1)
-    curvature = 0.25 * (float(np.mean(half**2)) + design["const"] ** 2) + model.l2
-    eta, t_max, l2 = model.step_scale / curvature, int(model.max_iter), float(model.l2)
+    l2 = NOISY_GD_L2 if isinstance(model.l2, str) else float(model.l2)  # "auto"
+    t_max = DEFAULT_STEPS["noisy_gd"] if model.max_iter is None else int(model.max_iter)
+    curvature = 0.25 * (float(np.mean(half**2)) + design["const"] ** 2) + l2
+    eta = model.step_scale / curvature
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
     rho *= 1.0 - LOGISTIC_SHARE * (getattr(model, "inference", "none") == "bootstrap")
     sigma = lattice_gaussian_zcdp(rho / t_max, 2.0 * design["x_radius"], d).sigma
@@ -204,6 +210,11 @@ def predict_model(
         cov, bias = _adassp(model, int(n), beta, float(intercept))
         label = "adassp"
     elif isinstance(model, PrivateLogisticRegression):
+        if model.method != "noisy_gd":
+            raise ValidationError(
+                f"method: the accuracy of {model.method!r} (noisy_mm) is not predicted yet; "
+                "PrivateLogisticRegression(method='noisy_gd') is"
+            )
         cov, bias = _noisy_gd(model, int(n), beta, float(intercept))
         label = "noisy_gd"
     else:

@@ -24,11 +24,18 @@ conversion meets (epsilon, delta)); zCDP composes by addition (Bun and Steinke 2
 ``method="eptr"`` fits :class:`~privest.models.eptr_ols.EPTRLinearRegression` (tight constants,
 private c0) on the same centred rows. ``method="auto"`` applies :func:`choose_linear_method`, a
 function of public inputs only (n, p, epsilon, delta and the bounds), never of the data.
+When it picks AdaSSP with an intercept, ``"auto"`` also (issue 31) centres y at a private mean
+(share :data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant
+predictor rather than towards the centre of ``y_bounds``, and falls back to that constant
+(``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`) when the released
+quantities predict that the noisy slopes explain less than :data:`FALLBACK_RATIO` times the
+variance their noise adds (post-processing of DP outputs; docs/central-models.md).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -38,7 +45,7 @@ from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
-from privest.errors import BoundsError, ValidationError
+from privest.errors import BoundsError, ConstantFallbackWarning, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
@@ -57,11 +64,24 @@ from privest.sklearn_contract import (
 )
 from privest.validation import EPSILON_RANGE, check_bounds, check_delta, check_epsilon
 
-__all__ = ["PrivateLinearRegression", "adassp", "choose_linear_method", "public_design"]
+__all__ = [
+    "PrivateLinearRegression",
+    "adassp",
+    "choose_linear_method",
+    "noisy_gram",
+    "public_design",
+]
 
 METHODS = ("auto", "adassp", "eptr")
 #: zCDP shares of the three AdaSSP releases: lambda_min, X^T X, X^T y
 ADASSP_SHARES = (0.2, 0.4, 0.4)
+#: zCDP share of the private mean of y that centres the response in ``method="auto"``
+Y_MEAN_SHARE = 0.1
+#: ``method="auto"`` falls back to the private constant unless the slopes' predicted explained
+#: variance exceeds this multiple of their predicted noise variance
+FALLBACK_RATIO = 2.0
+#: the sd of a rho-zCDP Gaussian is sensitivity / sqrt(2 rho): the factor 1 / sqrt(2)
+Y_SHARE_SD = 1.0 / math.sqrt(2.0)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
 
@@ -110,6 +130,37 @@ def choose_linear_method(
     return "eptr" if eptr_risk < adassp_risk else "adassp"
 
 
+def noisy_gram(
+    S: np.ndarray, x_radius: float, rho: float, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """Release the symmetric Gram matrix S = X^T X of n rows with ||x|| <= x_radius, rho-zCDP.
+
+    The released vector (diagonal, sqrt(2) x upper triangle) has the Frobenius norm of S and
+    replacement sensitivity ||x x^T - x'x'^T||_F <= sqrt(2) B^2 (Wang 2018, Alg. 2; module
+    docstring). Returns the noisy symmetric matrix and the sd of one off-diagonal entry.
+    """
+    d = S.shape[0]
+    slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
+    iu = np.triu_indices(d, 1)
+    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
+    w_noisy = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
+    S_noisy = np.diag(w_noisy[:d])
+    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
+    return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
+
+
+def private_mean_response(
+    y: np.ndarray, y_bounds: np.ndarray, rho: float, rng: np.random.Generator
+) -> float:
+    """rho-zCDP mean of y in public [lo, hi] (sum with replacement sensitivity hi - lo, n
+    public), clipped to the bounds (post-processing): the private constant predictor."""
+    lo, hi = float(y_bounds[0]), float(y_bounds[1])
+    slack = 1.0 + 4.0 * y.size * 2.0**-52
+    mech = lattice_gaussian_zcdp(rho, (hi - lo) * slack, 1)
+    noisy = float(mech.release(float(np.sum(y - lo)), rng)[()])
+    return float(np.clip(lo + noisy / y.size, lo, hi))
+
+
 def adassp(
     Xc: np.ndarray,
     yc: np.ndarray,
@@ -119,53 +170,58 @@ def adassp(
     delta: float,
     rng: np.random.Generator,
     inference_share: float = 0.0,
+    rho: float | None = None,
 ) -> dict[str, Any]:
     """AdaSSP (module docstring) on rows with ||x|| <= x_radius and |y| <= y_radius.
 
-    Returns the coefficients, the public ridge and noise sds and the released statistics
-    (all DP outputs). ``inference_share`` > 0 also releases y'y with that share of rho (the
-    standard errors need it; :mod:`privest.models.inference`).
+    ``rho`` (zCDP) overrides the level met by (epsilon, delta) when AdaSSP is one release
+    among several. ``inference_share`` > 0 also releases y'y with that share of rho (the
+    standard errors need it; :mod:`privest.models.inference`). Returns the coefficients, the
+    public ridge and noise sds and the released statistics (all DP outputs).
     """
     n, d = Xc.shape
-    rho = zcdp_rho_for(epsilon, delta)
+    rho = zcdp_rho_for(epsilon, delta) if rho is None else rho
     yy = noisy_square_sum(yc, y_radius, inference_share * rho, rng) if inference_share else None
     rho *= 1.0 - inference_share
     r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
     b2 = x_radius**2
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
     m_lam = lattice_gaussian_zcdp(r_lam, b2 * slack, 1)
-    iu = np.triu_indices(d, 1)
-    m_xx = lattice_gaussian_zcdp(r_xx, math.sqrt(2.0) * b2 * slack, d * (d + 1) // 2)
     m_xy = lattice_gaussian_zcdp(r_xy, 2.0 * x_radius * y_radius * slack, d)
     S = Xc.T @ Xc
     S = (S + S.T) / 2.0
     lam = float(np.linalg.eigvalsh(S)[0])
     lam_noisy = float(m_lam.release(lam, rng)[()])
     lam_lower = max(lam_noisy - 1.645 * m_lam.sigma, 0.0)
-    w = np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]])
-    w_noisy = m_xx.release(w, rng)
-    S_noisy = np.diag(w_noisy[:d])
-    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
-    S_noisy = S_noisy + np.triu(S_noisy, 1).T
+    S_noisy, sigma_xx = noisy_gram(S, x_radius, r_xx, n, rng)
     b_noisy = m_xy.release(Xc.T @ yc, rng)
-    sigma_xx = m_xx.sigma / math.sqrt(2.0)  # off-diagonal sd
     ridge = max(0.0, math.sqrt(d * math.log(2.0 * d * d / ADASSP_FAILURE)) * sigma_xx - lam_lower)
     vals, vecs = np.linalg.eigh(S_noisy + ridge * np.eye(d))
     floor = max(1e-6 * b2 * n, sigma_xx)  # post-processing: keep the system well posed
     vals = np.maximum(vals, floor)
     theta = vecs @ ((vecs.T @ b_noisy) / vals)
+    # predicted excess test MSE from the noise, E[(x^T (theta_hat - theta))^2], at the noisy
+    # Gram's spectrum (released quantities only): sum_i (v_i / n) / v_i^2 (sd_xy^2 + sd_xx^2
+    # ||theta||^2) with v_i the ridged eigenvalues
+    noise_var = m_xy.sigma**2 + sigma_xx**2 * float(theta @ theta)
+    spectrum = np.maximum(vals - ridge, 0.0) / n
+    excess = float(np.sum(spectrum / vals**2)) * noise_var
+    explained = float(np.sum(spectrum * (vecs.T @ theta) ** 2))
     return {
         "theta": theta,
         "ridge": ridge,
+        "predicted_excess": excess,
+        "predicted_explained": explained,
+        "xty": b_noisy,
         "lambda_min_lower": lam_lower,
-        "noise_sds": (m_lam.sigma, m_xx.sigma, m_xy.sigma),
+        "noise_sds": (m_lam.sigma, math.sqrt(2.0) * sigma_xx, m_xy.sigma),
         "released": {
             "S": S_noisy,
             "b": b_noisy,
             "yy": yy and yy[0],
             "ridge": ridge,
             "floor": floor,
-            "sd_xx": m_xx.sigma,
+            "sd_xx": math.sqrt(2.0) * sigma_xx,
             "sd_xy": m_xy.sigma,
         },
     }
@@ -196,9 +252,11 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
-    ``guarantee_``, ``results_`` (:class:`~privest.learn.results.FitResults`: standard
-    errors by the noise-aware sandwich of :mod:`privest.models.inference`, NaN for ePTR or
-    ``inference="none"``).
+    ``fallback_`` (True when ``"auto"`` output the private constant predictor: zero slopes,
+    the private mean of y as intercept; a ConstantFallbackWarning says so), ``guarantee_``,
+    ``results_`` (:class:`~privest.learn.results.FitResults`: standard errors by the
+    noise-aware sandwich of :mod:`privest.models.inference`, NaN for ePTR, after a fallback
+    or with ``inference="none"``).
     """
 
     def __init__(
@@ -282,19 +340,38 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         Xc = X - design["centre"]
         if self.fit_intercept:
             Xc = np.hstack([Xc, np.full((n, 1), design["const"])])
-        yc = y - design["y_centre"]
         rng = resolve_rng(self.random_state)
         self.method_ = self.chosen_method(n, p)
         self.ridge_ = None
         self.released_ = True
+        self.fallback_ = False
+        rho = rho_all = zcdp_rho_for(self.epsilon, self.delta)
+        if self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
+            # centre y at its private mean (Y_MEAN_SHARE of rho): the ridge then shrinks
+            # towards the private constant predictor, not towards the centre of y_bounds
+            y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho, rng)
+            design["y_centre"] = y_mean
+            design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
+            rho *= 1.0 - Y_MEAN_SHARE
+        yc = y - design["y_centre"]
         if self.method_ == "adassp":
             share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
             out = adassp(
-                Xc, yc, design["x_radius"], design["y_radius"], self.epsilon, self.delta, rng, share
+                Xc,
+                yc,
+                design["x_radius"],
+                design["y_radius"],
+                self.epsilon,
+                self.delta,
+                rng,
+                share,
+                rho=rho,
             )
             theta = out["theta"]
             self.ridge_ = out["ridge"]
             self.released_stats_ = out["released"]
+            if self.method == "auto" and self.fit_intercept:
+                theta = self._maybe_fall_back(theta, out, design, yb, rho_all, n)
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
@@ -311,15 +388,41 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
         self.guarantee_ = self.guarantee
-        ok = self.method_ == "adassp" and self.inference == "sandwich"
+        ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
         if ok:
             theta, cov = linear_inference(self.released_stats_, n)
         else:
             cov = None
         how = "noise-aware sandwich (sampling and privacy noise)" if ok else "none"
-        why = [] if ok else [f"no standard errors ({self.method_}, inference={self.inference!r})"]
+        what = "fell back to the private constant" if self.fallback_ else self.method_
+        why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
         self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self
+
+    def _maybe_fall_back(
+        self, theta: np.ndarray, out: dict, design: dict, yb: np.ndarray, rho_all: float, n: int
+    ) -> np.ndarray:
+        """``method="auto"``: keep the slopes only if, judged on released quantities only,
+        they explain more than FALLBACK_RATIO times the variance their noise adds; else the
+        private constant, the private mean pooled by inverse variance with the mean in the
+        constant column's noisy X^T y (post-processing). Sets ``fallback_``."""
+        p = theta.size - 1
+        self.fallback_ = out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
+        if not self.fallback_:
+            return theta
+        var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
+        var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
+        shift = out["xty"][p] / (design["const"] * n)
+        constant = np.zeros_like(theta)
+        constant[p] = shift * var_y / (var_y + var_c) / design["const"]
+        warnings.warn(
+            "PrivateLinearRegression: the noisy slopes are predicted to add more error than "
+            "they explain at this n and epsilon; fell back to the private mean of y "
+            "(fallback_ is True)",
+            ConstantFallbackWarning,
+            stacklevel=3,
+        )
+        return constant
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""

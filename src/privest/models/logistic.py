@@ -1,28 +1,27 @@
-"""Private binary logistic regression by noisy full-batch gradient descent (docs/central-models.md).
+"""Private logistic regression, binary or multiclass, by noisy full-batch descent
+(docs/central-models.md).
 
-Rows are preprocessed with public constants only (as in :mod:`privest.models.linear`):
-x~ = (x - m, c), m the centre of the public box and c a constant column for the intercept,
-so ||x~|| <= B. The per-example gradient of the logistic loss, (sigmoid(x~ theta) - y) x~, has
-norm <= B, so replacing one record moves the gradient sum by at most 2B in L2.
+``method="noisy_mm"`` (the default, ``"auto"``): bounded-Hessian (majorize-minimize) steps with
+a ridge set by a public rule (:func:`privest.models.logistic_fit.logistic_rule`, from n, p,
+the number of classes, epsilon and delta only), on features scaled to [-1, 1] by the public
+box. ``method="noisy_gd"``: the default before issue 31 (fixed-step gradient descent, l2 =
+1e-3, 30 steps, features centred at the box centre), kept for comparison. The two
+algorithms, their sensitivities and their accounting are in :mod:`privest.models.logistic_fit`.
 
-Each of T steps releases the gradient sum with discrete Gaussian noise on a public lattice
-(float-safe; docs/randomness.md) calibrated to rho / T zCDP, and takes a step
-theta <- theta - eta (noisy sum / n + l2 theta); the output is the average of the last half of
-the iterates. Everything after the releases is post-processing, and zCDP composes by
-addition (Bun and Steinke 2016, Lemma 2.3), so the fit is rho-zCDP with rho the largest level
-whose conversion meets (epsilon, delta): (epsilon, delta)-DP, exact accounting of the Gaussian
-steps without subsampling (the full-batch analogue of Abadi et al. 2016; a composition of
-Gaussian mechanisms is a Gaussian mechanism, Dong, Roth and Su 2022, Cor. 3.3).
+Two classes fit the sigmoid model (``coef_`` of shape (1, p)); K >= 3 public classes fit the
+multinomial (softmax) model (``coef_`` (K, p)) under the same single (epsilon, delta)
+guarantee: the K x d gradient is released as one vector with replacement sensitivity
+2 sqrt(2) B, not K separate fits with a split budget.
 
 Why not objective perturbation (Chaudhuri, Monteleoni and Sarwate 2011; Kifer, Smith and
 Thakurta 2012): its proof needs the exact minimiser of the perturbed objective and a
 continuous noise density (a change of variables from the noise to the output), which neither
-a numerical solver nor float-safe lattice noise provides. Noisy GD is private whatever the
-optimiser does between releases.
+a numerical solver nor float-safe lattice noise provides. Noisy descent is private whatever
+the optimiser does between releases.
 
-The step size is eta = ``step_scale`` / L with L = 1 / 4 * (sum of squared half-widths / p +
-c^2) + l2, a public stand-in for the curvature of the centred features; T (``max_iter``) and
-eta are public. Too large a step only hurts accuracy, never privacy.
+For ``"noisy_gd"`` the step is eta = ``step_scale`` / L with L = 1 / 4 * (mean squared
+half-width + c^2) + l2, a public stand-in for the curvature of the centred features. Too
+large a step only hurts accuracy, never privacy.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 
@@ -39,9 +38,14 @@ from privest.accounting.budget import charge
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
-from privest.models.central import feature_bounds
-from privest.models.inference import LOGISTIC_SHARE, logistic_inference
-from privest.models.linear import public_design
+from privest.models.central import feature_bounds, public_design
+from privest.models.inference import LOGISTIC_SHARE, central_results, logistic_inference
+from privest.models.logistic_fit import (
+    DEFAULT_STEPS,
+    bounded_hessian_inverse,
+    logistic_rule,
+    noisy_descent,
+)
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -52,6 +56,11 @@ from privest.sklearn_contract import (
 from privest.validation import check_bounds, check_delta, check_epsilon
 
 __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
+
+METHODS = ("auto", "noisy_mm", "noisy_gd")
+#: the ridge of ``"noisy_gd"`` when ``l2="auto"`` (its value before issue 31)
+NOISY_GD_L2 = 1e-3
+INFERENCE = ("none", "bootstrap")
 
 
 def noisy_gd_logistic(
@@ -92,19 +101,22 @@ def noisy_gd_logistic(
 
 
 class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """(epsilon, delta)-DP binary logistic regression (scikit-learn style), by noisy GD.
+    """(epsilon, delta)-DP logistic regression (scikit-learn style), binary or multinomial.
 
     Parameters
     ----------
     epsilon, delta : the privacy target of the whole fit (delta in (0, 1)).
     bounds : public box of the features (one pair for every column, or one per column).
-    classes : the public pair of labels (the label set is never read off the data); None
-        means labels 0 and 1.
+    classes : the public labels (never read off the data): two for the binary model, K >= 3
+        for the multinomial one; None means labels 0 and 1.
     fit_intercept : an intercept through a public constant column.
-    l2 : ridge penalty (l2/2) ||theta||^2 on the centred, intercept-augmented coefficients.
-    max_iter : T, the number of noisy gradient steps (public).
-    step_scale : the step is step_scale / L (module docstring).
-    method : ``"noisy_gd"`` (the only method; kept as a parameter for future ones).
+    l2 : ridge penalty (l2/2) ||theta||^2 on the design's coefficients (module docstring), or
+        ``"auto"``: the public rule of ``"noisy_mm"``, 1e-3 for ``"noisy_gd"``.
+    max_iter : T, the number of noisy steps (public); None: 20 (``"noisy_mm"``), 30
+        (``"noisy_gd"``).
+    step_scale : the step of ``"noisy_gd"`` is step_scale / L (module docstring).
+    method : ``"auto"`` (= ``"noisy_mm"``), ``"noisy_mm"`` or ``"noisy_gd"`` (the default
+        before issue 31).
     clip : True clips features to the box; False raises :class:`BoundsError` outside it.
     random_state : None (secure randomness), an int seed or a Generator.
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
@@ -112,18 +124,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : ``"none"`` (default) gives the estimate all of the budget and ``results_``
-        no standard errors; ``"bootstrap"`` spends 10% of the fit's zCDP budget on the
-        features' X'X, which the parametric bootstrap of the standard errors needs (200
-        refits: about 1,000 times the fit's time, e.g. 19 s at n = 20,000, and its coverage
-        on skewed real features is below 0.95: docs/central-models.md).
+    inference : ``"none"`` (default): ``results_`` has the coefficients and no standard
+        errors. ``"bootstrap"`` (``method="noisy_gd"``, two classes): 10% of the fit's zCDP
+        budget releases the features' X'X for a parametric bootstrap of the standard errors
+        (200 refits, about 1,000 times the fit's time; its coverage on skewed real features
+        is below 0.95: docs/central-models.md).
 
-    Fitted attributes (public): ``coef_`` (1, p), ``intercept_`` (1,), ``classes_``,
-    ``n_iter_`` (= ``max_iter``), ``guarantee_``, ``n_features_in_``, ``feature_names_in_``,
-    ``results_`` (:class:`~privest.learn.results.FitResults` of the binary model, by the
-    parametric bootstrap of :mod:`privest.models.inference`; its ``params`` undo the
-    shrinkage of the T steps, so they differ from ``coef_``; NaN standard errors with
-    ``inference="none"``).
+    Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
+    ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
+    ``n_features_in_``, ``feature_names_in_``, and for two classes ``results_``
+    (:class:`~privest.learn.results.FitResults`; with the bootstrap its ``params`` undo the
+    shrinkage of the T steps, so they differ from ``coef_``).
 
     scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
     than the public ``classes`` (``check_estimators_dtypes``,
@@ -150,10 +161,10 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         bounds: Any = None,
         classes: Any = None,
         fit_intercept: bool = True,
-        l2: float = 1e-3,
-        max_iter: int = 30,
+        l2: float | str = "auto",
+        max_iter: int | None = None,
         step_scale: float = 2.0,
-        method: str = "noisy_gd",
+        method: str = "auto",
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
@@ -177,24 +188,57 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(epsilon, delta)-DP for the whole fit (zCDP composition of the T steps)."""
+        """(epsilon, delta)-DP for the whole fit (zCDP composition of all releases)."""
         return ApproxDP(self.epsilon, self.delta)
 
-    def _labels(self, y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _classes(self) -> np.ndarray:
         classes = np.array([0, 1]) if self.classes is None else np.asarray(self.classes)
-        if classes.shape != (2,) or classes[0] == classes[1]:
-            raise ValidationError(f"classes: {self.classes!r} must be a pair of distinct labels")
-        if type_of_target(y, input_name="y") == "multiclass" and np.unique(y).size > 2:
+        if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
             raise ValidationError(
-                "y: Only binary classification is supported; the labels must be the two "
-                f"public classes {classes.tolist()}"
+                f"classes: {self.classes!r} must list at least two distinct public labels"
             )
-        pos = y == classes[1]
-        if not np.all(pos | (y == classes[0])):
+        return classes
+
+    def _targets(self, y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        """(n, 1) 0/1 for two classes, (n, K) one-hot for K >= 3."""
+        if self.classes is None and type_of_target(y, input_name="y") == "multiclass":
             raise ValidationError(
-                f"y: contains labels outside the public classes {classes.tolist()}"
+                "y: Only binary classification is supported with classes=None (labels 0 and "
+                "1); pass classes= listing every public label to fit the multinomial model"
             )
-        return pos.astype(float), classes
+        onehot = y[:, None] == classes[None, :]
+        if not np.all(onehot.any(axis=1)):
+            raise ValidationError(
+                f"y: contains labels outside the public classes {classes.tolist()}; pass "
+                "classes= listing every label (three or more fit the multinomial model)"
+            )
+        return onehot[:, 1:].astype(float) if classes.size == 2 else onehot.astype(float)
+
+    def _settings(self, n: int, p: int, k: int, eps: float, delta: float) -> dict:
+        """Method, ridge and steps from public inputs only (never the data)."""
+        if self.method not in METHODS:
+            raise ValidationError(f"method: {self.method!r}; accepted: {', '.join(METHODS)}")
+        method = "noisy_mm" if self.method == "auto" else self.method
+        if not (self.max_iter is None or (isinstance(self.max_iter, int) and self.max_iter >= 2)):
+            raise ValidationError(f"max_iter: {self.max_iter!r} must be None or an integer >= 2")
+        steps = DEFAULT_STEPS[method] if self.max_iter is None else self.max_iter
+        auto_l2 = isinstance(self.l2, str) and self.l2 == "auto"
+        if not auto_l2 and not (isinstance(self.l2, int | float) and self.l2 >= 0):
+            raise ValidationError(f"l2: {self.l2!r} must be 'auto' or a number >= 0")
+        if not self.step_scale > 0:
+            raise ValidationError(f"step_scale: {self.step_scale!r} must be > 0")
+        if self.inference not in INFERENCE:
+            raise ValidationError(f"inference: {self.inference!r}; accepted: {INFERENCE}")
+        if self.inference == "bootstrap" and (method != "noisy_gd" or k != 2):
+            raise ValidationError(
+                "inference='bootstrap': the parametric bootstrap is implemented for "
+                "method='noisy_gd' with two classes; pass method='noisy_gd' or inference='none'"
+            )
+        rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
+        l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
+        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
+        rho_step = (rho - rule["rho_gram"]) / steps if method == "noisy_mm" else rho / steps
+        return {**rule, "method": method, "steps": steps, "l2": l2, "rho_step": rho_step}
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
@@ -207,20 +251,14 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         )
         eps = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, allow_zero=False)
-        if self.method != "noisy_gd":
-            raise ValidationError(f"method: {self.method!r}; accepted: 'noisy_gd'")
-        if self.inference not in ("bootstrap", "none"):
-            raise ValidationError(f"inference: {self.inference!r}; accepted: 'bootstrap', 'none'")
-        if not (isinstance(self.max_iter, int) and self.max_iter >= 2):
-            raise ValidationError(f"max_iter: {self.max_iter!r} must be an integer >= 2")
-        if not (self.l2 >= 0 and self.step_scale > 0):
-            raise ValidationError("l2 must be >= 0 and step_scale > 0")
+        classes = self._classes()
         X, y = validate_fit_data(self, X, y, classifier=True)
         bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
         if bounds is None:
             raise BoundsError("bounds: the public box of the features is required")
         n, p = X.shape
-        y01, classes = self._labels(y, n)
+        cfg = self._settings(n, p, classes.size, eps, delta)
+        Y = self._targets(y, classes)
         b = check_bounds(bounds, p)
         if np.any((X < b[:, 0]) | (X > b[:, 1])):
             if not self.clip:
@@ -228,48 +266,117 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                     "X: some values lie outside the public bounds; pass clip=True to clip them"
                 )
             X = np.clip(X, b[:, 0], b[:, 1])
+        rng = resolve_rng(self.random_state)
+        if cfg["method"] == "noisy_mm":
+            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng)
+        else:
+            coef, icpt = self._fit_gd(X, Y, b, cfg, rng)
+        self.coef_, self.intercept_ = coef, icpt
+        self.classes_ = classes
+        self.method_, self.l2_, self.n_iter_ = cfg["method"], cfg["l2"], cfg["steps"]
+        self.guarantee_ = self.guarantee
+        if classes.size == 2:
+            self.results_ = self._results(X, b, cfg, rng)
+        return self
+
+    def _results(self, X: np.ndarray, b: np.ndarray, cfg: dict, rng: Any) -> Any:
+        """``results_`` of the binary model: the parametric bootstrap of
+        :mod:`privest.models.inference` (``inference="bootstrap"``), else the coefficients
+        without standard errors."""
+        n, p = X.shape
+        if self.inference == "none":
+            fd = {"centre": np.zeros(p), "const": 1.0, "y_centre": 0.0}
+            theta = self.coef_[0]
+            theta = np.append(theta, self.intercept_) if self.fit_intercept else theta
+            note = "no standard errors (inference='none')"
+            return central_results(self, theta, None, fd, n, self.method_, "none", [note])
+        d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)
+        half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
+        curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + cfg["l2"]
+        args = (d["x_radius"], cfg["rho_step"] * cfg["steps"], cfg["steps"])
+        args += (self.step_scale / curvature, cfg["l2"])
+        theta = self.coef_[0].copy()
+        if self.fit_intercept:  # the design's coordinates of the released fit
+            theta = np.append(theta, (self.intercept_[0] + theta @ d["centre"]) / d["const"])
+
+        def refit(rows: np.ndarray, labels: np.ndarray, gen: Any, noise: float) -> np.ndarray:
+            return noisy_gd_logistic(rows, labels, *args, gen, noise)  # the bootstrap's
+
+        return logistic_inference(self, X, b, theta, refit, rng)
+
+    def _fit_mm(
+        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, k: int, rng: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept)."""
+        n = X.shape[0]
+        if self.fit_intercept:
+            centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
+        else:
+            centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
+        Xc = (X - centre) / scale
+        if self.fit_intercept:
+            Xc = np.hstack([Xc, np.ones((n, 1))])
+        precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)
+        theta = noisy_descent(
+            Xc,
+            Y,
+            x_radius=cfg["x_radius"],
+            rho_step=cfg["rho_step"],
+            steps=cfg["steps"],
+            precond=precond,
+            l2=cfg["l2"],
+            rng=rng,
+        )
+        coef = (theta[: X.shape[1]] / scale[:, None]).T
+        const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
+        return coef, const - coef @ centre
+
+    def _fit_gd(
+        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, rng: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``"noisy_gd"``: the design and step of the default before issue 31."""
+        n, p = X.shape
         d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)
         Xc = X - d["centre"]
         if self.fit_intercept:
             Xc = np.hstack([Xc, np.full((n, 1), d["const"])])
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
-        curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + self.l2
-        rng = resolve_rng(self.random_state)
-        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
-        step = self.step_scale / curvature
-
-        args = (d["x_radius"], rho, self.max_iter, step, self.l2)
-        theta = noisy_gd_logistic(Xc, y01, *args, rng)
-
-        def refit(rows: np.ndarray, labels: np.ndarray, gen: Any, noise: float) -> np.ndarray:
-            return noisy_gd_logistic(rows, labels, *args, gen, noise)  # the bootstrap's
-
-        coef = theta[:p]
-        icpt = (theta[p] * d["const"] if self.fit_intercept else 0.0) - coef @ d["centre"]
-        self.coef_ = coef[None, :]
-        self.intercept_ = np.array([icpt])
-        self.classes_ = classes
-        self.n_iter_ = self.max_iter
-        self.guarantee_ = self.guarantee
-        self.results_ = logistic_inference(self, X, b, theta, refit, rng)
-        return self
+        curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + cfg["l2"]
+        theta = noisy_descent(
+            Xc,
+            Y,
+            x_radius=d["x_radius"],
+            rho_step=cfg["rho_step"],
+            steps=cfg["steps"],
+            precond=np.eye(Xc.shape[1]) * (self.step_scale / curvature),
+            l2=cfg["l2"],
+            rng=rng,
+        )
+        coef = theta[:p].T
+        const = theta[p] * d["const"] if self.fit_intercept else np.zeros(theta.shape[1])
+        return coef, const - coef @ d["centre"]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = False  # only with public classes= (K >= 3)
         return tags
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """x coef + intercept."""
+        """x coef + intercept: (n,) for two classes, (n, K) for K >= 3."""
         X = validate_predict_data(self, X, "coef_")
-        return X @ self.coef_[0] + self.intercept_[0]
+        z = X @ self.coef_.T + self.intercept_
+        return z[:, 0] if self.coef_.shape[0] == 1 else z
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, columns in the order of ``classes_``."""
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p1, p1])
+        """Class probabilities, columns in the order of ``classes_``; rows sum to 1."""
+        z = self.decision_function(X)
+        if z.ndim == 1:
+            p1 = expit(z)
+            return np.column_stack([1.0 - p1, p1])
+        return softmax(z, axis=1)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The more probable class."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
+        """The most probable class."""
+        z = self.decision_function(X)
+        idx = (z > 0).astype(int) if z.ndim == 1 else np.argmax(z, axis=1)
+        return self.classes_[idx]
