@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from privest.errors import BoundsError, ValidationError
+from privest.mechanisms.profiles.exact_totals import MAX_EXACT_N, ExactTotals, grid_exponent, snap
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
@@ -396,61 +397,6 @@ def _even_median_reaches(aug: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarra
     return buf[m + 2 :], buf[m + 1 :: -1]
 
 
-# -- exact sums for the mean and the sum (docs/piecewise-laplace.md, "Floating point") ----
-# Cor. 3.1 must hold for the float reaches exactly, not up to rounding. The records are
-# first snapped to the public dyadic grid 2^-p Z (p from the bounds only, so the snapping
-# is a fixed record-wise map and neighbours stay neighbours). Snapping is lossless for
-# every record with |x| >= 2^-9 max(|a|, |b|) and moves any other record by at
-# most 2^-62 max(|a|, |b|). On the grid every reach is an exact integer T (held in two
-# int64 limbs), for which Cor. 3.1 is a theorem; each float reach is one fixed
-# nondecreasing map of T (correct rounding, then /n, then scaling by 2^-p, then the clip
-# and pin to the range), and a nondecreasing map keeps every inequality of Cor. 3.1.
-_LIMB = 31
-_MASK = (1 << _LIMB) - 1
-_MAX_EXACT_N = 1 << 30
-
-
-def _grid_exponent(a: float, b: float) -> int:
-    """p such that |x| 2^p < 2^62 for every x in [a, b] (records snap to 2^-p Z)."""
-    return min(62 - math.frexp(max(abs(a), abs(b)))[1], 1074)
-
-
-def _snap(values: np.ndarray, p: int) -> np.ndarray:
-    """round(x 2^p) as int64: a fixed record-wise map (module note above)."""
-    return np.rint(np.ldexp(values, p)).astype(np.int64)
-
-
-class _ExactTotals:
-    """Exact integer sums T = H 2^31 + L of snapped records, vectorised over many sums."""
-
-    def __init__(self, k_sorted: np.ndarray):
-        n = k_sorted.size
-        self.h = np.zeros(n + 1, dtype=np.int64)
-        self.l = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(k_sorted >> _LIMB, out=self.h[1:])  # floor division: hi limbs
-        np.cumsum(k_sorted & _MASK, out=self.l[1:])  # low limbs in [0, 2^31)
-
-    @staticmethod
-    def split(value: int) -> tuple[int, int]:
-        return value >> _LIMB, value & _MASK
-
-    @staticmethod
-    def to_float(h: np.ndarray, lo: np.ndarray) -> np.ndarray:
-        """The correctly rounded float64 of h 2^31 + lo (so a nondecreasing map of it)."""
-        h = h + (lo >> _LIMB)
-        lo = lo & _MASK
-        hf = h.astype(np.float64)
-        rest = np.ldexp((h - hf.astype(np.int64)).astype(np.float64), _LIMB) + lo  # exact
-        return np.ldexp(hf, _LIMB) + rest  # one rounding of the exact total
-
-    @staticmethod
-    def equals(h: np.ndarray, lo: np.ndarray, value: int) -> np.ndarray:
-        """Elementwise h 2^31 + lo == value, exactly."""
-        vh, vl = _ExactTotals.split(value)
-        h = h + (lo >> _LIMB)
-        return (h == vh) & ((lo & _MASK) == vl)
-
-
 def _exact_reaches(
     x: Any, bounds: Any, clip: bool, divide: bool
 ) -> tuple[np.ndarray, np.ndarray, float, float, float, int, int]:
@@ -462,15 +408,15 @@ def _exact_reaches(
     """
     arr, a, b, clipped = prepare_data(x, bounds, clip)
     n = arr.size
-    if n > _MAX_EXACT_N:
+    if n > MAX_EXACT_N:
         raise ValidationError(f"x: n = {n} exceeds 2^30, the limit of the exact reaches")
-    p = _grid_exponent(a, b)
-    ka, kb = (int(v) for v in _snap(np.array([a, b]), p))
-    k = _snap(arr, p)
+    p = grid_exponent(a, b)
+    ka, kb = (int(v) for v in snap(np.array([a, b]), p))
+    k = snap(arr, p)
     k.sort()
-    tot = _ExactTotals(k)
+    tot = ExactTotals(k)
     lv = np.arange(n + 1, dtype=np.int64)
-    (ha, la), (hb, lb) = _ExactTotals.split(ka), _ExactTotals.split(kb)
+    (ha, la), (hb, lb) = ExactTotals.split(ka), ExactTotals.split(kb)
     up_h = (tot.h[n] - tot.h) + lv * hb
     up_l = (tot.l[n] - tot.l) + lv * lb
     dn_h = tot.h[n - lv] + lv * ha
@@ -478,12 +424,12 @@ def _exact_reaches(
     lo, hi = (a, b) if divide else (n * a, n * b)
 
     def to_reach(h: np.ndarray, low: np.ndarray) -> np.ndarray:
-        t = _ExactTotals.to_float(h, low)
+        t = ExactTotals.to_float(h, low)
         if divide:
             t /= n
         out = np.clip(np.ldexp(t, -p), lo, hi)
-        out[_ExactTotals.equals(h, low, n * kb)] = hi
-        out[_ExactTotals.equals(h, low, n * ka)] = lo
+        out[ExactTotals.equals(h, low, n * kb)] = hi
+        out[ExactTotals.equals(h, low, n * ka)] = lo
         return out
 
     gs = (b - a) / n if divide else b - a
