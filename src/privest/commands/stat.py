@@ -36,11 +36,10 @@ from privest.registry import mechanism_names, statistic_names
 __all__ = ["add_parser", "run"]
 
 EXAMPLES = (
-    "privest stat data.csv --column age --stat median --epsilon 1 --bounds 0:120",
+    "privest stat data.csv --column age --stat median --epsilon 1 --bounds 0:120 --resolution 1",
     "privest stat data.csv --column income --stat quantile:0.9 --epsilon 1 --bounds 0:200 "
     "--mechanism inverse_sensitivity -o q90.json",
     "privest stat data.csv --column age --stat count --where 18:65 --epsilon 1 --format csv",
-    "privest stat data.csv --column age --stat median --epsilon 1 --bounds 0:120 --resolution 1",
     "privest stat data.csv --column age --stat mean --epsilon 1 --bounds 0:120 --conf-level 0.95",
 )
 
