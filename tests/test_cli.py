@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privest import load_release
+from privest import Budget, load_release
 from privest.cli import main
 from privest.commands._common import parse_bounds
 
@@ -214,6 +214,8 @@ def test_reproduce_figure1_quick(tmp_path):
 
 
 def test_demo_writes_figures_and_store(tmp_path, capsys):
+    # a ledger left by an earlier run: the demo starts a new one, not spending its remainder
+    Budget.create(tmp_path / "ledger.json", 1.0).charge(0.5, label="earlier run")
     assert main(["demo", "--output", str(tmp_path), "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "calibrated lam" in out and "not contradicted" in out and "DR median" in out
@@ -227,6 +229,15 @@ def test_demo_writes_figures_and_store(tmp_path, capsys):
     ):
         assert (tmp_path / name).stat().st_size > 10_000
     assert load_release(tmp_path / "release-store").n == 569
+    # the ledger charges every printed release before the data are read, and the report
+    # is made from it and the store (issue 29: "a report made from the demo's ledger")
+    budget = Budget.open(tmp_path / "ledger.json")
+    mechanisms = [s.mechanism for s in budget.spends]
+    assert mechanisms[0] == "zil" and mechanisms[-1] == "examples"
+    assert mechanisms.count("piecewise_laplace") == 4  # one per statistic of the table
+    page = (tmp_path / "report.html").read_text()
+    assert "privest demo" in page and "ZIL" in page
+    assert "earlier run" not in [s.label for s in budget.spends]
 
 
 def test_usage_errors_are_one_line(capsys):

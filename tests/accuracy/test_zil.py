@@ -113,3 +113,46 @@ def test_the_simulated_design_raises_no_release_warning():
     # negative control: the same release outside a prediction does warn
     with pytest.warns(SeededRandomnessWarning):
         mech.release(pd.DataFrame({"a": [0.5] * 10, "b": [0.0] * 10}), rng=np.random.default_rng(0))
+
+
+def test_a_stated_design_moves_the_fit_prediction():
+    """Features concentrated in their bounds carry less information than features spread
+    over them: a narrower stated design must predict wider intervals for the slope, and a
+    shape and a public reference table drawn from it must predict the same."""
+    mech = pv.ZILMechanism(0.3, 0.3, BOUNDS)
+    fit = dict(n=10_000, model="linear", coef={"a": 1.0, "b": -0.5}, intercept=0.2, n_sim=50_000)
+
+    def se_b(**kw):
+        return {a.quantity: a for a in predict_zil(mech, **fit, **kw)}["linear b"].se
+
+    uniform = se_b()
+    shape = {"shape": "normal", "mean": 0.5, "sd": 0.4}
+    narrow = se_b(design={"b": shape})
+    # Var(b) is 4/3 uniform on [-2, 2] and about 0.16 here: the noise's share of the
+    # corrected design grows, so the slope's SE grows several-fold
+    assert narrow > 2.5 * uniform
+    gen = np.random.default_rng(8)
+    table = pd.DataFrame(
+        {"a": gen.uniform(0, 1, 200_000), "b": np.clip(gen.normal(0.5, 0.4, 200_000), -2, 2)}
+    )
+    # the two routes differ only by Monte Carlo: 50,000 simulated records each
+    assert se_b(design=table) == pytest.approx(narrow, rel=0.1)
+    assert se_b(design=table.to_numpy()) == pytest.approx(se_b(design=table), rel=0.1)
+    words = predict_zil(mech, **fit, design={"b": shape})[-1].assumption
+    assert "b ~ normal(mean 0.5, sd 0.4)" in words and "a uniformly over [0, 1]" in words
+
+
+@pytest.mark.parametrize(
+    ("design", "match"),
+    [
+        ({"c": "uniform"}, "no noised column named"),
+        ({"b": "lognormal"}, "shape 'lognormal' is not accepted"),
+        (pd.DataFrame({"a": [0.1, 0.2]}), r"no column\(s\) \['b'\]"),
+        (np.zeros((10, 3)), "rows of the 2 noised columns"),
+        (np.array([[0.1, np.nan], [0.2, 0.3]]), "missing or infinite"),
+    ],
+)
+def test_a_bad_design_is_refused(design, match):
+    mech = pv.ZILMechanism(0.3, 0.3, BOUNDS)
+    with pytest.raises(ValidationError, match=match):
+        predict_zil(mech, n=1000, model="linear", coef=[1.0, -0.5], design=design, n_sim=1000)

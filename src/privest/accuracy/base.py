@@ -269,19 +269,21 @@ class ReferenceData:
             out.append(x)
         return out
 
+    def spread(self, bounds: tuple[float, float]) -> str:
+        """The shape on ``bounds`` in words ("uniformly over [0, 1]")."""
+        lo, hi = bounds
+        if self.shape == "uniform":
+            return f"uniformly over [{lo:g}, {hi:g}]"
+        mean = (lo + hi) / 2.0 if self.mean is None else self.mean
+        sd = (hi - lo) / 6.0 if self.sd is None else self.sd
+        return f"~ normal(mean {mean:g}, sd {sd:g}) clipped to [{lo:g}, {hi:g}]"
+
     def describe(self, bounds: tuple[float, float] | None, resolution: float | None) -> str:
         """The assumption in words, for reports."""
         if bounds is None:
             text = f"assumes a share {self.share:g} of the records in the set"
-        elif self.shape == "uniform":
-            text = f"assumes data drawn uniformly over [{bounds[0]:g}, {bounds[1]:g}]"
         else:
-            lo, hi = bounds
-            mean = (lo + hi) / 2.0 if self.mean is None else self.mean
-            sd = (hi - lo) / 6.0 if self.sd is None else self.sd
-            text = (
-                f"assumes data drawn ~ normal(mean {mean:g}, sd {sd:g}) clipped to [{lo:g}, {hi:g}]"
-            )
+            text = f"assumes data drawn {self.spread(bounds)}"
         if resolution:
             text += f", on the lattice of step {resolution:g}"
         return text + f" (exact law averaged over {self.draws} such data sets)"

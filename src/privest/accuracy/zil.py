@@ -8,8 +8,9 @@ docs/accuracy.md, "The ZIL release").
 * The mean of a noised column over the n released records: the noise adds
   ``s sqrt((1 - zero_prob) / n)`` of standard error (central limit).
 * A DR fit (or SL, SDR): the standard errors of Thm 5.3's sandwich ``V^-1 A V^-1 / n``
-  evaluated at the true parameters on a stated design: features uniform on the public
-  bounds, a response from a guessed linear or logistic model kept unnoised by the analyst,
+  evaluated at the true parameters on a stated design (``design=``: features uniform on the
+  public bounds by default, a stated shape per column, or a public reference table of
+  feature rows), a response from a guessed linear or logistic model kept unnoised by the analyst,
   released by the mechanism itself in a simulation of ``n_sim`` records with a fixed seed
   (:mod:`privest.learn.objective` and :mod:`privest.learn.inference`, the code the fit
   uses). The standard errors include the sampling error of the data.
@@ -20,13 +21,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha, solve_public
+from privest.accuracy.base import (
+    Accuracy,
+    NormalErrorLaw,
+    ReferenceData,
+    check_alpha,
+    solve_public,
+)
 from privest.errors import SeededRandomnessWarning, ValidationError
 from privest.learn.design import analysis_data
 from privest.learn.inference import (
@@ -110,6 +118,47 @@ def _coef(coef: Any, names: list[str]) -> np.ndarray:
     return beta
 
 
+def _design_rows(
+    mech: ZILMechanism, design: Any, n_sim: int, rng: np.random.Generator, seed: int
+) -> tuple[np.ndarray, str]:
+    """``n_sim`` feature rows of the stated design, and the design in words.
+
+    ``design``: None (each feature uniform on its public bounds); a mapping column ->
+    :class:`ReferenceData` (or its shape name or fields) for each noised column; or a public
+    reference table of feature rows (a DataFrame with the noised columns, or an array of
+    their width), resampled with replacement and clipped to the bounds."""
+    names = _names(mech)
+    lo, hi = mech.bounds[:, 0], mech.bounds[:, 1]
+    if design is None:
+        return lo + rng.random((n_sim, lo.size)) * (hi - lo), "features uniform on the bounds"
+    if isinstance(design, Mapping):
+        unknown = set(design) - set(names)
+        if unknown:
+            raise ValidationError(f"design: no noised column named {sorted(unknown)}")
+        cols, words = [], []
+        for j, name in enumerate(names):
+            ref = replace(ReferenceData.of(design.get(name)), draws=1, seed=seed + j)
+            bounds = (float(lo[j]), float(hi[j]))
+            cols.append(ref.samples(n_sim, bounds)[0])
+            words.append(f"{name} {ref.spread(bounds)}")
+        return np.column_stack(cols), "; ".join(words)
+    if isinstance(design, pd.DataFrame):
+        missing = [c for c in names if c not in design.columns]
+        if missing:
+            raise ValidationError(f"design: the reference table has no column(s) {missing}")
+        table = design[names].to_numpy(dtype=float)
+    else:
+        table = np.asarray(design, dtype=float)
+    if table.ndim != 2 or table.shape[1] != len(names) or table.shape[0] < 2:
+        raise ValidationError(
+            f"design: a reference table needs rows of the {len(names)} noised columns {names}"
+        )
+    if not np.all(np.isfinite(table)):
+        raise ValidationError("design: the reference table has missing or infinite values")
+    rows = np.clip(table[rng.integers(0, table.shape[0], n_sim)], lo, hi)
+    return rows, f"features resampled from a public reference table of {table.shape[0]} rows"
+
+
 def _dr_cov(
     mech: ZILMechanism,
     n: int,
@@ -120,11 +169,12 @@ def _dr_cov(
     method: str,
     n_sim: int,
     seed: int,
-) -> np.ndarray:
-    """The sandwich covariance of the fit at n records of the simulated design."""
+    design: Any,
+) -> tuple[np.ndarray, str]:
+    """The sandwich covariance of the fit at n records of the simulated design, and the
+    design in words."""
     rng = np.random.default_rng(seed)
-    lo, hi = mech.bounds[:, 0], mech.bounds[:, 1]
-    x = lo + rng.random((n_sim, lo.size)) * (hi - lo)
+    x, words = _design_rows(mech, design, n_sim, rng, seed)
     index = intercept + x @ beta
     if model == "linear":
         y = index + noise_sd * rng.standard_normal(n_sim)
@@ -138,7 +188,8 @@ def _dr_cov(
         rel = mech.release(data, rng=rng)
     obj = CorrectedObjective(loss, analysis_data(rel, y), method)
     theta = np.r_[intercept, beta]
-    return sandwich(hessian_estimate(obj, theta), score_covariance(obj, theta), n)
+    cov = sandwich(hessian_estimate(obj, theta), score_covariance(obj, theta), n)
+    return cov, words
 
 
 def predict_zil(
@@ -153,13 +204,15 @@ def predict_zil(
     alpha: float = 0.05,
     n_sim: int = N_SIM,
     seed: int = 0,
+    design: Any = None,
 ) -> list[Accuracy]:
     """The predicted accuracy of a release by ``mechanism`` of ``n`` records (module
     docstring): for each noised column one released value and the column's mean; with
     ``model`` (``"linear"``, residual sd ``noise_sd``, or ``"logistic"``) and guessed
     ``coef`` (one per noised column, or a mapping) and ``intercept``, each parameter of a
     ``method`` fit (``"dr"``, ``"sl"``, ``"sdr"``) on the release with an unnoised
-    response."""
+    response, its features drawn from ``design`` (None: uniform on the bounds; a mapping
+    column -> :class:`ReferenceData` shape; or a public reference table of feature rows)."""
     alpha = check_alpha(alpha)
     if not isinstance(mechanism, ZILMechanism):
         raise ValidationError(f"mechanism: a {type(mechanism).__name__} is not a ZILMechanism")
@@ -199,7 +252,7 @@ def predict_zil(
     if coef is None:
         raise ValidationError("coef: a guessed coefficient per noised column is needed")
     beta = _coef(coef, names)
-    cov = _dr_cov(
+    cov, words = _dr_cov(
         mechanism,
         int(n),
         model,
@@ -209,10 +262,11 @@ def predict_zil(
         method,
         int(n_sim),
         int(seed),
+        design,
     )
     guess = ", ".join(f"{c}={b:g}" for c, b in zip(names, beta, strict=True))
     assumption = (
-        f"{method} {model} fit; assumes features uniform on the bounds, {guess}, intercept "
+        f"{method} {model} fit; assumes {words}, {guess}, intercept "
         f"{intercept:g}"
         + (f", residual sd {noise_sd:g}" if model == "linear" else "")
         + f", response unnoised; sandwich (Thm 5.3) on {n_sim} simulated records"

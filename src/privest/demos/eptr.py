@@ -66,7 +66,9 @@ def _models(eps: float, radius: float, rng: np.random.Generator) -> dict[str, An
     return models
 
 
-def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -> dict:
+def demo_section(
+    console: Any, output: pathlib.Path, rng: np.random.Generator, budget: Any = None
+) -> dict:
     """Print the accuracy table, save ``central_models.png`` and return the numbers.
 
     One function on purpose: a script whose steps are the demo's printed sections, in order.

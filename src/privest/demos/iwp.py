@@ -37,7 +37,9 @@ def _best_clean(Z: np.ndarray, y: np.ndarray) -> Any:
     return LogisticRegression(C=np.inf, max_iter=5000).fit(Z, y)
 
 
-def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
+def demo_section(
+    console: Any, output: Path, rng: np.random.Generator, budget: Any = None
+) -> dict[str, Any]:
     """Release, fit three ways, print accuracies; one figure (accuracy against batches).
 
     Part A: the embedded breast-cancer data (569 records: too few for local DP, said so).
@@ -54,7 +56,7 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
     console.rule("[bold]privest demo: IWP-SGD on locally private examples (paper 004)")
     rel = release_examples(
         X, y, epsilon_x=EPS_X, epsilon_y=EPS_Y, delta=DELTA, bounds=(0.0, 1.0),
-        calibration="analytic", rng=rng,
+        calibration="analytic", rng=rng, budget=budget,
     )  # fmt: skip
     console.print(
         f"Data: breast cancer, {n} patients, {p} features (public bounds [0, 1] -> [-1, 1]), "

@@ -24,7 +24,9 @@ FEATURE = "mean radius"
 STATS = ("median", "quantile:0.9", "mean", "variance")
 
 
-def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -> dict:
+def demo_section(
+    console: Any, output: pathlib.Path, rng: np.random.Generator, budget: Any = None
+) -> dict:
     """Print the tables, save ``private-statistics.png`` in ``output``; return the numbers.
 
     One function on purpose: a script whose steps are the demo's printed sections, in order.
@@ -76,8 +78,9 @@ def demo_section(console: Any, output: pathlib.Path, rng: np.random.Generator) -
                 continue
             # all of epsilon on the point: the release whose exact law is tabulated below
             v = private_statistic(
-                x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m, rng=rng, inference="none"
-            )
+                x, stat, epsilon=EPSILON, bounds=bounds, mechanism=m, rng=rng,
+                inference="none", budget=budget,
+            )  # fmt: skip
             law = statistic_mechanism(stat, epsilon=EPSILON, bounds=bounds, mechanism=m).law(x)
             err = law.error_mean_abs()
             released[stat][m], expected[stat][m] = float(v), float(err)

@@ -23,7 +23,9 @@ from privest.release.zil import ZILMechanism, output_grid
 EPSILON, DELTA, ZERO_PROB = 2.0, 0.2, 0.05
 
 
-def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[str, Any]:
+def demo_section(
+    console: Any, output: Path, rng: np.random.Generator, budget: Any = None
+) -> dict[str, Any]:
     """Release, report, audit and DR estimation; figures and the store go under ``output``.
 
     One function on purpose: a script whose steps are the demo's printed sections, in order.
@@ -49,7 +51,7 @@ def demo_section(console: Any, output: Path, rng: np.random.Generator) -> dict[s
         f"Target ({EPSILON:g}, {DELTA:g})-DP at the attribute unit with zero_prob = "
         f"{ZERO_PROB:g}  ->  calibrated lam = {mech.lam:.4f}"
     )
-    rel = mech.release(data.X, rng=rng, ids=np.arange(data.X.shape[0]))
+    rel = mech.release(data.X, rng=rng, ids=np.arange(data.X.shape[0]), budget=budget)
     store = output / "release-store"
     if store.exists():
         shutil.rmtree(store)
