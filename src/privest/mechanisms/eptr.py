@@ -124,12 +124,13 @@ def check_eptr_parameters(
     return eps, dlt
 
 
-def eptr_domain(domain: Domain | None, who: str, *unused: str) -> Domain:
-    """The domain of a paper-001 mechanism or model ``who``: swap neighbours only (the
-    paper's neighbours replace one record, Section 1.3; an alpha-SaLBo moves by at most 1
-    under that change, Definition 2.1), without the facts in ``unused`` it does not read."""
+def eptr_domain(domain: Domain | None, who: str, *unused: str, **facts: Any) -> Domain:
+    """The domain of a paper-001 mechanism or model ``who`` (:meth:`Domain.of` with the
+    keyword ``facts``): swap neighbours only (the paper's neighbours replace one record,
+    Section 1.3; an alpha-SaLBo moves by at most 1 under that change, Definition 2.1),
+    without the facts in ``unused`` it does not read."""
     return (
-        Domain.of(domain)
+        Domain.of(domain, **facts)
         .without(who, *unused)
         .swap_only(who, "paper 001's guarantee (Theorem 2.2) is for one record replaced")
     )

@@ -190,8 +190,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     @property
     def guarantee(self) -> ApproxDP:
         """(epsilon, delta)-DP under swap neighbours (Theorem 3.1); a ``domain`` with another
-        relation is refused here."""
-        eptr_domain(self.domain, "EPTRBayesClassifier", "resolution")
+        relation, or with bounds other than ``bounds=``, is refused here, before any data."""
+        eptr_domain(self.domain, "EPTRBayesClassifier", "resolution", bounds=self.bounds)
         return ApproxDP(self.epsilon, self.delta)
 
     @property

@@ -217,8 +217,9 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     @property
     def guarantee(self) -> ApproxDP:
         """(eps, delta) with "split"; (m eps, m delta) with "per_query" (basic composition),
-        under swap neighbours (a ``domain`` with another relation is refused here)."""
-        eptr_domain(self.domain, "EPTRKernelRegressor", "resolution")
+        under swap neighbours (a ``domain`` with another relation, or with bounds other than
+        ``bounds=``, is refused here, before any data)."""
+        eptr_domain(self.domain, "EPTRKernelRegressor", "resolution", bounds=self.bounds)
         m = self._queries().shape[0]
         if self.budget_mode == "per_query" and m > 1:
             return ApproxDP(m * self.epsilon, min(m * self.delta, 1.0 - 1e-12))

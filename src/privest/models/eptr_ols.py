@@ -309,7 +309,8 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def guarantee(self) -> ApproxDP:
         """(epsilon, delta)-DP under swap neighbours (Theorem 4.1; with ``c0="auto"`` by basic
         composition of the c0_share epsilon Laplace step and the ePTR step at the rest of
-        epsilon); a ``domain`` with another relation or with bounds is refused here."""
+        epsilon); a ``domain`` with another relation or with bounds is refused here, before
+        any data."""
         eptr_domain(self.domain, "EPTRLinearRegression", "bounds", "resolution")
         return ApproxDP(self.epsilon, self.delta)
 
