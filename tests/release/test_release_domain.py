@@ -160,6 +160,8 @@ def test_example_mechanisms_refuse(build):
         build(bounds=(-2, 2), domain=Domain(bounds=(-1, 1)))
     with pytest.raises(ValidationError, match="exactly one"):  # a box and a ball
         build(x_radius=1.0, domain=Domain(bounds=(-1, 1)))
+    with pytest.raises(ValidationError, match="^domain.resolution"):  # not used: refused
+        build(domain=Domain(bounds=(-1, 1), resolution=0.5))
     for dom, match in REFUSED:
         with pytest.raises(ValidationError, match=match):
             build(domain=dom)

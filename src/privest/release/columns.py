@@ -135,21 +135,21 @@ class ReleasedColumns:
 
 
 def local_domain(
-    domain: Domain | None, who: str, bounds: Any, resolution: Any = None
+    domain: Domain | None, who: str, *unused: str, bounds: Any, resolution: Any = None
 ) -> tuple[Domain, Any, Any]:
     """``(domain, bounds, resolution)`` of a local release ``who`` from ``domain=`` and the
-    keywords (:meth:`Domain.of`: a fact given both ways must agree). Swap neighbours only: a
-    local release publishes one row per record, so whether a record is there shows; its
-    guarantee protects the record's values. A keyword is returned as given (its own
-    spelling: a mapping's keys may be column indices); one ``resolution`` per column (a list
-    or a mapping) cannot be compared with ``domain.resolution`` and is refused beside it."""
+    keywords (:meth:`Domain.of`: a fact given both ways must agree), refusing the facts in
+    ``unused``. Swap neighbours only: a local release publishes one row per record, so
+    whether a record is there shows; its guarantee protects the record's values. A keyword
+    is returned as given (its own spelling: a mapping's keys may be column indices); one
+    ``resolution`` per column (a list or a mapping) cannot be compared with
+    ``domain.resolution`` and is refused beside it."""
     one = resolution is None or (
         isinstance(resolution, numbers.Real) and not isinstance(resolution, (bool, Mapping))
     )
     facts = {"bounds": bounds, "resolution": float(resolution) if one and resolution else None}
-    dom = Domain.of(domain, **facts).swap_only(
-        who, "a local release publishes one row per record and protects that record's values"
-    )
+    why = "a local release publishes one row per record and protects that record's values"
+    dom = Domain.of(domain, **facts).without(who, *unused).swap_only(who, why)
     if not one and dom.resolution is not None:
         raise ValidationError(
             "resolution: given twice (domain.resolution and resolution=); give it once"

@@ -328,7 +328,7 @@ class ExampleMechanism(Mechanism):
         self.epsilon_x = _check_eps(epsilon_x, "epsilon_x")
         self.epsilon_y = _check_eps(epsilon_y, "epsilon_y")
         self.delta = _positive_delta(delta, "delta", self.epsilon_x)
-        self.domain, bounds, _ = local_domain(domain, self._who, bounds)
+        self.domain, bounds, _ = local_domain(domain, self._who, "resolution", bounds=bounds)
         if (x_radius is None) == (bounds is None):
             raise ValidationError("x_radius/bounds: give exactly one public feature bound")
         self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)
@@ -432,7 +432,7 @@ class RegressionExampleMechanism(Mechanism):
         self.delta_x = _positive_delta(delta_x, "delta_x", self.epsilon_x)
         self.delta_y = _positive_delta(delta_y, "delta_y", self.epsilon_y)
         self.y_bounds = check_bounds(y_bounds, 1, "y_bounds")[0]
-        self.domain, bounds, _ = local_domain(domain, self._who, bounds)
+        self.domain, bounds, _ = local_domain(domain, self._who, "resolution", bounds=bounds)
         if (x_radius is None) == (bounds is None):
             raise ValidationError("x_radius/bounds: give exactly one public feature bound")
         self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)

@@ -316,7 +316,7 @@ class ZILMechanism(Mechanism):
         self.lam = check_positive(lam, "lam")
         self.zero_prob = check_probability(zero_prob, "zero_prob")
         self.domain, bounds, resolution = local_domain(
-            domain, "the ZIL release", bounds, resolution
+            domain, "the ZIL release", bounds=bounds, resolution=resolution
         )
         if bounds is None:
             raise BoundsError("bounds: required (public bounds of the noised columns)")
