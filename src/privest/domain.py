@@ -202,8 +202,7 @@ class Domain:
         given = [f for f in facts if getattr(self, f) is not None]
         if given:
             raise ValidationError(
-                f"domain.{given[0]}: {who} does not use it; leave it out of the domain "
-                "(the domain states only the neighbour relation here)"
+                f"domain.{given[0]}: {who} does not use it; leave it out of the domain"
             )
         return self
 
