@@ -13,11 +13,13 @@ unit:
   person's contribution is bounded first (at most ``max_groups`` groups of a table, at most
   ``max_rows`` rows in each), and the guarantee protects a whole person.
 
-Every mechanism, ``private_*`` function and central estimator accepts ``domain=`` beside
-its keyword arguments (``bounds=``, ``resolution=``), which build one; giving a fact both
-ways is refused (one meaning per parameter). :meth:`Domain.check` is the one place the
-public-bounds rule is applied to 1-D data: out-of-bounds values are an error unless the
-caller asks to clip them.
+Every mechanism, ``private_*`` function and estimator of a central model accepts ``domain=``
+beside its keyword arguments (``bounds=``, ``resolution=``), which build one; giving a fact
+both ways is refused (one meaning per parameter). A mechanism whose guarantee holds for swap
+neighbours only refuses another relation (:meth:`Domain.swap_only`), and one that takes no
+bounds refuses a domain that gives them (:meth:`Domain.without`). :meth:`Domain.check` is
+the one place the public-bounds rule is applied to 1-D data: out-of-bounds values are an
+error unless the caller asks to clip them.
 """
 
 from __future__ import annotations
@@ -181,6 +183,28 @@ class Domain:
         return f"add or remove one person ({self.unit})" + (
             f": {', '.join(limits)}" if limits else ""
         )
+
+    def swap_only(self, who: str, why: str) -> Domain:
+        """This domain if its relation is swap; otherwise the refusal of a mechanism ``who``
+        whose guarantee holds for swap neighbours only (``why``), naming the parameter:
+        ``unit`` for a person, ``neighbours`` for add/remove of one record."""
+        if self.neighbours == "swap":
+            return self
+        given = f"unit: {self.unit!r} (a person)" if self.by_person else "neighbours: 'add_remove'"
+        raise ValidationError(
+            f"{given} is refused: {who} is stated for swap neighbours only (one record's "
+            f"values replaced, n public): {why}"
+        )
+
+    def without(self, who: str, *facts: str) -> Domain:
+        """This domain if it gives none of ``facts``, which ``who`` does not use: a fact a
+        mechanism cannot use is refused rather than ignored (one meaning per parameter)."""
+        given = [f for f in facts if getattr(self, f) is not None]
+        if given:
+            raise ValidationError(
+                f"domain.{given[0]}: {who} does not use it; leave it out of the domain"
+            )
+        return self
 
     def check(self, x: Any, *, clip: bool = False, name: str = "x") -> tuple[Any, int]:
         """The public-bounds rule on 1-D data: ``(values as a float vector, n clipped)``.

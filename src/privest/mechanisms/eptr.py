@@ -31,6 +31,7 @@ from scipy.special import expit, log_expit, log_ndtr, ndtr
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
 from privest.contract import Mechanism
+from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.gaussian import c_delta
 from privest.mechanisms.samplers.lattice import LatticeGaussian, lattice_gaussian
@@ -43,6 +44,7 @@ __all__ = [
     "Bottom",
     "EPTRRelease",
     "check_eptr_parameters",
+    "eptr_domain",
     "eptr_coin",
     "eptr_noise",
     "eptr_noise_scale",
@@ -120,6 +122,18 @@ def check_eptr_parameters(
         "use a smaller epsilon",
     )
     return eps, dlt
+
+
+def eptr_domain(domain: Domain | None, who: str, *unused: str, **facts: Any) -> Domain:
+    """The domain of a paper-001 mechanism or model ``who`` (:meth:`Domain.of` with the
+    keyword ``facts``): swap neighbours only (the paper's neighbours replace one record,
+    Section 1.3; an alpha-SaLBo moves by at most 1 under that change, Definition 2.1),
+    without the facts in ``unused`` it does not read."""
+    return (
+        Domain.of(domain, **facts)
+        .without(who, *unused)
+        .swap_only(who, "paper 001's guarantee (Theorem 2.2) is for one record replaced")
+    )
 
 
 def resolve_bottom(bottom: Bottom, dim: int | None) -> Callable[[np.random.Generator], Any]:
@@ -256,6 +270,10 @@ class EPTR(Mechanism):
     dim : the output dimension p, fixed in advance (Theorem 2.2 needs p public); a released
         estimate of another shape raises. With ``dim=None`` nothing checks it, so an estimator
         whose output length varies with the data would reveal that length: pass ``dim``.
+    domain : a :class:`~privest.domain.Domain` (docs/domain.md) stating the neighbour
+        relation: swap only (Theorem 2.2 replaces one record, n public), so add/remove or a
+        person unit is refused; bounds are the estimator's business, so a domain giving
+        them is refused too.
 
     Order of :meth:`release`: gamma(X), then the coin, then theta_hat(X) only if the coin says
     release. A non-finite theta_hat at gamma(X) = 0 gives the no-release output (see
@@ -271,7 +289,10 @@ class EPTR(Mechanism):
         delta: float,
         bottom: Bottom = None,
         dim: int | None = None,
+        *,
+        domain: Domain | None = None,
     ):
+        self.domain = eptr_domain(domain, "ePTR", "bounds", "resolution")
         if not callable(estimator) or not callable(safety_lower_bound):
             raise ValidationError("estimator and safety_lower_bound must be callables of the data")
         self.estimator = estimator

@@ -12,6 +12,7 @@ coordinate (Canonne, Kamath and Steinke 2020, Thm. 7), the zCDP bound for severa
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from privest.accounting.gaussian import (
     require_gaussian_dp,
 )
 from privest.contract import Mechanism
+from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian
 from privest.released import PrivateValue
@@ -44,6 +46,13 @@ class GaussianMechanism(Mechanism):
     continuous sigma is not (eps, delta)-DP by the exact hockey-stick divergence.
     ``.guarantee`` is the lattice's exact guarantee: its delta at ``epsilon`` is at most
     ``delta``.
+
+    ``domain`` (a :class:`~privest.domain.Domain`, docs/domain.md) states the neighbour
+    relation under which ``sensitivity`` holds: swap (the default) or add/remove, of a record
+    or of a person; the caller computes the sensitivity for that relation, and the guarantee's
+    label names it (``Domain.relation``). This mechanism reads no bounds or resolution (its
+    only public fact about the data is ``sensitivity``), so a domain that gives them is
+    refused rather than ignored.
     """
 
     def __init__(
@@ -53,7 +62,12 @@ class GaussianMechanism(Mechanism):
         sensitivity: float,
         calibration: Calibration = "analytic",
         dims: int = 1,
+        *,
+        domain: Domain | None = None,
     ):
+        self.domain = Domain.of(domain).without(
+            "the Gaussian mechanism (its public fact is sensitivity)", "bounds", "resolution"
+        )
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta, allow_zero=False)
         self.sensitivity = check_positive(sensitivity, "sensitivity")
@@ -75,11 +89,15 @@ class GaussianMechanism(Mechanism):
             self.epsilon, self.delta, self.sensitivity, self.dims, calibration
         )
         self.sigma = self._noise.sigma
+        # the (cached, shared) lattice's guarantee, stated for the domain's relation
+        self._guarantee = copy.copy(self._noise.guarantee)
+        self._guarantee.label = f"{self._guarantee.label} ({self.domain.relation})"
 
     @property
     def guarantee(self) -> LatticeGaussianGuarantee:
-        """The exact guarantee of the lattice noise (delta(epsilon) <= ``delta``)."""
-        return self._noise.guarantee
+        """The exact guarantee of the lattice noise (delta(epsilon) <= ``delta``), under the
+        domain's neighbour relation (named in its label)."""
+        return self._guarantee
 
     def release(
         self,
@@ -117,5 +135,5 @@ class GaussianMechanism(Mechanism):
         return (
             f"GaussianMechanism(epsilon={self.epsilon:g}, delta={self.delta:g}, "
             f"sensitivity={self.sensitivity:g}, calibration={self.calibration!r}, "
-            f"dims={self.dims})"
+            f"dims={self.dims}, neighbours={self.domain.neighbours!r})"
         )

@@ -36,8 +36,9 @@ import numpy as np
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
 from privest.contract import Mechanism
+from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.mechanisms.eptr import Bottom, EPTRRelease, resolve_bottom
+from privest.mechanisms.eptr import Bottom, EPTRRelease, eptr_domain, resolve_bottom
 from privest.mechanisms.gaussian import c_delta
 from privest.mechanisms.samplers.lattice import lattice_gaussian
 from privest.rng import resolve_rng
@@ -68,6 +69,10 @@ class ClassicPTR(Mechanism):
     matches the ePTR budget; ``guarantee`` is the composed (eps/2 + eps/multiplier, 1.5 delta).
     Raises :class:`PrivacyParameterError` when the Gaussian step is not (eps/multiplier,
     delta)-DP by its exact delta (e.g. eps = 8 at multiplier 1, or eps = 20 at 2; delta = 0.01).
+
+    ``domain`` (a :class:`~privest.domain.Domain`) states the neighbour relation: swap only,
+    as for :class:`~privest.mechanisms.eptr.EPTR` (D_alpha counts replaced records); a domain
+    with add/remove neighbours, a person unit, bounds or a resolution is refused.
     """
 
     def __init__(
@@ -79,7 +84,10 @@ class ClassicPTR(Mechanism):
         delta: float,
         bottom: Bottom = None,
         noise_multiplier: float = 2.0,
+        *,
+        domain: Domain | None = None,
     ):
+        self.domain = eptr_domain(domain, "classic PTR", "bounds", "resolution")
         self.estimator = estimator
         self.distance_to_unsafe = distance_to_unsafe
         self.alpha = check_positive(local_sensitivity, "local_sensitivity")

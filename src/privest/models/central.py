@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from privest.domain import Domain
-from privest.errors import BoundsError, ValidationError
+from privest.errors import BoundsError
 
 __all__ = ["feature_bounds", "public_design"]
 
@@ -23,12 +23,9 @@ def feature_bounds(domain: Domain | None, bounds: Any, names: Any = None) -> Any
     """The features' public bounds from ``domain`` and ``bounds=`` (None if neither gives
     them); a mapping column -> (lo, hi) is read in the order of ``names`` (the fitted
     ``feature_names_in_``)."""
-    dom = Domain.of(domain, bounds=bounds)
-    if dom.neighbours != "swap":
-        raise ValidationError(
-            f"domain.neighbours: {dom.neighbours!r}; the central models are stated for "
-            "swap neighbours (one record replaced, n public)"
-        )
+    dom = Domain.of(domain, bounds=bounds).swap_only(
+        "this central model", "its sensitivities bound the change of one record"
+    )
     b = dom.bounds
     if not isinstance(b, dict):
         return b

@@ -44,12 +44,14 @@ from privest.accounting.budget import charge
 from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
+    eptr_domain,
     eptr_noise_scale,
     eptr_step,
     ptr_threshold,
     release_probability,
 )
 from privest.mechanisms.samplers.lattice import LatticeLaplace
+from privest.models.central import feature_bounds
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -118,8 +120,9 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     c0 : public level in (0, 1/K) (release needs every class larger than c0 n + 1), or
         ``"auto"`` (module docstring; spends ``c0_share`` of epsilon).
     c0_share : share of epsilon spent on c0 when ``c0="auto"`` (default 0.1).
-    bounds : optional public box of the features; rows are centred at its centre before the
-        projection (and at prediction). None: no centring (the paper).
+    bounds : optional public box of the features (or ``domain.bounds``; a mapping column ->
+        pair for a DataFrame); rows are centred at its centre before the projection (and at
+        prediction). None: no centring (the paper).
     constants : ``"tight"`` (analytic Gaussian step; default) or ``"paper"``.
     bottom : ``"random"`` (default, authors' code) or ``"fixed"`` (module docstring): the
         data-independent classifier used when nothing is released. ``predict`` then uses it;
@@ -131,6 +134,9 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
+    domain : a :class:`~privest.Domain` (docs/domain.md) giving the features' ``bounds``
+        (instead of, or agreeing with, ``bounds=``); swap neighbours only (Theorem 3.1
+        replaces one record, n public): add/remove or a person unit is refused.
 
     Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``,
     ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``: all public.
@@ -165,6 +171,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
+        domain: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -178,10 +185,13 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.clip = clip
         self.random_state = random_state
         self.budget = budget
+        self.domain = domain
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(epsilon, delta)-DP (Theorem 3.1)."""
+        """(epsilon, delta)-DP under swap neighbours (Theorem 3.1); a ``domain`` with another
+        relation, or with bounds other than ``bounds=``, is refused here, before any data."""
+        eptr_domain(self.domain, "EPTRBayesClassifier", "resolution", bounds=self.bounds)
         return ApproxDP(self.epsilon, self.delta)
 
     @property
@@ -194,9 +204,10 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
 
     def _centre(self, X: np.ndarray) -> np.ndarray:
-        if self.bounds is None:
+        b = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        if b is None:
             return X
-        b = check_bounds(self.bounds, X.shape[1])
+        b = check_bounds(b, X.shape[1])
         return X - (b[:, 0] + b[:, 1]) / 2.0
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -29,11 +29,13 @@ from privest.accounting.budget import charge
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
+    eptr_domain,
     eptr_noise_scale,
     eptr_step,
     ptr_threshold,
     release_probability,
 )
+from privest.models.central import feature_bounds
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -103,7 +105,9 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     bandwidth : public bandwidth h; ``None`` uses ``bandwidth_scale * n^(-1/(d+4))`` (n is public).
     y_radius : R_f; responses are clipped to [-R_f, R_f].
     c0 : public degree level (may depend on h); release needs d_h(x_0) well above c0 n.
-    bounds : public box of the features: (lo, hi) or d pairs (Pi_M of Algorithm 5).
+    bounds : public box of the features (Pi_M of Algorithm 5): (lo, hi), d pairs, or a
+        mapping column -> pair for a DataFrame; or ``domain.bounds``. Neither: the unit box
+        [0, 1]^d.
     budget_mode : "split" (default) or "per_query" (module docstring).
     bottom : "uniform" (default; Unif[-R_f, R_f], as in the simulations) or a public number
         (e.g. 0, the midpoint). Unreleased queries get it; ``released_`` says which.
@@ -114,6 +118,9 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
+    domain : a :class:`~privest.Domain` (docs/domain.md) giving the features' ``bounds``
+        (instead of, or agreeing with, ``bounds=``); swap neighbours only (Algorithm 5's
+        guarantee replaces one record, n public): add/remove or a person unit is refused.
 
     Fitted: ``query_points_``, ``estimates_``, ``released_`` (bool per query), ``bandwidth_``,
     ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``.
@@ -170,12 +177,13 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         bandwidth_scale: float = 0.2,
         y_radius: float = 1.0,
         c0: float = 0.3,
-        bounds: Any = (0.0, 1.0),
+        bounds: Any = None,
         budget_mode: str = "split",
         bottom: Any = "uniform",
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
+        domain: Any = None,
     ):
         self.query_points = query_points
         self.epsilon = epsilon
@@ -190,6 +198,7 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
         self.clip = clip
         self.random_state = random_state
         self.budget = budget
+        self.domain = domain
 
     def _queries(self) -> np.ndarray:
         if self.query_points is None:
@@ -207,7 +216,10 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(eps, delta) with "split"; (m eps, m delta) with "per_query" (basic composition)."""
+        """(eps, delta) with "split"; (m eps, m delta) with "per_query" (basic composition),
+        under swap neighbours (a ``domain`` with another relation, or with bounds other than
+        ``bounds=``, is refused here, before any data)."""
+        eptr_domain(self.domain, "EPTRKernelRegressor", "resolution", bounds=self.bounds)
         m = self._queries().shape[0]
         if self.budget_mode == "per_query" and m > 1:
             return ApproxDP(m * self.epsilon, min(m * self.delta, 1.0 - 1e-12))
@@ -222,7 +234,8 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             )
         check_positive(self.y_radius, "y_radius")
         check_positive(self.c0, "c0")
-        box = check_bounds(self.bounds, X.shape[1], "bounds")
+        box = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        box = check_bounds((0.0, 1.0) if box is None else box, X.shape[1], "bounds")
         outside = np.any((X < box[:, 0]) | (X > box[:, 1]), axis=1)
         outside |= np.abs(y) > self.y_radius
         if outside.any() and not self.clip:

@@ -55,6 +55,7 @@ from privest.accounting.gaussian import gaussian_sigma
 from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
 from privest.mechanisms.eptr import (
     check_eptr_parameters,
+    eptr_domain,
     eptr_noise_scale,
     eptr_step,
     ptr_threshold,
@@ -261,6 +262,9 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     budget : a :class:`~privest.Budget` charged ``guarantee`` at each ``fit``, before the
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
+    domain : a :class:`~privest.Domain` stating the neighbour relation (docs/domain.md):
+        swap only (Theorem 4.1 replaces one record, n public); add/remove, a person unit,
+        and bounds (the public set is the ball ``x_radius``) are refused at ``fit``.
 
     Fitted attributes: ``coef_``, ``released_``, ``c0_`` (the c0 used; a DP output under
     ``"auto"``, None if the bottom was output up front), ``lambda_min_lower_`` (the released
@@ -284,6 +288,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         clip: bool = False,
         random_state: Any = None,
         budget: Any = None,
+        domain: Any = None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -298,11 +303,15 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self.clip = clip
         self.random_state = random_state
         self.budget = budget
+        self.domain = domain
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(epsilon, delta)-DP (Theorem 4.1; with ``c0="auto"`` by basic composition of the
-        c0_share epsilon Laplace step and the ePTR step at the rest of epsilon)."""
+        """(epsilon, delta)-DP under swap neighbours (Theorem 4.1; with ``c0="auto"`` by basic
+        composition of the c0_share epsilon Laplace step and the ePTR step at the rest of
+        epsilon); a ``domain`` with another relation or with bounds is refused here, before
+        any data."""
+        eptr_domain(self.domain, "EPTRLinearRegression", "bounds", "resolution")
         return ApproxDP(self.epsilon, self.delta)
 
     @property

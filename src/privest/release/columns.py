@@ -11,17 +11,19 @@ live here once.
 
 from __future__ import annotations
 
+import numbers
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from privest.accounting.zil_guarantee import ZILGuarantee
-from privest.errors import SeededRandomnessWarning
+from privest.domain import Domain
+from privest.errors import SeededRandomnessWarning, ValidationError
 from privest.rng import RNGKind, randomness_note
 
-__all__ = ["Block", "ReleasedColumns", "warn_not_secure"]
+__all__ = ["Block", "ReleasedColumns", "local_domain", "warn_not_secure"]
 
 #: one row block of a release: ``(x1, x2, ids)``, ``ids`` None for a release without ids
 Block = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
@@ -130,6 +132,33 @@ class ReleasedColumns:
             )
             lines.append(f"  X1 rounded to the public resolution {res}")
         return "\n".join(lines)
+
+
+def local_domain(
+    domain: Domain | None, who: str, *unused: str, bounds: Any, resolution: Any = None
+) -> tuple[Domain, Any, Any]:
+    """``(domain, bounds, resolution)`` of a local release ``who`` from ``domain=`` and the
+    keywords (:meth:`Domain.of`: a fact given both ways must agree), refusing the facts in
+    ``unused``. Swap neighbours only: a local release publishes one row per record, so
+    whether a record is there shows; its guarantee protects the record's values. A keyword
+    is returned as given (its own spelling: a mapping's keys may be column indices); one
+    ``resolution`` per column (a list or a mapping) cannot be compared with
+    ``domain.resolution`` and is refused beside it."""
+    one = resolution is None or (
+        isinstance(resolution, numbers.Real) and not isinstance(resolution, (bool, Mapping))
+    )
+    facts = {"bounds": bounds, "resolution": float(resolution) if one and resolution else None}
+    why = "a local release publishes one row per record and protects that record's values"
+    dom = Domain.of(domain, **facts).without(who, *unused).swap_only(who, why)
+    if not one and dom.resolution is not None:
+        raise ValidationError(
+            "resolution: given twice (domain.resolution and resolution=); give it once"
+        )
+    return (
+        dom,
+        dom.bounds if bounds is None else bounds,
+        dom.resolution if resolution is None else resolution,
+    )
 
 
 def warn_not_secure(kind: str, stacklevel: int = 3) -> None:

@@ -41,7 +41,7 @@ from privest.accounting.gaussian import LocalDP, gaussian_sigma, require_gaussia
 from privest.contract import Mechanism
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 from privest.projection import project_rows
-from privest.release.columns import warn_not_secure
+from privest.release.columns import local_domain, warn_not_secure
 from privest.rng import resolve_rng, rng_kind
 from privest.validation import (
     as_float_matrix,
@@ -304,9 +304,14 @@ class ExampleMechanism(Mechanism):
         L2 ball of radius ``x_radius``.
     clip : project records outside the public set onto it instead of raising.
     calibration : ``"classic"`` (the paper's) or ``"analytic"`` (Balle and Wang 2018).
+    domain : a :class:`~privest.Domain` giving the features' ``bounds`` instead of, or
+        agreeing with, ``bounds=`` (docs/domain.md); a domain without bounds goes with
+        ``x_radius``. Swap neighbours only (each record's values are protected, n public):
+        add/remove or a person unit is refused. ``y_bounds`` stays a keyword.
     """
 
     task = "classification"
+    _who = "the example release (paper 004)"
 
     def __init__(
         self,
@@ -318,10 +323,12 @@ class ExampleMechanism(Mechanism):
         x_radius: float | None = None,
         clip: bool = False,
         calibration: str = "classic",
+        domain: Any = None,
     ) -> None:
         self.epsilon_x = _check_eps(epsilon_x, "epsilon_x")
         self.epsilon_y = _check_eps(epsilon_y, "epsilon_y")
         self.delta = _positive_delta(delta, "delta", self.epsilon_x)
+        self.domain, bounds, _ = local_domain(domain, self._who, "resolution", bounds=bounds)
         if (x_radius is None) == (bounds is None):
             raise ValidationError("x_radius/bounds: give exactly one public feature bound")
         self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)
@@ -400,10 +407,11 @@ class RegressionExampleMechanism(Mechanism):
     The target is mapped from the public ``y_bounds`` to [-1, 1] (so ||Y|| = 1, sensitivity
     2) and noised with sigma_y^2 = 8 log(1.25/delta_y) / eps_y^2 (classic). Guarantee:
     (eps_x + eps_y, delta_x + delta_y)-LDP. Both Gaussian parts are checked against the
-    exact profile. Other parameters as in :class:`ExampleMechanism`.
+    exact profile. Other parameters (``domain`` too) as in :class:`ExampleMechanism`.
     """
 
     task = "regression"
+    _who = "the regression example release (paper 004)"
 
     def __init__(
         self,
@@ -417,12 +425,14 @@ class RegressionExampleMechanism(Mechanism):
         x_radius: float | None = None,
         clip: bool = False,
         calibration: str = "classic",
+        domain: Any = None,
     ) -> None:
         self.epsilon_x = _check_eps(epsilon_x, "epsilon_x")
         self.epsilon_y = check_epsilon(epsilon_y, "epsilon_y")
         self.delta_x = _positive_delta(delta_x, "delta_x", self.epsilon_x)
         self.delta_y = _positive_delta(delta_y, "delta_y", self.epsilon_y)
         self.y_bounds = check_bounds(y_bounds, 1, "y_bounds")[0]
+        self.domain, bounds, _ = local_domain(domain, self._who, "resolution", bounds=bounds)
         if (x_radius is None) == (bounds is None):
             raise ValidationError("x_radius/bounds: give exactly one public feature bound")
         self.bounds, self.x_radius, self.clip = bounds, x_radius, bool(clip)
@@ -490,13 +500,15 @@ def release_examples(
     calibration: str = "classic",
     rng: np.random.Generator | int | None = None,
     budget: Any = None,
+    domain: Any = None,
 ) -> PrivateExamples:
     """Release (x + N(0, sigma^2 I), RR(y)) for each record: :class:`ExampleMechanism` in one call.
 
     sigma = 2R sqrt(2 log(1.25/delta)) / eps_x (``calibration="classic"``, the paper's) or the
     analytic calibration of Balle and Wang (2018); a classic sigma that is not (eps_x,
     delta)-DP by the exact profile raises :class:`PrivacyParameterError`. ``budget`` (a
-    :class:`~privest.Budget`) is charged the guarantee before the data are read.
+    :class:`~privest.Budget`) is charged the guarantee before the data are read; ``domain``
+    as in :class:`ExampleMechanism`.
     """
     mech = ExampleMechanism(
         epsilon_x=epsilon_x,
@@ -506,6 +518,7 @@ def release_examples(
         x_radius=x_radius,
         clip=clip,
         calibration=calibration,
+        domain=domain,
     )
     if budget is not None:  # (an infinite epsilon, for tests and oracles, has no guarantee)
         charge(budget, mech.guarantee, label="examples", mechanism="examples")
@@ -527,6 +540,7 @@ def release_regression_examples(
     calibration: str = "classic",
     rng: np.random.Generator | int | None = None,
     budget: Any = None,
+    domain: Any = None,
 ) -> PrivateExamples:
     """:class:`RegressionExampleMechanism` in one call (paper 004, App. E.2); ``budget`` is
     charged before the data are read."""
@@ -540,6 +554,7 @@ def release_regression_examples(
         x_radius=x_radius,
         clip=clip,
         calibration=calibration,
+        domain=domain,
     )
     if budget is not None:
         charge(budget, mech.guarantee, label="regression examples", mechanism="examples")

@@ -37,7 +37,7 @@ from privest.backends import get_engine
 from privest.contract import Mechanism
 from privest.errors import BoundsError, ValidationError
 from privest.noise import sl_scales, zil_scales
-from privest.release.columns import Block, ReleasedColumns, warn_not_secure
+from privest.release.columns import Block, ReleasedColumns, local_domain, warn_not_secure
 from privest.release.ids import canonical_ids
 from privest.release.into_store import out_of_core, release_to_store
 from privest.release.store import read_release, save_release
@@ -296,19 +296,30 @@ class ZILMechanism(Mechanism):
         X1, and the corrected losses gain a bias of order ``resolution^2`` times the
         loss's curvature, negligible when the step is small against the noise
         (docs/zil-release.md).
+    domain : a :class:`~privest.Domain` giving ``bounds`` (and one ``resolution`` for every
+        noised column) instead of, or agreeing with, the keywords (docs/domain.md). Swap
+        neighbours only (Thm 3.1 protects one record's values, n public): add/remove or a
+        person unit is refused.
     """
 
     def __init__(
         self,
         lam: float,
         zero_prob: float,
-        bounds: Any,
+        bounds: Any = None,
         columns: Columns = None,
         clip: bool = False,
         resolution: Any = None,
+        *,
+        domain: Any = None,
     ) -> None:
         self.lam = check_positive(lam, "lam")
         self.zero_prob = check_probability(zero_prob, "zero_prob")
+        self.domain, bounds, resolution = local_domain(
+            domain, "the ZIL release", bounds=bounds, resolution=resolution
+        )
+        if bounds is None:
+            raise BoundsError("bounds: required (public bounds of the noised columns)")
         res_map = None
         if isinstance(bounds, Mapping):
             if columns is not None and list(columns) != list(bounds):
@@ -368,11 +379,13 @@ class ZILMechanism(Mechanism):
         epsilon: float,
         delta: float,
         zero_prob: float,
-        bounds: Any,
+        bounds: Any = None,
         unit: Literal["individual", "attribute"] = "individual",
         columns: Columns = None,
         clip: bool = False,
         resolution: Any = None,
+        *,
+        domain: Any = None,
     ) -> ZILMechanism:
         """The mechanism with the least noise that is (epsilon, delta)-DP (Thm 3.3 recipe).
 
@@ -383,9 +396,10 @@ class ZILMechanism(Mechanism):
         profile.
         """
         check_epsilon(epsilon)
-        tmp = cls(1.0, zero_prob, bounds, columns=columns, clip=clip)
+        kw = {"columns": columns, "clip": clip, "resolution": resolution, "domain": domain}
+        tmp = cls(1.0, zero_prob, bounds, **kw)
         lam = calibrate_lam(epsilon, delta, tmp.zero_prob, tmp.bounds.shape[0], unit=unit)
-        mech = cls(lam, zero_prob, bounds, columns=columns, clip=clip, resolution=resolution)
+        mech = cls(lam, zero_prob, bounds, **kw)
         if unit == "individual":  # the point a budget is charged at (release's budget=)
             mech.target_epsilon = float(epsilon)
         return mech
