@@ -590,7 +590,7 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="n up to 10^4, 200 releases")
@@ -598,7 +598,7 @@ def main() -> None:
     ap.add_argument("--out", default="bench-output", help="folder for the CSVs")
     ap.add_argument("--seed", type=int, default=27)
     ap.add_argument("--tables", action="store_true", help="print the docs' tables from --out")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.tables:
         parts = [pd.read_csv(Path(args.out) / f"central_inference_{p}.csv") for p in PARTS]
         print(markdown(pd.concat(parts, ignore_index=True)))

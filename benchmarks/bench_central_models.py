@@ -145,7 +145,7 @@ def table(name, kind, res, methods):
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument(
@@ -153,7 +153,7 @@ def main() -> None:
         default="diabetes,fair,breast_cancer,digits,fair_clf",
         help="comma-separated subset",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     kinds = {"diabetes": "reg", "fair": "reg"}
     for name in args.datasets.split(","):
         kind = kinds.get(name, "clf")

@@ -114,7 +114,7 @@ def run(n: int, args: argparse.Namespace, client: Client, work: Path) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", type=float, default=[1e6, 1e7])
     ap.add_argument("--workers", type=int, default=2)
@@ -122,7 +122,7 @@ def main() -> None:
     ap.add_argument("--baseline-rows", type=float, default=1e7)
     ap.add_argument("--memory-limit", default="2GB")
     ap.add_argument("--workdir", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.part_rows, args.baseline_rows = int(args.part_rows), int(args.baseline_rows)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-dask-fit-"))
     rows = []

@@ -48,12 +48,12 @@ FITS = [
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[4000, 20000])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--chunk-rows", type=int, default=900)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     print(
         "n | seed | fit | coef diff / SE | objective diff | SE rel diff | passes | mem s | dask s"
     )

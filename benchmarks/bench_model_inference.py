@@ -91,11 +91,11 @@ CELLS = [
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--logistic-reps", type=int, default=200)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(
         "| model | data (columns) | n | epsilon | worst coverage | mean coverage | MC se "
         "| no SE | width / non-private |"

@@ -86,11 +86,11 @@ def cell(X, y, n, eps, reps):
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     flagged = []
     for name in args.datasets.split(","):
         X, y = load(name)

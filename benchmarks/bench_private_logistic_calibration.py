@@ -90,12 +90,12 @@ def cell(X, y, n, eps, reps, makers):
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--ns", default=",".join(map(str, NS)))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     flagged = []
     for name in args.datasets.split(","):
         X, y = load(name)

@@ -222,13 +222,13 @@ def figure(table: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=4000)
     ap.add_argument("--quick", action="store_true", help="n up to 1,000, 500 releases")
     ap.add_argument("--out", default="bench-output")
     ap.add_argument("--seed", type=int, default=28)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     reps = 500 if args.quick else args.reps
     n_grid = (100, 1000) if args.quick else (100, 1000, 10_000)
     rng = np.random.default_rng(args.seed)
