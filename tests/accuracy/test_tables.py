@@ -105,7 +105,7 @@ def test_prediction_matches_the_tables_releases(noise, delta):
 
 def test_table_inputs_are_checked():
     with pytest.raises(ValidationError, match="aggregates"):
-        predict_table(["median:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
+        predict_table(["mode:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
     with pytest.raises(ValidationError, match="bounds"):
         predict_table(["sum:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
     with pytest.raises(ValidationError, match="max_rows"):

@@ -41,13 +41,15 @@ from privest.models.linear import (
     public_design,
 )
 from privest.models.logistic import NOISY_GD_L2, PrivateLogisticRegression
-from privest.models.logistic_fit import DEFAULT_STEPS
-from privest.validation import check_bounds, check_epsilon, check_probability
+from privest.models.logistic_fit import DEFAULT_STEPS, gradient_sensitivity, gram_preconditioner
+from privest.validation import check_bounds, check_delta, check_epsilon, check_probability
 
 __all__ = ["predict_model"]
 
 #: points of the quasi-random reference design of the logistic model
 DESIGN_POINTS = 2**14
+#: seeded releases of the design's Gram matrix averaged over by the noisy-MM prediction
+MM_DRAWS, MM_SEED = 16, 20_260_131
 ASSUMPTION = "assumes features independent and uniform on the bounds, coefficients {coef}"
 
 
@@ -132,6 +134,53 @@ def _reference_rows(b: np.ndarray, design: dict, fit_intercept: bool) -> np.ndar
     return np.hstack([xc, np.full((x.shape[0], 1), design["const"])]) if fit_intercept else xc
 
 
+def _noisy_path(
+    xc: np.ndarray, prob: np.ndarray, precond: np.ndarray, l2: float, t_max: int, sigma: float,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The linearised noise of ``T`` steps ``theta <- theta - P (g(theta) + xi / n)`` on the
+    design ``xc`` (labels' means ``prob``): its covariance, and the noiseless average
+    (module docstring)."""
+    d = xc.shape[1]
+    theta, steps, start = np.zeros(d), [], t_max // 2
+    avg = np.zeros(d)
+    for t in range(t_max):
+        g, h = _grad_hess(xc, prob, l2, theta)
+        steps.append(np.eye(d) - precond @ h)
+        theta = theta - precond @ g
+        if t >= start:
+            avg += theta
+    avg /= t_max - start
+    # noise: avg - noiseless avg = -(1 / (n m)) sum_s D_s P xi_s with D_s = sum over the
+    # averaged t >= s of A_t ... A_(s+1); backwards, D_s = [s >= start] I + D_(s+1) A_(s+1)
+    m = t_max - start
+    cov, acc = np.zeros((d, d)), np.zeros((d, d))
+    for s_ in range(t_max - 1, -1, -1):
+        acc = (np.eye(d) if s_ >= start else 0.0) + (acc @ steps[s_ + 1] if s_ + 1 < t_max else 0.0)
+        cov += (acc @ precond) @ (acc @ precond).T
+    return cov * (sigma / (n * m)) ** 2, avg
+
+
+def _grad_hess(xc: np.ndarray, prob: np.ndarray, l2: float, th: np.ndarray):
+    """The gradient and Hessian of the penalised mean logistic loss on the design."""
+    s = expit(xc @ th)
+    g = xc.T @ (s - prob) / xc.shape[0] + l2 * th
+    h = (xc.T * (s * (1 - s))) @ xc / xc.shape[0] + l2 * np.eye(xc.shape[1])
+    return g, h
+
+
+def _optimum(xc: np.ndarray, prob: np.ndarray, l2: float) -> np.ndarray:
+    """The penalised optimum on the design (Newton, to convergence)."""
+    theta = np.zeros(xc.shape[1])
+    for _ in range(50):
+        g, h = _grad_hess(xc, prob, l2, theta)
+        step = np.linalg.solve(h, g)
+        theta -= step
+        if np.abs(step).max() <= 1e-12 * (1.0 + np.abs(theta).max()):
+            break
+    return theta
+
+
 def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, intercept: float):
     b = check_bounds(model.bounds, beta.size)
     design = public_design(b, np.array([0.0, 1.0]), model.fit_intercept)
@@ -147,36 +196,54 @@ def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
     rho *= 1.0 - LOGISTIC_SHARE * (getattr(model, "inference", "none") == "bootstrap")
     sigma = lattice_gaussian_zcdp(rho / t_max, 2.0 * design["x_radius"], d).sigma
-
-    def grad_hess(th: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        s = expit(xc @ th)
-        g = xc.T @ (s - prob) / xc.shape[0] + l2 * th
-        h = (xc.T * (s * (1 - s))) @ xc / xc.shape[0] + l2 * np.eye(d)
-        return g, h
-
-    theta, steps, start = np.zeros(d), [], t_max // 2
-    avg = np.zeros(d)
-    for t in range(t_max):
-        g, h = grad_hess(theta)
-        steps.append(np.eye(d) - eta * h)
-        theta = theta - eta * g
-        if t >= start:
-            avg += theta
-    avg /= t_max - start
-    optimum = np.zeros(d)
-    for _ in range(50):  # Newton on the penalised mean loss of the design
-        g, h = grad_hess(optimum)
-        optimum -= np.linalg.solve(h, g)
-    # noise: avg - noiseless avg = -(eta / (n m)) sum_s D_s xi_s with D_s = sum over the
-    # averaged t >= s of A_t ... A_(s+1); backwards, D_s = [s >= start] I + D_(s+1) A_(s+1)
-    m = t_max - start
-    cov, acc = np.zeros((d, d)), np.zeros((d, d))
-    for s_ in range(t_max - 1, -1, -1):
-        acc = (np.eye(d) if s_ >= start else 0.0) + (acc @ steps[s_ + 1] if s_ + 1 < t_max else 0.0)
-        cov += acc @ acc.T
-    cov *= (eta * sigma / (n * m)) ** 2
+    cov, avg = _noisy_path(xc, prob, eta * np.eye(d), l2, t_max, sigma, n)
     out = _output_map(design, beta.size, model.fit_intercept)
-    return out @ cov @ out.T, out @ (avg - optimum)
+    return out @ cov @ out.T, out @ (avg - _optimum(xc, prob, l2))
+
+
+def _noisy_mm(model: PrivateLogisticRegression, n: int, beta: np.ndarray, intercept: float):
+    """Noisy MM (module docstring): the linearised noise of :func:`_noisy_path` with the
+    preconditioner of each of :data:`MM_DRAWS` seeded releases of the design's Gram matrix,
+    combined by the law of total variance (the preconditioner's noise moves the path)."""
+    b = check_bounds(model.bounds, beta.size)
+    p = beta.size
+    classes = model._classes()
+    if classes.size != 2:
+        raise ValidationError(
+            f"classes: the accuracy of the multinomial model ({classes.size} classes) is not "
+            "predicted; two classes are"
+        )
+    cfg = model._settings(n, p, 2, check_epsilon(model.epsilon), check_delta(model.delta))
+    if model.fit_intercept:  # the fit's own scaling (PrivateLogisticRegression._fit_mm)
+        centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
+    else:
+        centre, scale = np.zeros(p), np.abs(b).max(axis=1)
+    design = {"centre": centre, "const": 1.0, "dims": p + int(model.fit_intercept)}
+    unit = _reference_rows(b, design, model.fit_intercept)
+    unit[:, :p] /= scale
+    theta = beta * scale
+    if model.fit_intercept:
+        theta = np.append(theta, intercept + beta @ centre)
+    prob = expit(unit @ theta)
+    d = unit.shape[1]
+    sens = gradient_sensitivity(cfg["x_radius"], 2)
+    sigma = lattice_gaussian_zcdp(cfg["rho_step"], sens, d).sigma
+    gram = n * (unit.T @ unit) / unit.shape[0]
+    covs, avgs = [], []
+    for k in range(MM_DRAWS):
+        rng = np.random.default_rng([MM_SEED, k])
+        precond = gram_preconditioner(gram, n, cfg["x_radius"], cfg["rho_gram"], 2, cfg["l2"], rng)
+        cov, avg = _noisy_path(unit, prob, precond, cfg["l2"], cfg["steps"], sigma, n)
+        covs.append(cov)
+        avgs.append(avg)
+    bias = np.mean(avgs, axis=0) - _optimum(unit, prob, cfg["l2"])
+    cov = np.mean(covs, axis=0) + np.cov(np.array(avgs).T, bias=True).reshape(d, d)
+    out = np.zeros((p + 1, d))
+    out[:p, :p] = np.diag(1.0 / scale)
+    out[p, :p] = -centre / scale
+    if model.fit_intercept:
+        out[p, p] = 1.0
+    return out @ cov @ out.T, out @ bias
 
 
 def predict_model(
@@ -210,13 +277,9 @@ def predict_model(
         cov, bias = _adassp(model, int(n), beta, float(intercept))
         label = "adassp"
     elif isinstance(model, PrivateLogisticRegression):
-        if model.method != "noisy_gd":
-            raise ValidationError(
-                f"method: the accuracy of {model.method!r} (noisy_mm) is not predicted yet; "
-                "PrivateLogisticRegression(method='noisy_gd') is"
-            )
-        cov, bias = _noisy_gd(model, int(n), beta, float(intercept))
-        label = "noisy_gd"
+        label = "noisy_gd" if model.method == "noisy_gd" else "noisy_mm"
+        fit = _noisy_gd if label == "noisy_gd" else _noisy_mm
+        cov, bias = fit(model, int(n), beta, float(intercept))
     else:
         raise ValidationError(
             f"model: a {type(model).__name__} is not a PrivateLinearRegression or "
