@@ -91,4 +91,3 @@ def epsilon_for_gaussian(
     while hi > lo and math.isinf(at(hi)):
         hi /= 2.0
     return solve_public(at, half_width, name="epsilon", lo=lo, hi=hi, increasing=False)
-

@@ -30,6 +30,7 @@ from scipy.special import expit
 
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha
+from privest.accuracy.eptr import EPTR_MODELS, predict_eptr
 from privest.errors import ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.inference import INFERENCE_SHARE, LOGISTIC_SHARE
@@ -247,19 +248,33 @@ def _noisy_mm(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
 
 
 def predict_model(
-    model: PrivateLinearRegression | PrivateLogisticRegression,
+    model: Any,
     *,
     n: int,
-    coef: Any,
+    coef: Any = None,
     intercept: float = 0.0,
     alpha: float = 0.05,
+    n_features: int | None = None,
+    class_shares: Any = None,
 ) -> list[Accuracy]:
     """The predicted error of each coefficient and the intercept of ``model`` (an unfitted
     estimator: its public parameters are read, nothing is fitted) for ``n`` records of the
-    stated design (module docstring) with coefficients ``coef`` and ``intercept``."""
+    stated design (module docstring) with coefficients ``coef`` and ``intercept``.
+
+    The ePTR models of paper 001 (:mod:`privest.accuracy.eptr`) need no coefficients: their
+    noise does not depend on them. Their predictions are given a release, with the chance
+    of none in ``Accuracy.refusal``; ``n_features`` (or ``coef``'s length) is the number of
+    features of ``EPTRLinearRegression`` and ``EPTRBayesClassifier``, ``class_shares`` the
+    stated shares of the latter's classes (default equal)."""
     alpha = check_alpha(alpha)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValidationError(f"n: {n!r} must be a whole number >= 2")
+    if isinstance(model, EPTR_MODELS):
+        if n_features is None and coef is not None:
+            n_features = np.asarray(coef, dtype=float).reshape(-1).size
+        return predict_eptr(model, int(n), alpha, n_features=n_features, class_shares=class_shares)
+    if coef is None:
+        raise ValidationError("coef: a guessed coefficient per feature is needed")
     if model.bounds is None:
         raise ValidationError("bounds: the model's public box is needed to predict its accuracy")
     b = np.asarray(model.bounds, dtype=float)
@@ -282,8 +297,9 @@ def predict_model(
         cov, bias = fit(model, int(n), beta, float(intercept))
     else:
         raise ValidationError(
-            f"model: a {type(model).__name__} is not a PrivateLinearRegression or "
-            "PrivateLogisticRegression"
+            f"model: a {type(model).__name__} is not a PrivateLinearRegression, "
+            "PrivateLogisticRegression, EPTRLinearRegression, EPTRBayesClassifier or "
+            "EPTRKernelRegressor"
         )
     names = [f"coef x{j}" for j in range(p)] + ["intercept"]
     if not model.fit_intercept:  # no intercept is fitted (and ``intercept`` is not read)

@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from privest.accounting.events import Event
 import numpy as np
 
+from privest.accounting.events import Event
 from privest.accuracy.base import (
     Accuracy,
     LaplaceSumLaw,
