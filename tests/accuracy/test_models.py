@@ -127,3 +127,37 @@ def test_models_inputs_are_checked():
     big = predict_model(lin.set_params(method="adassp"), n=100_000, coef=[0.5], alpha=0.1)
     small = predict_model(lin, n=1_000, coef=[0.5], alpha=0.1)
     assert big[0].se < small[0].se / 50  # the noise falls like 1/n
+
+
+@pytest.mark.slow
+def test_noisy_mm_noise_is_predicted():
+    """The default method: 150 fits of one data set of the design (each with its own
+    release of the Gram matrix and of the gradients) around the penalised optimum on the
+    sample. Negative control: the prediction at twice the epsilon is refused."""
+    rng = np.random.default_rng(3)
+    n, beta, icpt = 20_000, np.array([1.0, -0.5, 0.5]), -0.3
+    x = rng.uniform(-1, 1, (n, 3))
+    y = (rng.random(n) < expit(x @ beta + icpt)).astype(float)
+    model = pv.PrivateLogisticRegression(epsilon=0.5, delta=1e-6, bounds=(-1, 1), inference="none")
+    pred = predict_model(model, n=n, coef=beta, intercept=icpt)
+    assert {a.mechanism for a in pred} == {"noisy_mm"}
+    fits = np.array(
+        [
+            np.r_[model.set_params(random_state=s).fit(x, y).coef_[0], model.intercept_]
+            for s in range(R)
+        ]
+    )
+    l2 = model.l2_  # the public rule's ridge
+    xc = np.c_[x, np.ones(n)]
+    opt = minimize(
+        lambda th: np.mean(np.logaddexp(0, xc @ th) - y * (xc @ th)) + 0.5 * l2 * th @ th,
+        np.zeros(4),
+        jac=lambda th: xc.T @ (expit(xc @ th) - y) / n + l2 * th,
+        method="BFGS",
+        options={"gtol": 1e-12},
+    ).x
+    # the ridge acts on the fit's scaled coordinates (x / 1 and the constant 1): the same here
+    _check(pred, fits, opt)
+    wrong = predict_model(model.set_params(epsilon=1.0), n=n, coef=beta, intercept=icpt)
+    with pytest.raises(AssertionError):
+        _check(wrong, fits, opt)
