@@ -356,7 +356,7 @@ class Accuracy:
             "conf_level": self.conf_level,
             "half_width": self.half_width,
             "assumption": self.assumption or "exact from the public inputs",
-            **({} if self.refusal is None else {"refusal": self.refusal}),
+            "refusal": self.refusal,
         }
 
     def __str__(self) -> str:
