@@ -136,7 +136,8 @@ def test_plan_uses_the_new_predictions():
     gauss = {"kind": "gaussian", "epsilon": 1.0, "delta": 1e-6, "sensitivity": 2.0}
     nw = {"kind": "eptr", "model": "nw", "epsilon": 1.0, "n": 600, "query_points": [[0.5]]}
     names = ("table", "logit", "gauss", "nw")
-    p = pv.plan({"query": [{"name": k, **q} for k, q in zip(names, (table, logit, gauss, nw))]})
+    queries = zip(names, (table, logit, gauss, nw), strict=True)
+    p = pv.plan({"query": [{"name": k, **q} for k, q in queries]})
     tab, lg, gs, ep = p.queries
     want = predict_table(
         ["count", "median:income"], epsilon=1.0, max_groups=1, max_rows=1, cell_n=300,

@@ -274,6 +274,7 @@ __all__ = [
     "mean_diff_test",
     "mean_test",
     "plan",
+    "predict_gaussian",
     "predict_model",
     "predict_statistic",
     "predict_table",
