@@ -18,6 +18,14 @@ the non-private fit on the same data (the sampling error of the data comes on to
   with ``A_t = I - eta (H(theta_t) + l2 I)``; the averaged tail iterate's noise is
   ``sum_s C_s xi_s`` (``C_s`` the sums of the products of the A's), and its bias is that
   of the noiseless average against the penalised optimum on the design.
+* ``PrivateLogisticRegression(method="noisy_mm")`` (the default): the fit itself, run on
+  the design (a Sobol sample of :data:`MM_POINTS` points) with its public settings (ridge,
+  steps, zCDP shares: the model's own rule), :data:`MM_PATHS` times with seeded noise: the
+  release of the Gram matrix (by the fit's own preconditioner, :data:`MM_DRAWS` draws) and
+  normal gradient noise of the lattice's sd. The error law is normal with the runs'
+  covariance and their mean offset from the penalised optimum on the design. A simulation,
+  not a linearisation: when the noise is large (small n epsilon) it biases the fit away
+  from 0 and widens it, which a linearisation misses (by 15-20% at n = 1000, epsilon 1).
 """
 
 from __future__ import annotations
@@ -49,8 +57,10 @@ __all__ = ["predict_model"]
 
 #: points of the quasi-random reference design of the logistic model
 DESIGN_POINTS = 2**14
-#: seeded releases of the design's Gram matrix averaged over by the noisy-MM prediction
-MM_DRAWS, MM_SEED = 16, 20_260_131
+#: the noisy-MM prediction: seeded releases of the design's Gram matrix, seeded runs of the
+#: fit (the Monte Carlo SE of a predicted sd is 1 / sqrt(2 MM_PATHS) of it, 3%) and points
+#: of its design
+MM_DRAWS, MM_PATHS, MM_POINTS, MM_SEED = 16, 512, 2**10, 20_260_131
 ASSUMPTION = "assumes features independent and uniform on the bounds, coefficients {coef}"
 
 
@@ -124,12 +134,14 @@ def _adassp(model: PrivateLinearRegression, n: int, beta: np.ndarray, intercept:
     return out @ m @ noise @ m @ out.T, out @ (-ridge * m @ theta)
 
 
-def _reference_rows(b: np.ndarray, design: dict, fit_intercept: bool) -> np.ndarray:
+def _reference_rows(
+    b: np.ndarray, design: dict, fit_intercept: bool, points: int = DESIGN_POINTS
+) -> np.ndarray:
     """The quasi-random (scrambled Sobol, fixed seed) uniform design, preprocessed as the
     model does (centred, the constant column appended)."""
     from scipy.stats import qmc
 
-    u = qmc.Sobol(b.shape[0], scramble=True, seed=0).random(DESIGN_POINTS)
+    u = qmc.Sobol(b.shape[0], scramble=True, seed=0).random(points)
     x = b[:, 0] + u * (b[:, 1] - b[:, 0])
     xc = x - design["centre"]
     return np.hstack([xc, np.full((x.shape[0], 1), design["const"])]) if fit_intercept else xc
@@ -202,10 +214,31 @@ def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     return out @ cov @ out.T, out @ (avg - _optimum(xc, prob, l2))
 
 
+def _mm_paths(
+    unit: np.ndarray, prob: np.ndarray, preconds: np.ndarray, cfg: dict, sigma: float, n: int
+) -> np.ndarray:
+    """The averaged iterates of :data:`MM_PATHS` noisy-MM runs on the design (the noise
+    seeded): ``MM_PATHS / K`` runs with each of the K preconditioners; shape (runs, d)."""
+    k, d, _ = preconds.shape
+    per = MM_PATHS // k
+    rng = np.random.default_rng(MM_SEED)
+    theta, avg = np.zeros((d, k, per)), np.zeros((d, k, per))
+    steps, l2, rows = cfg["steps"], cfg["l2"], unit.shape[0]
+    for t in range(steps):
+        # einsum, not BLAS: threaded BLAS is slow for these thin products on a busy machine
+        resid = expit(np.einsum("mi,ir->mr", unit, theta.reshape(d, -1))) - prob[:, None]
+        grad = np.einsum("mi,mr->ir", unit, resid).reshape(d, k, per) / rows + l2 * theta
+        grad += (sigma / n) * rng.standard_normal(grad.shape)
+        theta = theta - np.einsum("kij,jkr->ikr", preconds, grad)
+        if t >= steps // 2:
+            avg += theta
+    return (avg / (steps - steps // 2)).reshape(d, -1).T
+
+
 def _noisy_mm(model: PrivateLogisticRegression, n: int, beta: np.ndarray, intercept: float):
-    """Noisy MM (module docstring): the linearised noise of :func:`_noisy_path` with the
-    preconditioner of each of :data:`MM_DRAWS` seeded releases of the design's Gram matrix,
-    combined by the law of total variance (the preconditioner's noise moves the path)."""
+    """Noisy MM (module docstring): :data:`MM_PATHS` seeded runs of the fit on the design,
+    with :data:`MM_DRAWS` seeded releases of its Gram matrix; their mean offset from the
+    penalised optimum and their covariance."""
     b = check_bounds(model.bounds, beta.size)
     p = beta.size
     classes = model._classes()
@@ -220,31 +253,37 @@ def _noisy_mm(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     else:
         centre, scale = np.zeros(p), np.abs(b).max(axis=1)
     design = {"centre": centre, "const": 1.0, "dims": p + int(model.fit_intercept)}
-    unit = _reference_rows(b, design, model.fit_intercept)
+    unit = _reference_rows(b, design, model.fit_intercept, MM_POINTS)
     unit[:, :p] /= scale
     theta = beta * scale
     if model.fit_intercept:
         theta = np.append(theta, intercept + beta @ centre)
     prob = expit(unit @ theta)
     d = unit.shape[1]
-    sens = gradient_sensitivity(cfg["x_radius"], 2)
-    sigma = lattice_gaussian_zcdp(cfg["rho_step"], sens, d).sigma
+    sigma = lattice_gaussian_zcdp(cfg["rho_step"], gradient_sensitivity(cfg["x_radius"], 2), d)
     gram = n * (unit.T @ unit) / unit.shape[0]
-    covs, avgs = [], []
-    for k in range(MM_DRAWS):
-        rng = np.random.default_rng([MM_SEED, k])
-        precond = gram_preconditioner(gram, n, cfg["x_radius"], cfg["rho_gram"], 2, cfg["l2"], rng)
-        cov, avg = _noisy_path(unit, prob, precond, cfg["l2"], cfg["steps"], sigma, n)
-        covs.append(cov)
-        avgs.append(avg)
-    bias = np.mean(avgs, axis=0) - _optimum(unit, prob, cfg["l2"])
-    cov = np.mean(covs, axis=0) + np.cov(np.array(avgs).T, bias=True).reshape(d, d)
+    preconds = np.array(
+        [
+            gram_preconditioner(
+                gram,
+                n,
+                cfg["x_radius"],
+                cfg["rho_gram"],
+                2,
+                cfg["l2"],
+                np.random.default_rng([MM_SEED, k]),
+            )  # fmt: skip
+            for k in range(MM_DRAWS)
+        ]
+    )
+    runs = _mm_paths(unit, prob, preconds, cfg, sigma.sigma, n)
     out = np.zeros((p + 1, d))
     out[:p, :p] = np.diag(1.0 / scale)
     out[p, :p] = -centre / scale
     if model.fit_intercept:
         out[p, p] = 1.0
-    return out @ cov @ out.T, out @ bias
+    cov = np.cov(runs.T).reshape(d, d)
+    return out @ cov @ out.T, out @ (runs.mean(axis=0) - _optimum(unit, prob, cfg["l2"]))
 
 
 def predict_model(
