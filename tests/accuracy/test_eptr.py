@@ -195,6 +195,9 @@ def test_eptr_inputs_are_checked():
     bayes = EPTRBayesClassifier(epsilon=1.0, classes=[0, 1], c0=0.1)
     with pytest.raises(ValidationError, match="class_shares"):
         predict_model(bayes, n=1000, n_features=2, class_shares=[0.5, 0.6])
+    with pytest.raises(ValidationError, match="c0"):
+        predict_model(bayes.set_params(c0=0.6), n=1000, n_features=2)
+    bayes.set_params(c0=0.1)
     tiny = EPTRBayesClassifier(epsilon=0.1, classes=[0, 1], c0="auto")
     assert predict_model(tiny, n=100, n_features=2)[0].refusal > 0.99
     row = predict_model(bayes, n=100_000, n_features=2)[0].to_dict()

@@ -63,7 +63,7 @@ from privest.models.eptr_ols import (
     lambda_min_lower,
     lambda_min_sensitivity,
 )
-from privest.validation import check_bounds
+from privest.validation import check_bounds, check_positive
 
 __all__ = ["EPTR_MODELS", "predict_eptr"]
 
@@ -143,7 +143,7 @@ def _ols(model: EPTRLinearRegression, n: int, p: int) -> tuple[list[str], Any, f
         args = (model.x_radius, model.theta_radius, model._y_radius, eps, delta, model.constants)
         c0 = np.array([auto_c0(v, n, p, *args) for v in lower], dtype=float)  # None -> nan
     else:
-        c0 = np.full(lam.size, float(model.c0))
+        c0 = np.full(lam.size, check_positive(model.c0, "c0"))
     ok = np.isfinite(c0)
     c0 = np.where(ok, c0, 1.0)
     scale = gamma_scale(model.x_radius, model.constants)
@@ -173,6 +173,8 @@ def _bayes(
         noisy = n_min + _laplace(mech.scale, DRAWS, rng)
         c0 = np.array([bayes_auto_c0(v, mech.scale, n, k, eps, delta) for v in noisy], float)
     else:
+        if not 0 < check_positive(model.c0, "c0") < 1.0 / k:
+            raise ValidationError(f"c0: {model.c0!r} is out of range; accepted: (0, 1/K)")
         c0 = np.full(DRAWS, float(model.c0))
     ok = np.isfinite(c0)
     c0 = np.where(ok, c0, 1.0 / k)

@@ -10,7 +10,7 @@ grid has ``sigma / g >= 2^10``; the discrete Gaussian's variance differs from ``
 a factor ``exp(-2 pi^2 sigma2)`` (nil), its CDF from the normal's by at most about one
 lattice point's mass, ``g / (sigma sqrt(2 pi)) < 4e-4``, and the rounding adds at most
 ``g / 2 <= sigma / 2048``: none of this is measurable by a simulation of fewer than
-millions of releases (the tests compare 20,000).
+millions of releases (the tests draw 21,000).
 """
 
 from __future__ import annotations

@@ -147,33 +147,6 @@ def _reference_rows(
     return np.hstack([xc, np.full((x.shape[0], 1), design["const"])]) if fit_intercept else xc
 
 
-def _noisy_path(
-    xc: np.ndarray, prob: np.ndarray, precond: np.ndarray, l2: float, t_max: int, sigma: float,
-    n: int,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """The linearised noise of ``T`` steps ``theta <- theta - P (g(theta) + xi / n)`` on the
-    design ``xc`` (labels' means ``prob``): its covariance, and the noiseless average
-    (module docstring)."""
-    d = xc.shape[1]
-    theta, steps, start = np.zeros(d), [], t_max // 2
-    avg = np.zeros(d)
-    for t in range(t_max):
-        g, h = _grad_hess(xc, prob, l2, theta)
-        steps.append(np.eye(d) - precond @ h)
-        theta = theta - precond @ g
-        if t >= start:
-            avg += theta
-    avg /= t_max - start
-    # noise: avg - noiseless avg = -(1 / (n m)) sum_s D_s P xi_s with D_s = sum over the
-    # averaged t >= s of A_t ... A_(s+1); backwards, D_s = [s >= start] I + D_(s+1) A_(s+1)
-    m = t_max - start
-    cov, acc = np.zeros((d, d)), np.zeros((d, d))
-    for s_ in range(t_max - 1, -1, -1):
-        acc = (np.eye(d) if s_ >= start else 0.0) + (acc @ steps[s_ + 1] if s_ + 1 < t_max else 0.0)
-        cov += (acc @ precond) @ (acc @ precond).T
-    return cov * (sigma / (n * m)) ** 2, avg
-
-
 def _grad_hess(xc: np.ndarray, prob: np.ndarray, l2: float, th: np.ndarray):
     """The gradient and Hessian of the penalised mean logistic loss on the design."""
     s = expit(xc @ th)
@@ -209,7 +182,23 @@ def _noisy_gd(model: PrivateLogisticRegression, n: int, beta: np.ndarray, interc
     rho = zcdp_rho_for(check_epsilon(model.epsilon), check_probability(model.delta, "delta"))
     rho *= 1.0 - LOGISTIC_SHARE * (getattr(model, "inference", "none") == "bootstrap")
     sigma = lattice_gaussian_zcdp(rho / t_max, 2.0 * design["x_radius"], d).sigma
-    cov, avg = _noisy_path(xc, prob, eta * np.eye(d), l2, t_max, sigma, n)
+    theta, steps, start = np.zeros(d), [], t_max // 2
+    avg = np.zeros(d)
+    for t in range(t_max):
+        g, h = _grad_hess(xc, prob, l2, theta)
+        steps.append(np.eye(d) - eta * h)
+        theta = theta - eta * g
+        if t >= start:
+            avg += theta
+    avg /= t_max - start
+    # noise: avg - noiseless avg = -(eta / (n m)) sum_s D_s xi_s with D_s = sum over the
+    # averaged t >= s of A_t ... A_(s+1); backwards, D_s = [s >= start] I + D_(s+1) A_(s+1)
+    m = t_max - start
+    cov, acc = np.zeros((d, d)), np.zeros((d, d))
+    for s_ in range(t_max - 1, -1, -1):
+        acc = (np.eye(d) if s_ >= start else 0.0) + (acc @ steps[s_ + 1] if s_ + 1 < t_max else 0.0)
+        cov += acc @ acc.T
+    cov *= (eta * sigma / (n * m)) ** 2
     out = _output_map(design, beta.size, model.fit_intercept)
     return out @ cov @ out.T, out @ (avg - _optimum(xc, prob, l2))
 
