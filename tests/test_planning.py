@@ -116,12 +116,52 @@ def test_release_and_model_queries():
     assert p.delta == pytest.approx(0.3 + 1e-7 + 1e-6)  # the basic deltas plus 1e-6
 
 
+def test_plan_uses_the_new_predictions():
+    """A table's median, the logistic model's default method, a Gaussian release and an
+    ePTR model are predicted by the plan with the predictors of privest.accuracy."""
+    from privest.accuracy import predict_gaussian, predict_model, predict_table
+    from privest.models.eptr_nw import EPTRKernelRegressor
+
+    table = {
+        "kind": "table",
+        "aggregates": ["count", "median:income"],
+        "max_groups": 1,
+        "max_rows": 1,
+        "cell_n": 300,
+        "bounds": {"income": [0, 1000]},
+        "epsilon": 1.0,
+        "reference": "normal",
+    }
+    logit = {"kind": "logistic", "epsilon": 1.0, "bounds": [-1, 1], "n": 5000, "coef": [0.5]}
+    gauss = {"kind": "gaussian", "epsilon": 1.0, "delta": 1e-6, "sensitivity": 2.0}
+    nw = {"kind": "eptr", "model": "nw", "epsilon": 1.0, "n": 600, "query_points": [[0.5]]}
+    names = ("table", "logit", "gauss", "nw")
+    queries = zip(names, (table, logit, gauss, nw), strict=True)
+    p = pv.plan({"query": [{"name": k, **q} for k, q in queries]})
+    tab, lg, gs, ep = p.queries
+    want = predict_table(
+        ["count", "median:income"], epsilon=1.0, max_groups=1, max_rows=1, cell_n=300,
+        bounds={"income": (0, 1000)}, reference="normal",
+    )[0]  # fmt: skip
+    assert [a.half_width for a in tab.accuracy] == [a.half_width for a in want]
+    assert "noisy_mm" in lg.description and {a.mechanism for a in lg.accuracy} == {"noisy_mm"}
+    model = pv.PrivateLogisticRegression(epsilon=1.0, bounds=(-1, 1))
+    assert lg.accuracy[0].se == predict_model(model, n=5000, coef=[0.5])[0].se
+    assert gs.accuracy[0].se == predict_gaussian(epsilon=1.0, delta=1e-6, sensitivity=2.0).se
+    refused = predict_model(EPTRKernelRegressor(epsilon=1.0, query_points=[[0.5]]), n=600)
+    assert ep.accuracy[0].refusal == refused[0].refusal > 0.05
+    assert any("refuses" in w for w in ep.warnings)
+    assert all("refusal" in row for row in p.rows())
+
+
 @pytest.mark.parametrize(
     ("doc", "match"),
     [
         ({"query": []}, "no \\[\\[query\\]\\]"),
         ({"query": [{"statistic": "median", "epsilon": 1, "colour": 2}]}, "unknown settings"),
         ({"query": [{"kind": "histogram"}]}, "kind 'histogram'"),
+        ({"query": [{"kind": "eptr", "model": "svm", "n": 10}]}, "model: 'svm'"),
+        ({"query": [{"kind": "gaussian", "epsilon": 1.0}]}, "delta, sensitivity"),
         ({"plan": {"deltas": 1}, "query": [{"statistic": "mean"}]}, "\\[plan\\] table"),
         ({"query": [{"statistic": "median", "epsilon": 1, "bounds": [0, 1]}]}, "query 1"),
     ],

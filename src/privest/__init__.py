@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from privest.accuracy import (
         Accuracy,
         ReferenceData,
+        predict_gaussian,
         predict_model,
         predict_statistic,
         predict_table,
@@ -115,6 +116,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privest.accuracy": (
         "Accuracy",
         "ReferenceData",
+        "predict_gaussian",
         "predict_model",
         "predict_statistic",
         "predict_table",
@@ -272,6 +274,7 @@ __all__ = [
     "mean_diff_test",
     "mean_test",
     "plan",
+    "predict_gaussian",
     "predict_model",
     "predict_statistic",
     "predict_table",

@@ -10,7 +10,7 @@ A plan is a TOML or JSON file (or the same as a dict)::
 
     [[query]]
     name = "median age"
-    kind = "stat"           # stat | release | linear | logistic | table
+    kind = "stat"           # stat | release | linear | logistic | table | gaussian | eptr
     statistic = "median"
     epsilon = 0.5
     bounds = [18, 90]
@@ -46,7 +46,13 @@ from privest.errors import ValidationError
 
 __all__ = ["KINDS", "Plan", "PlannedQuery", "headline", "plan", "read_plan"]
 
-KINDS = ("stat", "release", "linear", "logistic", "table")
+KINDS = ("stat", "release", "linear", "logistic", "table", "gaussian", "eptr")
+#: the ePTR models of a plan's ``eptr`` query (``model = "ols"``, ...)
+EPTR_MODELS = {
+    "ols": "EPTRLinearRegression",
+    "bayes": "EPTRBayesClassifier",
+    "nw": "EPTRKernelRegressor",
+}
 PLAN_KEYS = {"delta", "alpha", "budget"}
 COMMON = {"name", "kind"}
 KEYS: dict[str, set[str]] = {
@@ -116,6 +122,29 @@ KEYS: dict[str, set[str]] = {
         "cell_mean",
         "public_keys",
         "inference",
+        "resolution",
+        "reference",
+    },
+    "gaussian": {"epsilon", "delta", "sensitivity", "calibration", "dims"},
+    "eptr": {
+        "model",
+        "n",
+        "n_features",
+        "class_shares",
+        "epsilon",
+        "delta",
+        "x_radius",
+        "theta_radius",
+        "y_radius",
+        "c0",
+        "c0_share",
+        "constants",
+        "classes",
+        "bounds",
+        "query_points",
+        "bandwidth",
+        "bandwidth_scale",
+        "budget_mode",
     },
 }
 
@@ -343,8 +372,6 @@ def _model(q: dict[str, Any], alpha: float) -> PlannedQuery:
 
     params = {k: v for k, v in q.items() if k not in {"name", "kind", "n", "coef", "intercept"}}
     cls = PrivateLinearRegression if q["kind"] == "linear" else PrivateLogisticRegression
-    if cls is PrivateLogisticRegression:  # the method whose accuracy is predicted
-        params.setdefault("method", "noisy_gd")
     if q.get("coef") is None:
         raise ValidationError("coef: a guessed coefficient per feature is needed")
     model = cls(**params)
@@ -354,7 +381,7 @@ def _model(q: dict[str, Any], alpha: float) -> PlannedQuery:
     coefs = [a for a in accs if a.quantity.startswith("coef")]
     guesses = np.broadcast_to(np.asarray(q["coef"], dtype=float), (len(coefs),))
     warns = [w for a, g in zip(coefs, guesses, strict=True) if (w := _sign(a, float(g)))]
-    desc = f"{cls.__name__}({model.method}), epsilon={model.epsilon:g}, delta={model.delta:g}"
+    desc = f"{cls.__name__}({accs[0].mechanism}), epsilon={model.epsilon:g}, delta={model.delta:g}"
     return PlannedQuery("", q["kind"], desc, [model.guarantee.event()], accs, warns)
 
 
@@ -378,6 +405,8 @@ def _table(q: dict[str, Any], alpha: float) -> PlannedQuery:
         alpha=alpha,
         public_keys=q.get("public_keys", True),
         inference=q.get("inference", "population"),
+        resolution=q.get("resolution"),
+        reference=q.get("reference"),
     )
     by = ", ".join(map(str, q.get("by") or [])) or "(no grouping)"
     desc = (
@@ -387,12 +416,56 @@ def _table(q: dict[str, Any], alpha: float) -> PlannedQuery:
     return PlannedQuery("", "table", desc, events, accs, [w for a in accs if (w := _swamp(a))])
 
 
+def _gaussian(q: dict[str, Any], alpha: float) -> PlannedQuery:
+    from privest.accuracy.gaussian import predict_gaussian
+    from privest.mechanisms.gaussian import GaussianMechanism
+
+    missing = [k for k in ("epsilon", "delta", "sensitivity") if q.get(k) is None]
+    if missing:
+        raise ValidationError(f"{', '.join(missing)}: required for a Gaussian release")
+    mech = GaussianMechanism(**{k: q[k] for k in KEYS["gaussian"] if k in q})
+    acc = predict_gaussian(mech, alpha=alpha)
+    desc = f"{mech!r}"
+    return PlannedQuery("", "gaussian", desc, [mech.guarantee.event()], [acc], [])
+
+
+def _eptr(q: dict[str, Any], alpha: float) -> PlannedQuery:
+    import privest.models as models
+    from privest.accuracy.models import predict_model
+
+    name = q.get("model")
+    if name not in EPTR_MODELS:
+        raise ValidationError(f"model: {name!r}; accepted: {', '.join(EPTR_MODELS)}")
+    cls = getattr(models, EPTR_MODELS[name])
+    drop = {"name", "kind", "model", "n", "n_features", "class_shares"}
+    model = cls(**{k: v for k, v in q.items() if k not in drop})
+    accs = predict_model(
+        model,
+        n=q.get("n"),
+        alpha=alpha,
+        n_features=q.get("n_features"),
+        class_shares=q.get("class_shares"),
+    )
+    g = model.guarantee
+    refusal = max(a.refusal for a in accs)
+    warns = []
+    if refusal > 0.05:
+        warns.append(
+            f"the propose-test step refuses with probability up to {refusal:.2g} on the "
+            "stated design: nothing is released then (the bottom is output)"
+        )
+    desc = f"{cls.__name__}, epsilon={g.eps:g}, delta={g.dlt:g}"
+    return PlannedQuery("", "eptr", desc, [g.event()], accs, warns)
+
+
 BUILDERS: dict[str, Callable[[dict[str, Any], float], PlannedQuery]] = {
     "stat": _stat,
     "release": _release,
     "linear": _model,
     "logistic": _model,
     "table": _table,
+    "gaussian": _gaussian,
+    "eptr": _eptr,
 }
 
 

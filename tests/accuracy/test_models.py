@@ -19,6 +19,7 @@ from scipy.special import expit
 
 import privest as pv
 from privest.accuracy import predict_model
+from privest.accuracy.models import MM_PATHS
 from privest.errors import ValidationError
 
 R = 150
@@ -127,3 +128,51 @@ def test_models_inputs_are_checked():
     big = predict_model(lin.set_params(method="adassp"), n=100_000, coef=[0.5], alpha=0.1)
     small = predict_model(lin, n=1_000, coef=[0.5], alpha=0.1)
     assert big[0].se < small[0].se / 50  # the noise falls like 1/n
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "eps"), [(20_000, 0.5), (1000, 1.0)])
+def test_noisy_mm_noise_is_predicted(n, eps):
+    """The default method: 150 fits of one data set of the design (each with its own
+    release of the Gram matrix and of the gradients) around the penalised optimum on the
+    sample; at n = 1000 the noise is large enough to bias the fit away from 0 (which a
+    linearisation would miss). Negative control: the prediction at twice the epsilon."""
+    rng = np.random.default_rng(3)
+    beta, icpt = np.array([1.0, -0.5, 0.5]), -0.3
+    x = rng.uniform(-1, 1, (n, 3))
+    y = (rng.random(n) < expit(x @ beta + icpt)).astype(float)
+    model = pv.PrivateLogisticRegression(epsilon=eps, delta=1e-6, bounds=(-1, 1), inference="none")
+    pred = predict_model(model, n=n, coef=beta, intercept=icpt)
+    assert {a.mechanism for a in pred} == {"noisy_mm"}
+    fits = np.array(
+        [
+            np.r_[model.set_params(random_state=s).fit(x, y).coef_[0], model.intercept_]
+            for s in range(R)
+        ]
+    )
+    l2 = model.l2_  # the public rule's ridge
+    xc = np.c_[x, np.ones(n)]
+    opt = minimize(
+        lambda th: np.mean(np.logaddexp(0, xc @ th) - y * (xc @ th)) + 0.5 * l2 * th @ th,
+        np.zeros(4),
+        jac=lambda th: xc.T @ (expit(xc @ th) - y) / n + l2 * th,
+        method="BFGS",
+        options={"gtol": 1e-12},
+    ).x
+    # the ridge acts on the fit's scaled coordinates (x / 1 and the constant 1): the same here
+    _check_simulated(pred, fits, opt)
+    wrong = predict_model(model.set_params(epsilon=2 * eps), n=n, coef=beta, intercept=icpt)
+    with pytest.raises(AssertionError):
+        _check_simulated(wrong, fits, opt)
+
+
+def _check_simulated(pred, fits: np.ndarray, centre: np.ndarray) -> None:
+    """:func:`_check` for a prediction that is itself a mean over MM_PATHS seeded runs: its
+    Monte Carlo SE joins the simulation's."""
+    sd = fits.std(axis=0, ddof=1)
+    for j, a in enumerate(pred):
+        se_sd = math.hypot(sd[j] / math.sqrt(2 * (R - 1)), a.law.sd / math.sqrt(2 * MM_PATHS))
+        assert abs(sd[j] - a.law.sd) <= 4 * se_sd, (a.quantity, sd[j], a.law.sd)
+        se_mean = math.hypot(sd[j] / math.sqrt(R), a.law.sd / math.sqrt(MM_PATHS))
+        offset = fits[:, j].mean() - centre[j]
+        assert abs(offset - a.law.bias) <= 4 * se_mean, (a.quantity, offset, a.law.bias)

@@ -105,10 +105,59 @@ def test_prediction_matches_the_tables_releases(noise, delta):
 
 def test_table_inputs_are_checked():
     with pytest.raises(ValidationError, match="aggregates"):
-        predict_table(["median:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
+        predict_table(["mode:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
     with pytest.raises(ValidationError, match="bounds"):
         predict_table(["sum:income"], epsilon=1, max_groups=1, max_rows=1, cell_n=10)
     with pytest.raises(ValidationError, match="max_rows"):
         predict_table(["count"], epsilon=1, max_groups=1, max_rows=0, cell_n=10)
     with pytest.raises(ValidationError, match="delta"):
         predict_table(["count"], epsilon=1, max_groups=1, max_rows=1, cell_n=10, noise="gaussian")
+
+
+def _agree(pred: float, pred_se: float, sim: np.ndarray, z: float = 4.0) -> bool:
+    """The mean of ``sim`` against ``pred`` within z combined Monte Carlo SEs (the
+    prediction's own, from its averaged reference cells, plus the simulation's)."""
+    se = math.hypot(pred_se, float(np.std(sim, ddof=1)) / math.sqrt(sim.size))
+    return abs(float(np.mean(sim)) - pred) <= z * se
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("spec", "level"), [("median:income", 0.5), ("quantile:0.8:income", 0.8)])
+def test_quantile_prediction_matches_the_tables_releases(spec, level):
+    """A cell's median or quantile: the prediction (the exact law of the plan's exponential
+    mechanism on reference cells drawn from the stated shape) against pv.tabulate's releases
+    on fresh data drawn from that shape, 2 cells x 200 tables: P(|error| > a) at the
+    half-width and its half, and the MSE. Negative control: the prediction for cells of a
+    quarter of the size is refused by the same check."""
+    n_cell, eps, reps = 150, 0.5, 200
+    ref = {"shape": "normal", "sd": 150.0, "draws": 100}
+    kw = dict(epsilon=eps, max_groups=1, max_rows=2, inference="none")
+    acc = predict_table([spec], cell_n=n_cell, bounds=BOUNDS, reference=ref, **kw)[0][0]
+    assert acc.mechanism == "rank_exponential" and "normal" in acc.assumption
+    kind = "median" if level == 0.5 else f"quantile:{level}"
+    out = "income_median" if level == 0.5 else f"income_quantile_{level:g}"
+    rng = np.random.default_rng(4)
+    keys = pd.DataFrame({"region": ["a", "b"]})
+    err = []
+    for seed in range(reps):
+        df = _people(n_cell, 0)
+        df["income"] = np.clip(rng.normal(500.0, 150.0, 2 * n_cell), 0.0, 1000.0)
+        table = pv.tabulate(
+            df, by="region", unit="pid", aggregates={"income": kind}, bounds=BOUNDS,
+            keys=keys, rng=seed, **kw,
+        )  # fmt: skip
+        truth = [np.quantile(df.income[df.region == r], level, method="inverted_cdf") for r in "ab"]
+        err += list(np.abs(table[out].to_numpy() - np.array(truth)))
+    err = np.array(err)
+    laws = acc.law.laws
+
+    def check(a_law, a: float) -> bool:
+        parts = np.array([float(law.error_sf(a)) for law in a_law.laws])
+        return _agree(parts.mean(), parts.std(ddof=1) / math.sqrt(parts.size), err > a)
+
+    for a in (acc.half_width * (1 + 1e-9), 0.5 * acc.half_width):
+        assert check(acc.law, a)
+    mses = np.array([law.error_mse() for law in laws])
+    assert _agree(mses.mean(), mses.std(ddof=1) / math.sqrt(mses.size), err**2)
+    small = predict_table([spec], cell_n=n_cell // 4, bounds=BOUNDS, reference=ref, **kw)[0][0]
+    assert not check(small.law, small.half_width * (1 + 1e-9))

@@ -4,17 +4,23 @@ only (docs/accuracy.md).
 * :func:`predict_statistic` (and :func:`epsilon_for_statistic`): the statistic mechanisms
   and the ``private_*`` functions, exact for the data-independent noises, exact on a stated
   reference shape of the data (:class:`ReferenceData`) for the instance-adaptive ones;
+* :func:`predict_gaussian` (and :func:`epsilon_for_gaussian`): the Gaussian mechanism,
+  exact;
 * :func:`predict_model`: ``PrivateLinearRegression`` (AdaSSP) and
-  ``PrivateLogisticRegression`` (noisy GD), from their noise calibration on a stated design;
+  ``PrivateLogisticRegression`` (noisy MM, noisy GD), from their noise calibration on a
+  stated design; the ePTR models of paper 001 given a release, with the chance that their
+  test refuses (``Accuracy.refusal``);
 * :func:`predict_zil` (and :func:`zil_parameter_for`): a ZIL release's values and column
   means, and the standard errors of DR fits on it (paper 000, Thm 5.3, on a stated design);
-* :func:`predict_table`: the cells of a group-by table with a person as the unit.
+* :func:`predict_table`: the cells of a group-by table with a person as the unit (counts,
+  sums, means, medians and quantiles).
 
 Each returns :class:`Accuracy` objects: ``se``, ``half_width`` (at level ``1 - alpha``),
 ``error_sf(a)`` = P(|error| > a), and the ``assumption`` the prediction rests on.
 """
 
 from privest.accuracy.base import Accuracy, ReferenceData, solve_public
+from privest.accuracy.gaussian import epsilon_for_gaussian, predict_gaussian
 from privest.accuracy.models import predict_model
 from privest.accuracy.statistics import epsilon_for_statistic, predict_statistic
 from privest.accuracy.tables import predict_table
@@ -23,7 +29,9 @@ from privest.accuracy.zil import predict_zil, zil_parameter_for
 __all__ = [
     "Accuracy",
     "ReferenceData",
+    "epsilon_for_gaussian",
     "epsilon_for_statistic",
+    "predict_gaussian",
     "predict_model",
     "predict_statistic",
     "predict_table",

@@ -144,22 +144,31 @@ class LaplaceSumLaw(OutputLaw):
 class MixtureErrorLaw(OutputLaw):
     """The error law averaged over several data sets: ``P(|err| > a)`` is the mean of the
     laws' (each around its own value), as is ``E err^2``; the quantiles follow from the
-    averaged CDF. The law of the error on data drawn at random from a reference shape."""
+    averaged CDF. The law of the error on data drawn at random from a reference shape.
+    ``weights`` (default equal) weigh the laws: a law given an event whose chance varies
+    over the data sets (an ePTR release, given that its test passes)."""
 
-    def __init__(self, laws: Sequence[OutputLaw]):
+    def __init__(self, laws: Sequence[OutputLaw], weights: ArrayLike | None = None):
         if not laws:
             raise ValidationError("laws: at least one law is needed")
         self.laws = list(laws)
+        w = np.ones(len(self.laws)) if weights is None else np.asarray(weights, dtype=float)
+        if w.shape != (len(self.laws),) or not (np.all(w >= 0) and w.sum() > 0):
+            raise ValidationError("weights: one number >= 0 per law, not all 0")
+        self.weights = w / w.sum()
         self.value, self.epsilon = 0.0, float(self.laws[0].epsilon)
 
+    def _mean(self, values: list[Any]) -> np.ndarray:
+        return np.tensordot(self.weights, np.asarray(values, dtype=float), axes=1)
+
     def error_sf(self, alpha: ArrayLike) -> np.ndarray:
-        return np.mean([np.asarray(law.error_sf(alpha), dtype=float) for law in self.laws], 0)
+        return self._mean([law.error_sf(alpha) for law in self.laws])
 
     def error_cdf(self, alpha: ArrayLike) -> np.ndarray:
         return 1.0 - self.error_sf(alpha)
 
     def error_mse(self) -> float:
-        return float(np.mean([law.error_mse() for law in self.laws]))
+        return float(self._mean([law.error_mse() for law in self.laws]))
 
     def error_quantile(self, p: ArrayLike) -> np.ndarray:
         """The root search of the base class, then up to the exact float where the CDF
@@ -184,11 +193,12 @@ class MixtureErrorLaw(OutputLaw):
     def logpdf(self, y: ArrayLike) -> np.ndarray:
         y = np.asarray(y, dtype=float)
         logs = [law.logpdf(y + law.value) for law in self.laws]
-        return special.logsumexp(logs, axis=0) - math.log(len(self.laws))
+        with np.errstate(divide="ignore"):
+            return special.logsumexp(logs, axis=0, b=self.weights.reshape((-1,) + (1,) * y.ndim))
 
     def sample(self, size: Any = None, rng: Any = None) -> Any:
         gen = np.random.default_rng(rng)
-        law = self.laws[int(gen.integers(len(self.laws)))]
+        law = self.laws[int(gen.choice(len(self.laws), p=self.weights))]
         return np.asarray(law.sample(size, gen)) - law.value
 
 
@@ -298,7 +308,8 @@ class Accuracy:
     level ``1 - alpha``); ``mechanism`` and ``n`` the mechanism and number of records the
     prediction is for; ``assumption`` what it rests on beyond the public inputs (empty when
     it is exact from them); ``plausible`` the public range of the quantity's values, when
-    known (the bounds of a median, ``[0, n]`` of a count), against which warnings are set.
+    known (the bounds of a median, ``[0, n]`` of a count), against which warnings are set;
+    ``refusal`` the chance that a propose-test-release step releases nothing.
     """
 
     quantity: str
@@ -308,6 +319,9 @@ class Accuracy:
     n: Any = None
     assumption: str = ""
     plausible: tuple[float, float] | None = None
+    #: the chance that nothing is released (an ePTR test refuses; the bottom is output):
+    #: ``law`` is then the error's law given a release
+    refusal: float | None = None
 
     @cached_property
     def se(self) -> float:
@@ -344,6 +358,7 @@ class Accuracy:
             "conf_level": self.conf_level,
             "half_width": self.half_width,
             "assumption": self.assumption or "exact from the public inputs",
+            "refusal": self.refusal,
         }
 
     def __str__(self) -> str:
@@ -354,6 +369,8 @@ class Accuracy:
             f"{self.quantity}: noise SE {self.se:.4g}, {self.conf_level:.0%} half-width "
             f"{self.half_width:.4g}" + (f" ({where})" if where else "")
         )
+        if self.refusal is not None:
+            text += f"; given a release, which is refused with probability {self.refusal:.3g}"
         return text + (f"; {self.assumption}" if self.assumption else "")
 
 

@@ -150,18 +150,22 @@ def _show(result: Any, console: Any) -> None:
             " composition; " + ", ".join(f"{k} {v.epsilon:.4g}" for k, v in comp.items()) + ")",
             title_justify="left",
         )
-        for col in ("quantity", "by", "n", "noise SE", f"{level} half-width", "assumption"):
+        ptr = any(a.refusal is not None for a in q.accuracy)  # ePTR: given a release
+        cols = ("quantity", "by", "n", "noise SE", f"{level} half-width")
+        cols += ("refused", "assumption") if ptr else ("assumption",)
+        for col in cols:
             table.add_column(col, justify="right" if col in ("noise SE", "n") else "left")
         for a in q.accuracy:
             row = a.to_dict()
-            table.add_row(
+            cells = [
                 a.quantity,
                 a.mechanism,
                 str(row["n"] if row["n"] is not None else "-"),
                 f"{a.se:.4g}",
                 f"{a.half_width:.4g}",
-                a.assumption or "exact",
-            )
+            ]
+            cells += [f"{a.refusal:.3g}"] if ptr else []
+            table.add_row(*cells, a.assumption or "exact")
         console.print(table)
         for w in q.warnings:
             console.print(f"  warning: {w}", markup=False, highlight=False)

@@ -64,6 +64,7 @@ from privest.validation import check_bounds, check_positive
 
 __all__ = [
     "EPTRBayesClassifier",
+    "bayes_auto_c0",
     "bayes_local_sensitivity",
     "bayes_statistics",
     "linear_bayes_scores",
@@ -99,6 +100,19 @@ def bayes_statistics(
         "gamma": gamma,
         "n_clipped": int(outside.sum()),
     }
+
+
+def bayes_auto_c0(
+    noisy_min: float, scale: float, n: int, k: int, epsilon: float, delta: float
+) -> float | None:
+    """The public rule of ``c0="auto"`` (module docstring) from the released smallest class
+    count ``noisy_min`` (Laplace of ``scale``) and the ePTR part's ``epsilon``: None when the
+    bottom is output up front."""
+    lower = noisy_min - scale * math.log(10.0)
+    c0 = (lower - 1.0 - ptr_threshold(epsilon, delta) - 2.0 / epsilon * math.log(19.0)) / n
+    if c0 <= 0:
+        return None
+    return min(c0, 0.999 / k)
 
 
 def linear_bayes_scores(X: np.ndarray, prior: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -263,16 +277,10 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def _private_c0(self, labels: np.ndarray, k: int, rng: np.random.Generator) -> float | None:
         """The noisy smallest class count, its 95% lower bound and the public rule."""
-        n = labels.size
-        eps = self._eptr_epsilon()
         mech = LatticeLaplace(self.epsilon * self.c0_share, 1.0)
         n_min = float(np.bincount(labels, minlength=k).min())
-        lower = float(mech.release(n_min, rng)[()]) - mech.scale * math.log(10.0)
-        m = ptr_threshold(eps, self.delta)
-        c0 = (lower - 1.0 - m - 2.0 / eps * math.log(19.0)) / n
-        if c0 <= 0:
-            return None
-        return min(c0, 0.999 / k)
+        noisy = float(mech.release(n_min, rng)[()])
+        return bayes_auto_c0(noisy, mech.scale, labels.size, k, self._eptr_epsilon(), self.delta)
 
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
         """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``

@@ -75,6 +75,7 @@ from privest.validation import check_positive
 __all__ = [
     "EPTRLinearRegression",
     "auto_c0",
+    "lambda_min_lower",
     "ols_local_sensitivity",
     "ols_statistics",
     "projected_moments",
@@ -189,6 +190,12 @@ def lambda_min_sensitivity(n: int, p: int, x_radius: float) -> float:
     """Replacement sensitivity of the computed lambda_min(S): R_x^2 (module docstring) plus
     twice a bound on the float error of forming S and its eigenvalue (4 (n + p) u n R_x^2)."""
     return x_radius**2 * (1.0 + 8.0 * (n + p) * 2.0**-52 * n)
+
+
+def lambda_min_lower(noisy: float, scale: float) -> float:
+    """The one-sided ``AUTO_CONF_LEVEL`` lower bound on lambda_min(S) from its release with
+    Laplace noise of ``scale``: P(Laplace(b) > t) = exp(-t/b) / 2."""
+    return noisy - scale * math.log(1.0 / (2.0 * (1.0 - AUTO_CONF_LEVEL)))
 
 
 def auto_c0(
@@ -447,8 +454,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         eps1 = self.epsilon * self.c0_share
         mech = LatticeLaplace(eps1, lambda_min_sensitivity(n, p, self.x_radius))
         noisy = float(mech.release(self._lambda_min(X, y), rng))
-        # P(Laplace(b) > t) = exp(-t/b)/2: a one-sided AUTO_CONF_LEVEL lower bound
-        lower = noisy - mech.scale * math.log(1.0 / (2.0 * (1.0 - AUTO_CONF_LEVEL)))
+        lower = lambda_min_lower(noisy, mech.scale)
         self.lambda_min_lower_ = lower
         return auto_c0(
             lower,

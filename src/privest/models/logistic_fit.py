@@ -41,6 +41,7 @@ __all__ = [
     "GRAM_SHARE",
     "bounded_hessian_inverse",
     "gradient_sensitivity",
+    "gram_preconditioner",
     "logistic_rule",
     "noisy_descent",
 ]
@@ -98,8 +99,22 @@ def bounded_hessian_inverse(
     """(H0 + l2 I)^{-1} with H0 = c X^T X / n from a rho-zCDP release of X^T X (c = 1/4 for
     two classes, 1/2 for more; module docstring); eigenvalues floored at 2 sqrt(d) times the
     noise sd of one entry (about the spectral norm of the noise)."""
-    n, d = Xc.shape
-    S_noisy, sigma = noisy_gram(Xc.T @ Xc, x_radius, rho, n, rng)
+    return gram_preconditioner(Xc.T @ Xc, Xc.shape[0], x_radius, rho, n_classes, l2, rng)
+
+
+def gram_preconditioner(
+    S: np.ndarray,
+    n: int,
+    x_radius: float,
+    rho: float,
+    n_classes: int,
+    l2: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """:func:`bounded_hessian_inverse` from the Gram matrix ``S = X^T X`` of ``n`` rows (the
+    accuracy prediction passes that of a reference design)."""
+    d = S.shape[0]
+    S_noisy, sigma = noisy_gram(S, x_radius, rho, n, rng)
     c = 0.25 if n_classes == 2 else 0.5
     vals, vecs = np.linalg.eigh(c * S_noisy / n)
     vals = np.maximum(vals, 2.0 * math.sqrt(d) * c * sigma / n) + l2
