@@ -152,21 +152,27 @@ def count_pvalue(c: Any, n: int, p0: float, r: float, alternative: str = "two-si
     """Mid-p p-value of the null proportion ``p0`` for released counts ``c``
     (``"larger"``: the alternative p > p0); two-sided, the least alpha at which the
     interval's test (:meth:`_CountLaw.accepts`) rejects."""
-    flat = np.atleast_1d(np.asarray(c, dtype=float)).ravel()
-    law = _CountLaw(flat, n, r)
-    p = np.full(flat.shape, float(p0))
-    low, high = law.mid(p)
-    if alternative in ("larger", "smaller"):
-        out = high if alternative == "larger" else low
-    else:
-        least_low, least_high = law.atoms(p)
-        candidates = [low, 2 * low, high, 2 * high, 2 * least_low, 2 * least_high]
-        out = np.ones(flat.shape)
-        for a in candidates:  # the test's decision changes only at these levels
-            a = np.clip(a, 0.0, 1.0)
-            out = np.where(~law.accepts(p, a) & (a < out), a, out)
+    flat, chunks = _chunks(np.atleast_1d(np.asarray(c, dtype=float)))
+    out = np.empty(flat.size)
+    for idx in chunks:  # neighbouring counts share a narrow window of the binomial
+        out[idx] = _pvalue(_CountLaw(flat[idx], n, r), float(p0), alternative)
     out = out.reshape(np.shape(c))
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _pvalue(law: _CountLaw, p0: float, alternative: str) -> np.ndarray:
+    """:func:`count_pvalue` of the counts of one window."""
+    p = np.full(law.c.shape, p0)
+    low, high = law.mid(p)
+    if alternative in ("larger", "smaller"):
+        return high if alternative == "larger" else low
+    least_low, least_high = law.atoms(p)
+    candidates = [low, 2 * low, high, 2 * high, 2 * least_low, 2 * least_high]
+    out = np.ones(law.c.shape)
+    for a in candidates:  # the test's decision changes only at these levels
+        a = np.clip(a, 0.0, 1.0)
+        out = np.where(~law.accepts(p, a) & (a < out), a, out)
+    return out
 
 
 def count_noise_halfwidth(r: float, alpha: float) -> int:
