@@ -409,3 +409,40 @@ def test_regressor_counts_the_released_curvature_in_its_convergence_check():
         IWPSGDRegressor(progress=False).fit(big)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
         IWPSGDRegressor(progress=False).fit(release(20_000))
+
+
+def test_default_fit_converges_and_the_warning_says_what_to_change():
+    """Issue 31: a default fit at a typical setting does not warn; a too-short one does, and
+    its advice (records for one pass, n_passes over this release) is right: following it
+    silences the warning. The default has an intercept started at the release's label
+    share, so a short fit predicts about the base rate, not P = 1/2."""
+    import re
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    def release(n, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-1, 1, (n, 2))
+        y = (rng.random(n) < 1 / (1 + np.exp(-(2 * X[:, 0] - X[:, 1] - 0.5)))).astype(int)
+        rel = release_examples(X, y, epsilon_x=6.0, epsilon_y=2.0, delta=1e-5, bounds=(-1, 1),
+                               calibration="analytic", rng=seed)  # fmt: skip
+        return X, y, rel
+
+    assert IWPSGDClassifier().fit_intercept is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        IWPSGDClassifier(progress=False).fit(release(60_000, 1)[2])
+    X, y, short = release(5_000, 2)
+    with pytest.warns(ConvergenceWarning, match="may not have converged") as rec:
+        est = IWPSGDClassifier(progress=False).fit(short)
+    msg = str(rec[0].message)
+    records = int(re.search(r"about ([\d,]+) records", msg).group(1).replace(",", ""))
+    passes = int(re.search(r"n_passes=(\d+)", msg).group(1))
+    assert 5_000 < records < 60_000 and passes > 1 and "alpha" in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        IWPSGDClassifier(progress=False, n_passes=passes).fit(short)
+        IWPSGDClassifier(progress=False).fit(release(records + 128, 3)[2])
+    # The short fit's probabilities sit near the label share (the start), not at 1/2.
+    share = y.mean()
+    assert abs(est.predict_proba(X)[:, 1].mean() - share) < abs(0.5 - share) / 2

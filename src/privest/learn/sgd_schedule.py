@@ -248,8 +248,8 @@ def check_convergence(
         warnings.warn(
             f"IWP-SGD may not have converged: the contraction (alpha, plus the squared loss's "
             f"curvature estimated from the release) times the sum of steps is "
-            f"{gamma_alpha_t:.3g} < {MIN_CONTRACTION:g}, so the fit may still be shrunk towards its "
-            "start (the curvature of other losses is not counted); "
+            f"{gamma_alpha_t:.3g} < {MIN_CONTRACTION:g}, so the fit may still be shrunk towards "
+            "its start (the curvature of other losses is not counted); "
             + (advice or "use more data, more passes, a larger eta0 or a larger alpha"),
             ConvergenceWarning,
             stacklevel=3,
