@@ -343,7 +343,8 @@ _COMMON_DOC = """
     last iterate as in the paper); ``n_passes``; ``warm_start`` (``fit`` starts from the
     previous coefficients); ``shuffle`` (a pre-shuffle with ``random_state``);
     ``record_every`` (trajectory resolution); ``progress`` (rich bar); ``fit_intercept``
-    (a public constant column, not noised and not penalised, A7 in docs/iwp-sgd.md).
+    (a public constant column, not noised and not penalised, A7 in docs/iwp-sgd.md; True
+    by default for the classifier, whose fit then starts at the release's label share).
 
     ``partial_fit`` runs one pass over a further release (a stream of releases), continuing
     the iterate, the step counter and the average (every iterate of later calls is
@@ -352,7 +353,8 @@ _COMMON_DOC = """
     are (``shuffle=True`` is refused there). A ``ConvergenceWarning`` is raised when the
     iterate is not finite or far beyond the public bound on the optimum (diverged), or when
     alpha * sum of steps < 3 (the ridge term alone does not guarantee that the start is
-    forgotten).
+    forgotten); that warning gives the records one pass would need and the ``n_passes``
+    that would reach the contraction.
 
     Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
     ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept
