@@ -38,6 +38,7 @@ def test_sklearn_conventions_and_method_types():
         alpha=0.1,
         averaging=None,
         theta_radius=None,
+        fit_intercept=False,
     )
     assert est.get_params()["loss"] == "logistic"
     assert clone(est).set_params(order=2).order == 2
@@ -77,7 +78,7 @@ def test_more_passes_and_averaging_options():
     X, y = _classification(5000)
     rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=3)
     kw = dict(batch_size=50, learning_rate=1e-2, record_every=1, progress=False, alpha=0.0,
-              theta_radius=None)  # fmt: skip
+              theta_radius=None, fit_intercept=False)  # fmt: skip
     one = IWPSGDClassifier(averaging=None, **kw).fit(rel)
     two = IWPSGDClassifier(n_passes=2, averaging=None, **kw).fit(rel)
     T = one.n_batches_
@@ -103,7 +104,8 @@ def test_user_margin_loss_in_the_estimator():
     X, y = _classification(5000)
     rel = release_examples(X, y, epsilon_x=4, epsilon_y=2, delta=1e-5, bounds=(-1, 1), rng=5)
     user = MarginLoss("exponential", lambda z, n: (-1.0) ** n * np.exp(-z))
-    kw = dict(batch_size=50, learning_rate=1e-2, alpha=1.0, progress=False, averaging=None)
+    kw = dict(batch_size=50, learning_rate=1e-2, alpha=1.0, progress=False, averaging=None,
+              fit_intercept=False)  # fmt: skip
     with pytest.raises(ValidationError, match="explicit integer order"):
         IWPSGDClassifier(loss=user, **kw).fit(rel)  # order="auto" is the logistic table's
     exact = IWPSGDClassifier(loss="exponential", **kw).fit(rel)
@@ -283,14 +285,15 @@ def test_defaults_are_consistent_and_public():
     assert est.learning_rate == "optimal" and est.averaging == "tail" and est.alpha > 0
     assert est.theta_radius == "auto" and est.eta0 == "auto"
     X, y, rel = _release(200_000, seed=3, eps_x=8.0)
-    est = IWPSGDClassifier(progress=False).fit(rel)
+    est = IWPSGDClassifier(progress=False, fit_intercept=False).fit(rel)
     # "auto" radius: at most the public |phi'(0)| R / alpha = sqrt(3) (exponential loss,
     # alpha = 1), tightened by the release's estimate of ||grad F(0)|| (post-processing).
     assert 0 < est.theta_radius_ < math.sqrt(3)
     assert est.coef_.shape == (1, 3) and est.intercept_.shape == (1,)
     assert est.n_iter_ == 1 and est.n_batches_ == math.ceil(200_000 / 128)
     # Clean ridge optimum of the exponential loss (alpha = 1) by the oracle with many passes.
-    oracle = IWPSGDClassifier(method="oracle", progress=False, n_passes=5).fit(X, y, bounds=(-1, 1))
+    oracle = IWPSGDClassifier(method="oracle", progress=False, n_passes=5, fit_intercept=False)
+    oracle.fit(X, y, bounds=(-1, 1))
     rel_err = np.linalg.norm(est.coef_ - oracle.coef_) / np.linalg.norm(oracle.coef_)
     assert rel_err < 0.35, rel_err  # measured 0.1-0.2 over seeds
     assert est.theta_radius_ > np.linalg.norm(oracle.coef_)  # the ball holds the optimum
@@ -323,7 +326,7 @@ def test_convergence_warnings():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_partial_fit_over_a_stream_equals_one_fit():
     X, y, rel = _release(8000, seed=6)
-    kw = dict(progress=False, batch_size=100, eta0=0.01)
+    kw = dict(progress=False, batch_size=100, eta0=0.01, fit_intercept=False)
     whole = IWPSGDClassifier(averaging="polyak", **kw).fit(rel)
     # The same release cut in four: continuing the iterate, step counter and average.
     from dataclasses import replace
@@ -339,7 +342,8 @@ def test_partial_fit_over_a_stream_equals_one_fit():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_warm_start_continues_from_the_previous_coefficients():
     X, y, rel = _release(20_000, seed=8)
-    kw = dict(progress=False, learning_rate=1e-2, averaging=None, record_every=1)
+    kw = dict(progress=False, learning_rate=1e-2, averaging=None, record_every=1,
+              fit_intercept=False)  # fmt: skip
     cold = IWPSGDClassifier(**kw).fit(rel)
     warm = IWPSGDClassifier(warm_start=True, **kw).fit(rel)
     first = warm.coef_.copy()
@@ -405,3 +409,40 @@ def test_regressor_counts_the_released_curvature_in_its_convergence_check():
         IWPSGDRegressor(progress=False).fit(big)
     with pytest.warns(ConvergenceWarning, match="may not have converged"):
         IWPSGDRegressor(progress=False).fit(release(20_000))
+
+
+def test_default_fit_converges_and_the_warning_says_what_to_change():
+    """Issue 31: a default fit at a typical setting does not warn; a too-short one does, and
+    its advice (records for one pass, n_passes over this release) is right: following it
+    silences the warning. The default has an intercept started at the release's label
+    share, so a short fit predicts about the base rate, not P = 1/2."""
+    import re
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    def release(n, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-1, 1, (n, 2))
+        y = (rng.random(n) < 1 / (1 + np.exp(-(2 * X[:, 0] - X[:, 1] - 0.5)))).astype(int)
+        rel = release_examples(X, y, epsilon_x=6.0, epsilon_y=2.0, delta=1e-5, bounds=(-1, 1),
+                               calibration="analytic", rng=seed)  # fmt: skip
+        return X, y, rel
+
+    assert IWPSGDClassifier().fit_intercept is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        IWPSGDClassifier(progress=False).fit(release(60_000, 1)[2])
+    X, y, short = release(5_000, 2)
+    with pytest.warns(ConvergenceWarning, match="may not have converged") as rec:
+        est = IWPSGDClassifier(progress=False).fit(short)
+    msg = str(rec[0].message)
+    records = int(re.search(r"about ([\d,]+) records", msg).group(1).replace(",", ""))
+    passes = int(re.search(r"n_passes=(\d+)", msg).group(1))
+    assert 5_000 < records < 60_000 and passes > 1 and "alpha" in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        IWPSGDClassifier(progress=False, n_passes=passes).fit(short)
+        IWPSGDClassifier(progress=False).fit(release(records + 128, 3)[2])
+    # The short fit's probabilities sit near the label share (the start), not at 1/2.
+    share = y.mean()
+    assert abs(est.predict_proba(X)[:, 1].mean() - share) < abs(0.5 - share) / 2

@@ -148,7 +148,8 @@ def _part_b(console: Any, output: Path, rng: np.random.Generator) -> dict[str, A
     # Public settings: a projection radius keeps the IWP gradient's exp(-y theta'x~) factors
     # (heavy-tailed under noise) bounded; a small step with tail averaging tames its variance.
     kw = dict(loss="exponential", batch_size=32, learning_rate=2e-4, alpha=1.0,
-              theta_radius=1.0, averaging="tail", progress=False)  # fmt: skip
+              theta_radius=1.0, averaging="tail", progress=False,
+              fit_intercept=False)  # fmt: skip  # the paper's E1 model: no intercept
     best = _best_clean(Xtr, ytr)
     fits = {
         f"{BEST_LABEL} (not private)": best,

@@ -44,13 +44,16 @@ from privest.learn.iwp_core import (
 )
 from privest.learn.losses import get_margin_loss
 from privest.learn.sgd_schedule import (
+    MIN_CONTRACTION,
     check_convergence,
+    convergence_advice,
     curvature_from_sums,
     default_eta0,
     default_radius,
     loss_name,
     make_schedule,
     radius_from_sums,
+    steps_to_contract,
 )
 from privest.release.examples import PrivateExamples
 from privest.rng import resolve_rng
@@ -78,6 +81,25 @@ def _check_binary_target(y: np.ndarray, classes: Any) -> np.ndarray:
     if not np.all(np.isin(y, classes)):
         raise ValidationError("y: has labels outside classes")
     return classes
+
+
+def _intercept_start(f: Any, y: Any, n: int, eps_y: float, p: int) -> np.ndarray | None:
+    """The start of a classifier with an intercept: slopes 0, the intercept at the loss's
+    minimiser for the label share read from the release (post-processing: free).
+
+    E[y~] = (2S - 1) E[y] under randomized response, so P = (1 + mean(y~) / (2S - 1)) / 2,
+    clipped to [0.01, 0.99]; the intercept is logit(P) / ``proba_scale`` (logistic,
+    exponential) or 2P - 1 (squared). A loss without either starts at 0 (None). The fit is
+    shrunk towards its start when the data are few for the noise (docs/iwp-sgd.md, Sec. 3),
+    so it is shrunk towards the label share, not towards P = 1/2."""
+    scale = getattr(f, "proba_scale", None)
+    if scale is None and not f.quadratic_in_theta:
+        return None
+    keep = 2.0 / (1.0 + math.exp(-eps_y)) - 1.0 if math.isfinite(eps_y) else 1.0
+    share = min(max(0.5 * (1.0 + float(y.sum()) / (n * keep)), 0.01), 0.99)
+    theta0 = np.zeros(p + 1)
+    theta0[p] = 2.0 * share - 1.0 if scale is None else math.log(share / (1.0 - share)) / scale
+    return theta0
 
 
 class _ContractTags:
@@ -171,6 +193,8 @@ class _IWPSGDBase(BaseEstimator):
             avg0 = (self._average_[None], self._n_averaged_)
         elif self.warm_start and fitted:
             theta0 = self._average_
+        elif self.fit_intercept and self._task == "classification":
+            theta0 = _intercept_start(f, y, n, eps_y, p)
         width = p + int(self.fit_intercept)
         if theta0 is not None and theta0.shape[-1] != width:
             raise ValidationError(f"X: has {p} features; the model was fitted with another shape")
@@ -221,7 +245,11 @@ class _IWPSGDBase(BaseEstimator):
         if f.quadratic_in_theta:
             rate += f.margin_curvature() * curvature_from_sums(sums, sigma2, noised)
         decay = rate * self._step_sum if rate > 0 else math.inf
-        check_convergence(path.last, path.history, decay, bound)
+        advice = ""
+        if decay < MIN_CONTRACTION and not incremental:
+            needed = steps_to_contract(self.learning_rate, float(eta0), alpha, rate)
+            advice = convergence_advice(needed, n, B, T // passes)
+        check_convergence(path.last, path.history, decay, bound, advice)
         return self
 
     def _radius(self, sums, sigma2, eps_y, loss, x_radius, y_scale, y_var):
@@ -315,7 +343,8 @@ _COMMON_DOC = """
     last iterate as in the paper); ``n_passes``; ``warm_start`` (``fit`` starts from the
     previous coefficients); ``shuffle`` (a pre-shuffle with ``random_state``);
     ``record_every`` (trajectory resolution); ``progress`` (rich bar); ``fit_intercept``
-    (a public constant column, not noised and not penalised, A7 in docs/iwp-sgd.md).
+    (a public constant column, not noised and not penalised, A7 in docs/iwp-sgd.md; True
+    by default for the classifier, whose fit then starts at the release's label share).
 
     ``partial_fit`` runs one pass over a further release (a stream of releases), continuing
     the iterate, the step counter and the average (every iterate of later calls is
@@ -324,7 +353,8 @@ _COMMON_DOC = """
     are (``shuffle=True`` is refused there). A ``ConvergenceWarning`` is raised when the
     iterate is not finite or far beyond the public bound on the optimum (diverged), or when
     alpha * sum of steps < 3 (the ridge term alone does not guarantee that the start is
-    forgotten).
+    forgotten); that warning gives the records one pass would need and the ``n_passes``
+    that would reach the contraction.
 
     Learned: ``coef_``, ``intercept_``, ``n_iter_`` (passes), ``n_batches_`` / ``t_`` (steps),
     ``eta0_``, ``theta_radius_``, ``trajectory_`` (iterates of the last call, the intercept
@@ -377,7 +407,7 @@ class IWPSGDClassifier(_ContractTags, ClassifierMixin, _IWPSGDBase):
         record_every: int | None = None,
         progress: bool = True,
         random_state: Any = None,
-        fit_intercept: bool = False,
+        fit_intercept: bool = True,
     ):
         self.fit_intercept = fit_intercept
         self.loss = loss

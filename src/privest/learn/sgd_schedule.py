@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
+from scipy import special
 from sklearn.exceptions import ConvergenceWarning
 
 from privest.errors import ValidationError
@@ -172,9 +173,60 @@ def curvature_from_sums(sums: dict, sigma2: float, noised: np.ndarray | None = N
     return max(0.0, float(np.linalg.eigvalsh(m)[0]) - 4.0 * math.sqrt(p) * se)
 
 
-def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound):
+def steps_to_contract(
+    learning_rate: object, eta0: float, alpha: float, rate: float, target: float = MIN_CONTRACTION
+) -> float | None:
+    """The number of steps T with ``rate`` * (sum of the first T steps) = ``target``, for the
+    named schedules with a closed-form sum (None for "invscaling" and callables).
+
+    "optimal": sum_{t<T} eta0 / (1 + eta0 alpha t) = (psi(t0 + T) - psi(t0)) / alpha with
+    t0 = 1 / (eta0 alpha) (psi the digamma function), solved for T by bisection; "constant"
+    (or a number): T = target / (rate eta0)."""
+    if not rate > 0:
+        return None
+    if not isinstance(learning_rate, str):
+        if callable(learning_rate):
+            return None
+        eta0, learning_rate = float(learning_rate), "constant"  # type: ignore[arg-type]
+    if learning_rate == "constant":
+        return target / (rate * eta0)
+    if learning_rate != "optimal" or not alpha > 0:
+        return None
+    t0 = 1.0 / (eta0 * alpha)
+    need = target * alpha / rate  # psi(t0 + T) - psi(t0) >= need
+    lo, hi = 0.0, 1.0
+    while special.digamma(t0 + hi) - special.digamma(t0) < need:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e18:
+            return math.inf
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if special.digamma(t0 + mid) - special.digamma(t0) < need else (lo, mid)
+    return hi
+
+
+def convergence_advice(steps_needed: float | None, n: int, batch_size: int, steps_done: int) -> str:
+    """What to change when the start is not forgotten: the records one pass would need and
+    the passes over this release that would reach the contraction (public quantities)."""
+    if steps_needed is None or not math.isfinite(steps_needed):
+        return "use more data, more passes (n_passes), a larger eta0 or a larger alpha"
+    records = math.ceil(steps_needed * batch_size)
+    passes = math.ceil(steps_needed / max(steps_done, 1))
+    return (
+        f"one pass at these settings needs about {records:,} records (n = {n:,}: too few "
+        f"for this sigma^2 and alpha; a larger epsilon_x gives a smaller sigma^2), n_passes="
+        f"{passes} reaches the contraction over this release (no privacy cost, but the passes "
+        "reuse its noise and can overfit it: check a held-out loss), or a larger alpha (more "
+        "shrinkage)"
+    )
+
+
+def check_convergence(
+    theta: np.ndarray, history: np.ndarray, gamma_alpha_t: float, bound, advice: str = ""
+):
     """Warn (ConvergenceWarning) if the run diverged, or if the ridge term alone cannot
-    guarantee convergence (alpha * sum of steps below ``MIN_CONTRACTION``)."""
+    guarantee convergence (alpha * sum of steps below ``MIN_CONTRACTION``); ``advice`` (see
+    :func:`convergence_advice`) says what to change."""
     norms = np.linalg.norm(history.reshape(history.shape[0], -1), axis=1)
     if not np.all(np.isfinite(theta)) or not np.all(np.isfinite(norms)):
         warnings.warn(
@@ -196,9 +248,9 @@ def check_convergence(theta: np.ndarray, history: np.ndarray, gamma_alpha_t: flo
         warnings.warn(
             f"IWP-SGD may not have converged: the contraction (alpha, plus the squared loss's "
             f"curvature estimated from the release) times the sum of steps is "
-            f"{gamma_alpha_t:.3g} < {MIN_CONTRACTION:g}, so the start may not be forgotten (the "
-            "curvature of other losses is not counted); use more data, more passes, a larger "
-            "eta0 or a larger alpha",
+            f"{gamma_alpha_t:.3g} < {MIN_CONTRACTION:g}, so the fit may still be shrunk towards "
+            "its start (the curvature of other losses is not counted); "
+            + (advice or "use more data, more passes, a larger eta0 or a larger alpha"),
             ConvergenceWarning,
             stacklevel=3,
         )
