@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
     from privest.accuracy import (
         Accuracy,
         ReferenceData,
+        predict_examples,
         predict_gaussian,
         predict_model,
         predict_statistic,
@@ -116,6 +117,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privest.accuracy": (
         "Accuracy",
         "ReferenceData",
+        "predict_examples",
         "predict_gaussian",
         "predict_model",
         "predict_statistic",

@@ -12,6 +12,8 @@ only (docs/accuracy.md).
   test refuses (``Accuracy.refusal``);
 * :func:`predict_zil` (and :func:`zil_parameter_for`): a ZIL release's values and column
   means, and the standard errors of DR fits on it (paper 000, Thm 5.3, on a stated design);
+* :func:`predict_examples`: a local release of examples for IWP-SGD (paper 004), exact
+  for the features' noise, the label share's variance exact;
 * :func:`predict_table`: the cells of a group-by table with a person as the unit (counts,
   sums, means, medians and quantiles).
 
@@ -20,6 +22,7 @@ Each returns :class:`Accuracy` objects: ``se``, ``half_width`` (at level ``1 - a
 """
 
 from privest.accuracy.base import Accuracy, ReferenceData, solve_public
+from privest.accuracy.examples import predict_examples
 from privest.accuracy.gaussian import epsilon_for_gaussian, predict_gaussian
 from privest.accuracy.models import predict_model
 from privest.accuracy.statistics import epsilon_for_statistic, predict_statistic
@@ -31,6 +34,7 @@ __all__ = [
     "ReferenceData",
     "epsilon_for_gaussian",
     "epsilon_for_statistic",
+    "predict_examples",
     "predict_gaussian",
     "predict_model",
     "predict_statistic",

@@ -63,7 +63,7 @@ from privest.models.eptr_ols import (
     lambda_min_lower,
     lambda_min_sensitivity,
 )
-from privest.validation import check_bounds, check_positive
+from privest.validation import check_positive
 
 __all__ = ["EPTR_MODELS", "predict_eptr"]
 
@@ -192,7 +192,7 @@ def _nw(model: EPTRKernelRegressor, n: int) -> tuple[list[str], list[Any], list[
     queries = model._queries()
     m, d = queries.shape
     eps, delta = model._per_query_budget(m)
-    box = check_bounds(model.bounds, d, "bounds")
+    box = model._box(d)
     lo, hi = box[:, 0], box[:, 1]
     h = model._bandwidth(n, d)
     kmax = (2.0 * math.pi) ** (-d / 2.0) * h ** (-d)

@@ -225,6 +225,12 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             return ApproxDP(m * self.epsilon, min(m * self.delta, 1.0 - 1e-12))
         return ApproxDP(self.epsilon, self.delta)
 
+    def _box(self, d: int) -> np.ndarray:
+        """The public feature box, (d, 2): ``bounds=`` or ``domain.bounds``, else the unit
+        box."""
+        box = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        return check_bounds((0.0, 1.0) if box is None else box, d, "bounds")
+
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         queries = self._queries()
         X, y = validate_fit_data(self, X, y)
@@ -234,8 +240,7 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
             )
         check_positive(self.y_radius, "y_radius")
         check_positive(self.c0, "c0")
-        box = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
-        box = check_bounds((0.0, 1.0) if box is None else box, X.shape[1], "bounds")
+        box = self._box(X.shape[1])
         outside = np.any((X < box[:, 0]) | (X > box[:, 1]), axis=1)
         outside |= np.abs(y) > self.y_radius
         if outside.any() and not self.clip:
