@@ -202,3 +202,35 @@ def test_eptr_inputs_are_checked():
     assert predict_model(tiny, n=100, n_features=2)[0].refusal > 0.99
     row = predict_model(bayes, n=100_000, n_features=2)[0].to_dict()
     assert row["refusal"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["eptr", "classic"])
+def test_generic_ptr_refusal_and_noise_are_predicted(kind):
+    """The generic mechanisms around a caller's estimator, at a stated safety margin: the
+    share of refusals over 3,000 releases within 4 binomial SEs of ``refusal``, and the
+    released values' mean square error within 4 Monte Carlo SEs of se^2; a wrong margin
+    is rejected by the same check."""
+    from privest.accuracy import predict_ptr
+    from privest.mechanisms.eptr import EPTR, ptr_threshold
+    from privest.mechanisms.ptr import ClassicPTR
+
+    eps, delta, reps = 1.0, 1e-3, 3000
+    # near each test's threshold, where refusal is neither rare nor certain
+    margin = ptr_threshold(eps, delta) + 0.5 if kind == "eptr" else 2 / eps * math.log(1 / delta)
+    if kind == "eptr":
+        mech = EPTR(lambda d: [0.0, 0.0], lambda d: margin, 0.1, eps, delta, dim=2)
+    else:
+        mech = ClassicPTR(lambda d: [0.0, 0.0], lambda d: margin, 0.1, eps, delta)
+    pred = predict_ptr(mech, gamma=margin, dims=2)[0]
+    gen = np.random.default_rng(11)
+    out = [mech.release(None, rng=gen) for _ in range(reps)]
+    refused = np.mean([not r.released for r in out])
+    binom_se = math.sqrt(pred.refusal * (1 - pred.refusal) / reps)
+    assert 0.05 < pred.refusal < 0.95
+    assert abs(refused - pred.refusal) <= 4 * binom_se
+    sq = np.concatenate([r.value**2 for r in out if r.released])
+    assert abs(sq.mean() - pred.se**2) <= 4 * sq.std(ddof=1) / math.sqrt(sq.size)
+    wrong = predict_ptr(mech, gamma=margin + 3.0, dims=2)[0]
+    assert abs(refused - wrong.refusal) > 4 * binom_se
+    with pytest.raises(ValidationError, match="gamma"):
+        predict_ptr(mech, gamma=-1.0)

@@ -9,7 +9,8 @@ only (docs/accuracy.md).
 * :func:`predict_model`: ``PrivateLinearRegression`` (AdaSSP) and
   ``PrivateLogisticRegression`` (noisy MM, noisy GD), from their noise calibration on a
   stated design; the ePTR models of paper 001 given a release, with the chance that their
-  test refuses (``Accuracy.refusal``);
+  test refuses (``Accuracy.refusal``), and with :func:`predict_ptr` the generic ePTR and
+  classic PTR mechanisms around a caller's estimator, at a stated safety margin;
 * :func:`predict_zil` (and :func:`zil_parameter_for`): a ZIL release's values and column
   means, and the standard errors of DR fits on it (paper 000, Thm 5.3, on a stated design);
 * :func:`predict_examples`: a local release of examples for IWP-SGD (paper 004), exact
@@ -22,6 +23,7 @@ Each returns :class:`Accuracy` objects: ``se``, ``half_width`` (at level ``1 - a
 """
 
 from privest.accuracy.base import Accuracy, ReferenceData, solve_public
+from privest.accuracy.eptr import predict_ptr
 from privest.accuracy.examples import predict_examples
 from privest.accuracy.gaussian import epsilon_for_gaussian, predict_gaussian
 from privest.accuracy.models import predict_model
@@ -37,6 +39,7 @@ __all__ = [
     "predict_examples",
     "predict_gaussian",
     "predict_model",
+    "predict_ptr",
     "predict_statistic",
     "predict_table",
     "predict_zil",

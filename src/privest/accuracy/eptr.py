@@ -46,14 +46,16 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from privest.accuracy.base import Accuracy, MixtureErrorLaw, NormalErrorLaw
+from privest.accuracy.base import Accuracy, MixtureErrorLaw, NormalErrorLaw, check_alpha
 from privest.errors import ValidationError
 from privest.mechanisms.eptr import (
+    EPTR,
     check_eptr_parameters,
     eptr_noise_scale,
     release_probability,
 )
-from privest.mechanisms.samplers.lattice import LatticeLaplace
+from privest.mechanisms.ptr import ClassicPTR, classic_ptr_probability
+from privest.mechanisms.samplers.lattice import LatticeLaplace, lattice_gaussian
 from privest.models.eptr_bayes import EPTRBayesClassifier, bayes_auto_c0, bayes_local_sensitivity
 from privest.models.eptr_nw import EPTRKernelRegressor, nw_local_sensitivity
 from privest.models.eptr_ols import (
@@ -65,7 +67,7 @@ from privest.models.eptr_ols import (
 )
 from privest.validation import check_positive
 
-__all__ = ["EPTR_MODELS", "predict_eptr"]
+__all__ = ["EPTR_MODELS", "predict_eptr", "predict_ptr"]
 
 EPTR_MODELS = (EPTRLinearRegression, EPTRBayesClassifier, EPTRKernelRegressor)
 #: seeded data sets of the design (the Monte Carlo error of a refusal chance is at most
@@ -250,4 +252,55 @@ def predict_eptr(
     return [
         Accuracy(name, law, alpha, label, n, note, refusal=r)
         for name, law, r in zip(names, laws, refusals, strict=True)
+    ]
+
+
+def predict_ptr(
+    mechanism: EPTR | ClassicPTR, *, gamma: Any, dims: int | None = None, alpha: float = 0.05
+) -> list[Accuracy]:
+    """The predicted error of the generic propose-test-release mechanisms of paper 001 around
+    a caller's estimator: :class:`~privest.mechanisms.eptr.EPTR` (Algorithm 2) and
+    :class:`~privest.mechanisms.ptr.ClassicPTR` (Algorithm 1).
+
+    Given a release, each coordinate errs by the Gaussian step, ``N(0, sigma^2)`` with the
+    step's lattice sigma, exactly (``dims``, the estimator's output length, is the EPTR
+    mechanism's ``dim`` unless given, 1 by default). Whether a release happens depends on
+    the data through the estimator's safety margin, which the caller states as ``gamma``:
+    the alpha-SaLBo value (ePTR) or the
+    distance to an unsafe data set (classic PTR) expected of the data, one number or several
+    equally likely ones. ``refusal`` is the predicted chance that nothing is released:
+    ``1 - expit(eps (gamma - M) / 2)`` (ePTR) or one minus Algorithm 1's pass probability,
+    averaged over the stated values."""
+    alpha = check_alpha(alpha)
+    g = np.atleast_1d(np.asarray(gamma, dtype=float))
+    if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
+        raise ValidationError(f"gamma: {gamma!r} must be finite numbers >= 0 (a safety margin)")
+    if dims is None:
+        dims = getattr(mechanism, "dim", None) or 1
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise ValidationError(f"dims: {dims!r} must be a whole number >= 1")
+    if isinstance(mechanism, EPTR):
+        q = release_probability(g, mechanism.epsilon, mechanism.delta)
+        sigma = eptr_noise_scale(mechanism.alpha, mechanism.epsilon, mechanism.delta, dims)
+        label, what = "eptr", "SaLBo"
+    elif isinstance(mechanism, ClassicPTR):
+        q = classic_ptr_probability(g, mechanism.epsilon, mechanism.delta)
+        eps = mechanism.epsilon / mechanism.noise_multiplier
+        sigma = lattice_gaussian(eps, mechanism.delta, mechanism.alpha, dims, "classic").sigma
+        label, what = "classic_ptr", "distance to unsafe"
+    else:
+        raise ValidationError(
+            f"mechanism: a {type(mechanism).__name__} is not an EPTR or ClassicPTR mechanism"
+        )
+    quantity = "value" if dims == 1 else f"each of {dims} coordinates"
+    shown = np.array2string(g, precision=3, separator=", ")
+    return [
+        Accuracy(
+            quantity,
+            NormalErrorLaw(sigma),
+            alpha,
+            label,
+            assumption=f"given a release; assumes the {what} of the data is {shown}",
+            refusal=float(1.0 - np.mean(q)),
+        )
     ]
