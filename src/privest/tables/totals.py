@@ -180,12 +180,26 @@ def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None)
     if keys is not None:
         index = pd.MultiIndex.from_frame(keys[list(by)])
         return index.get_indexer(pd.MultiIndex.from_frame(df[list(by)])).astype(np.int64), keys
+    codes, table, size = None, {}, 1
+    for col in by:  # the codes of each column, combined arithmetically
+        c, uniq = pd.factorize(df[col], sort=False, use_na_sentinel=False)
+        table[col] = uniq
+        if size * max(len(uniq), 1) >= 2**62:  # too many combinations: pandas' grouping
+            codes = df.groupby(list(by), sort=False, dropna=False, observed=True).ngroup()
+            codes = codes.to_numpy().astype(np.int64)
+            first = np.unique(codes, return_index=True)[1]
+            return codes, df[list(by)].iloc[first].reset_index(drop=True)
+        codes = c.astype(np.int64) if codes is None else codes * len(uniq) + c
+        size *= max(len(uniq), 1)
     if len(by) == 1:
-        codes, uniq = pd.factorize(df[by[0]], sort=False, use_na_sentinel=False)
-        return codes.astype(np.int64), pd.DataFrame({by[0]: uniq})
-    codes = df.groupby(list(by), sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    first = np.unique(codes, return_index=True)[1]
-    return codes.astype(np.int64), df[list(by)].iloc[first].reset_index(drop=True)
+        return codes, pd.DataFrame(table)
+    codes, combined = pd.factorize(codes, sort=False)  # in order of first appearance
+    out = {}
+    for col in reversed(by):
+        n = len(table[col])
+        out[col] = table[col].take(combined % n)
+        combined = combined // n
+    return codes.astype(np.int64), pd.DataFrame({c: out[c] for c in by})
 
 
 def person_codes(ids: pd.Series) -> np.ndarray:
@@ -261,8 +275,9 @@ def cell_totals(
         persons = person_codes(df[plan.unit])
     values = {c: _column(df, c, *plan.bounds[c], clip) for c in plan.columns}
     keep, people = bound_rows(cells, persons, n_cells, plan.max_groups, plan.max_rows, rng)
-    kc = cells[keep]
-    kept = {c: v[keep] for c, v in values.items()}
+    rows = np.flatnonzero(keep)  # then takes: faster than masks
+    kc = cells.take(rows)
+    kept = {c: v.take(rows) for c, v in values.items()}
     out = CellTotals(key_table, np.bincount(kc, minlength=n_cells), people)
     for key, prim in plan.primitives.items():
         if prim.noise is not None and prim.kind != "rows":
