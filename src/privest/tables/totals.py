@@ -143,10 +143,10 @@ def bound_rows(
     the pair code ``person n_cells + cell`` above the row's index), so a person's pairs
     are adjacent; then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
     ``max_rows`` rows of each kept pair."""
-    valid = cells >= 0
     if persons is None:
+        valid = cells >= 0
         return valid, np.bincount(cells[valid], minlength=n_cells)
-    rows = None if valid.all() else np.flatnonzero(valid)
+    rows = None if cells.size == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
     pair = persons * np.int64(n_cells)
     pair += cells
     if rows is not None:
@@ -162,14 +162,14 @@ def bound_rows(
     pair <<= bits
     pair |= np.arange(pair.size)
     pair.sort()
-    spair = pair >> bits
-    start, size = _runs(spair)
-    upair = spair[start] if uniq is None else uniq[spair[start]]
+    order = pair & ((1 << bits) - 1)
+    pair >>= bits  # the pair codes, sorted
+    start, size = _runs(pair)
+    upair = pair[start] if uniq is None else uniq[pair[start]]
+    del pair
     p_person, p_cell = upair // n_cells, upair % n_cells
-    p_start, p_size = _runs(p_person)
-    keep_pair = _keep_random(p_start, p_size, max_groups, rng)
+    keep_pair = _keep_random(*_runs(p_person), max_groups, rng)
     kept = _keep_random(start, size, max_rows, rng, keep_pair)
-    order = np.bitwise_and(pair, (1 << bits) - 1, out=pair)
     keep[order if rows is None else rows[order]] = kept
     return keep, np.bincount(p_cell[keep_pair], minlength=n_cells)
 
