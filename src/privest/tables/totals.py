@@ -2,11 +2,11 @@
 "Bounding").
 
 **Bounding** (:func:`bound_rows`), before any noise: each person keeps at most
-``max_groups`` of their cells and at most ``max_rows`` of their rows in each, chosen
-uniformly at random: every (person, cell) pair and every row gets an independent random
-priority and the lowest ones are kept (a groupby rank, vectorised). Which rows are kept
-never depends on their values, and each person's choice depends only on their own rows and
-priorities, so the bounded data of two neighbours differ by one person's bounded rows.
+``max_groups`` of their cells and at most ``max_rows`` of their rows in each kept cell, a
+uniformly random subset of each (the rows grouped by one sort of their (person, cell)
+codes, the subsets drawn by :func:`_keep_random`). Which rows are kept never depends on
+their values, and each person's draws are independent of everyone else's, so the bounded
+data of two neighbours differ by one person's bounded rows.
 Persons within the limits keep everything (sampling them would keep everything too).
 
 **Totals** (:func:`cell_totals`): per cell the number of rows, the number of people, the
