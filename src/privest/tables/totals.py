@@ -19,6 +19,7 @@ disjoint parts add up (:func:`merge_totals`: the Dask backend sums them over par
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,8 @@ class CellTotals:
         )
 
 
+#: rows per chunk of the row index packed into the sort key
+_CHUNK = 1 << 20
 #: the largest limit sampled by Floyd's algorithm (above it: by sorting random priorities)
 FLOYD_LIMIT = 32
 
@@ -160,9 +163,11 @@ def bound_rows(
         pair, uniq = pd.factorize(pair, sort=True)
         pair = pair.astype(np.int64)
     pair <<= bits
-    pair |= np.arange(pair.size)
+    for i in range(0, pair.size, _CHUNK):  # the row index, in chunks (no n-sized arange)
+        pair[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, pair.size))
     pair.sort()
-    order = pair & ((1 << bits) - 1)
+    order = np.empty(pair.size, dtype=np.int32)  # rows < 2^31 (MAX_ROWS_TOTAL)
+    np.bitwise_and(pair, (1 << bits) - 1, out=order, casting="unsafe")
     pair >>= bits  # the pair codes, sorted
     start, size = _runs(pair)
     upair = pair[start] if uniq is None else uniq[pair[start]]
@@ -250,7 +255,10 @@ def snapped(prim: Any, x: np.ndarray, a: float, b: float) -> np.ndarray:
     v = x * 1.0 if prim.kind == "sum" else x - c  # a new array, changed in place below
     if prim.kind == "square":
         np.multiply(v, v, out=v)
-    np.ldexp(v, prim.p, out=v)
+    if -1022 <= prim.p <= 1023:  # times a normal power of two: exact as ldexp, faster
+        np.multiply(v, math.ldexp(1.0, prim.p), out=v)
+    else:
+        np.ldexp(v, prim.p, out=v)
     np.rint(v, out=v)
     low = 0 if prim.kind == "square" else -prim.bound
     return np.clip(v, low, prim.bound, out=v)
