@@ -33,12 +33,22 @@ sum / len (post-processing: better than ``.dp.mean``, which would release both a
 OpenDP's margin needs public ``max_length`` and ``max_groups``: n (the number of rows).
 
     python benchmarks/bench_tables.py [--sizes 1e5,1e6] [--reps 50] [--big-reps 20] [--quick]
+
+``--speed`` times privest alone against pandas (no anchors) on the generated data at
+``--sizes`` (e.g. 1e5,1e6,1e7), the runs of each size interleaved (pandas, privest, and with
+``--baseline SRC`` the privest of another source tree in a worker process, e.g. the main
+branch's, for a before/after in the same run), medians of ``--reps``; and the peak memory
+each allocates for one release beyond the data (tracemalloc, which numpy reports to).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 import time
+import tracemalloc
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,11 +114,12 @@ def persons_case(n: int, seed: int = 0, cells: int = 200) -> Case:
 # ---- the three libraries: each returns a DataFrame of the keys, count, sum, mean --------
 
 
-def run_privest(case: Case, seed: int) -> pd.DataFrame:
+def privest_table(case: Case, seed: int) -> pd.DataFrame:
+    """The privest release itself (what ``--speed`` times)."""
     import privest as pv
 
     unit = {"unit": case.unit, "max_groups": case.max_groups, "max_rows": case.max_rows}
-    t = pv.tabulate(
+    return pv.tabulate(
         case.df,
         by=case.by,
         aggregates={case.column: list(AGGS)},
@@ -119,6 +130,10 @@ def run_privest(case: Case, seed: int) -> pd.DataFrame:
         rng=seed,
         **(unit if case.unit else {}),
     )
+
+
+def run_privest(case: Case, seed: int) -> pd.DataFrame:
+    t = privest_table(case, seed)
     c = case.column
     out = pd.DataFrame(t[case.by])
     for a in AGGS:
@@ -337,6 +352,92 @@ def markdown(case: Case, s: dict) -> str:
     return "\n".join(lines)
 
 
+# ---- speed against pandas alone, with an optional baseline source tree --------------------
+
+
+def _worker() -> None:
+    """Read ``n seed`` lines; time one privest release on ``persons_case(n)``; print it."""
+    cases: dict[int, Case] = {}
+    for line in sys.stdin:
+        n, seed = (int(v) for v in line.split())
+        case = cases.setdefault(n, persons_case(n))
+        if seed < 0:  # warm-up
+            privest_table(case, 0)
+            print(0.0, flush=True)
+            continue
+        t = time.perf_counter()
+        privest_table(case, seed)
+        print(time.perf_counter() - t, flush=True)
+
+
+def _peak(fn: Callable[[], object]) -> float:
+    """The peak of the memory allocated while ``fn`` runs (bytes, tracemalloc)."""
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return float(peak)
+
+
+def speed(sizes: list[int], reps: int, baseline: str | None) -> list[dict]:
+    """Interleaved timings (module docstring) and one memory peak each, per size."""
+    worker = None
+    if baseline:
+        env = {**os.environ, "PYTHONPATH": baseline}
+        worker = subprocess.Popen(
+            [sys.executable, __file__, "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    def base(n: int, seed: int) -> float:
+        worker.stdin.write(f"{n} {seed}\n")
+        worker.stdin.flush()
+        return float(worker.stdout.readline())
+
+    rows = []
+    for n in sizes:
+        case = persons_case(n)
+        privest_table(case, 0)
+        if worker:
+            base(n, -1)
+        times: dict[str, list[float]] = {"pandas": [], "privest": [], "baseline": []}
+        for r in range(reps):
+            times["pandas"].append(pandas_floor(case, repeat=1))
+            t = time.perf_counter()
+            privest_table(case, 1000 + r)
+            times["privest"].append(time.perf_counter() - t)
+            if worker:
+                times["baseline"].append(base(n, 1000 + r))
+        row = {"n": n, **{k: float(np.median(v)) for k, v in times.items() if v}}
+        row["pandas_mib"] = _peak(lambda c=case: pandas_floor(c, repeat=1)) / 2**20
+        row["privest_mib"] = _peak(lambda c=case: privest_table(c, 1)) / 2**20
+        row["data_mib"] = case.df.memory_usage(deep=True).sum() / 2**20
+        rows.append(row)
+        print_speed(row)
+    if worker:
+        worker.stdin.close()
+        worker.wait()
+    return rows
+
+
+def print_speed(row: dict) -> None:
+    p = row["pandas"]
+    line = (
+        f"n={row['n']:.0e}: pandas {p * 1e3:.1f} ms, privest {row['privest'] * 1e3:.1f} ms "
+        f"({row['privest'] / p:.1f}x)"
+    )
+    if "baseline" in row:
+        line += f", baseline {row['baseline'] * 1e3:.1f} ms ({row['baseline'] / p:.1f}x)"
+    line += (
+        f"; peak memory beyond the data ({row['data_mib']:.0f} MiB): pandas "
+        f"{row['pandas_mib']:.1f} MiB, privest {row['privest_mib']:.1f} MiB"
+    )
+    print(line, flush=True)
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6", help="n of the generated data sets")
@@ -352,10 +453,18 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--skip-real", action="store_true", help="only the generated data sets")
     ap.add_argument("--markdown", action="store_true", help="also print Markdown tables")
     ap.add_argument("--quick", action="store_true", help="n = 10^4 and 5 releases")
+    ap.add_argument("--speed", action="store_true", help="privest against pandas only")
+    ap.add_argument("--baseline", help="with --speed: a source tree to time as well")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        _worker()
+        return {}
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
     if args.quick:
         sizes, args.reps, args.big_reps = [10_000], 5, 5
+    if args.speed:
+        return {"speed": speed(sizes, args.reps, args.baseline)}
     cases = ([] if args.skip_real else [fair_case()]) + [persons_case(n) for n in sizes]
     out = {}
     for case in cases:

@@ -177,7 +177,17 @@ def _pvalue(law: _CountLaw, p0: float, alternative: str) -> np.ndarray:
 
 def count_noise_halfwidth(r: float, alpha: float) -> int:
     """The least integer a with ``P(|K| <= a) >= 1 - alpha``:
-    ``P(|K| > a) = 2 r^(a+1) / (1 + r)``."""
+    ``P(|K| > a) = 2 r^(a+1) / (1 + r)`` (the closed form's root, then checked against the
+    tail itself on both sides, so float rounding of the logarithms cannot move it)."""
     if r <= 0:
         return 0
-    return max(0, math.ceil(math.log(alpha * (1 + r) / 2) / math.log(r) - 1 - 1e-12))
+
+    def tail(a: int) -> float:
+        return 2.0 * r ** (a + 1.0) / (1.0 + r)
+
+    a = max(0, math.ceil(math.log(alpha * (1.0 + r) / 2.0) / math.log(r) - 1.0))
+    while a > 0 and tail(a - 1) <= alpha:
+        a -= 1
+    while tail(a) > alpha:
+        a += 1
+    return a

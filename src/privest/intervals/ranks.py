@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -43,7 +44,15 @@ from scipy import stats
 from privest.mechanisms.lattice_plm import stair_fraction
 from privest.mechanisms.profiles.reaches import quantile_rank
 
-__all__ = ["EndpointPlan", "clear_of_edges", "endpoint_plan", "endpoint_ranks", "rank_noise_cdf"]
+__all__ = [
+    "EndpointPlan",
+    "clear_of_edges",
+    "endpoint_plan",
+    "endpoint_ranks",
+    "order_levels",
+    "order_se",
+    "rank_noise_cdf",
+]
 
 #: pieces beyond this weight ratio carry no mass that matters (e^-28: about 1e-12)
 _LEVEL_LOG_RATIO = 28.0
@@ -194,3 +203,25 @@ def endpoint_plan(
         return EndpointPlan(k_low if keep else None, None, epsilon, 0.0)
     keep = clear_of_edges(k_high, n, epsilon, +1)
     return EndpointPlan(None, k_high if keep else None, 0.0, epsilon)
+
+
+def order_levels(
+    quantile: float, n_lower: np.ndarray, rank_error: float, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The levels ``q -+ (z sqrt(q (1 - q) n) + r + 1) / n`` of the two order statistics
+    whose releases bound the population q-quantile with a union bound (vectorised over
+    releases): ``n`` a lower confidence bound of the count (failing w.p. alpha/8 per end),
+    ``z = z_(1 - alpha/4)`` for the binomial rank of the quantile, ``r`` the mechanism's
+    rank error bound (alpha/8); each end fails w.p. at most alpha/2 (the order-statistic
+    interval, David and Nagaraja 2003, Sec. 7.1; Drechsler et al. 2022 for private ones).
+    A level outside (0, 1) means the public bound."""
+    q = quantile
+    z = stats.norm.ppf(1 - alpha / 4)
+    offset = (z * np.sqrt(q * (1 - q) * n_lower) + rank_error + 1.0) / n_lower
+    return q - offset, q + offset
+
+
+def order_se(lower: Any, upper: Any, alpha: float) -> Any:
+    """The standard error reported for an order-statistic interval: its width over
+    ``2 z_(1 - alpha/2)`` (the interval is not symmetric)."""
+    return (upper - lower) / (2 * stats.norm.ppf(1 - alpha / 2))

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import stats
 
 from privest.errors import ValidationError
 from privest.intervals.counts import count_interval, count_noise_halfwidth
 from privest.intervals.laws import invert, laplace_nodes
+from privest.intervals.noisy import noise_interval
+from privest.intervals.ranks import order_se
 
 __all__ = ["CountInference", "Interval", "MomentInference", "OrderInference", "check_alpha"]
 
@@ -106,7 +107,7 @@ class MomentInference:
         work = self.work
         if self.kind == "noise":
             half = self.scale * math.log(1 / a)
-            lower, upper = np.maximum(self.lo, work - half), np.minimum(self.hi, work + half)
+            lower, upper = noise_interval(work, half, self.lo, self.hi)
         else:
             lower, upper = invert(
                 np.atleast_1d(work), self.sd_at, (self.scale,), self.lo, self.hi, a
@@ -152,7 +153,7 @@ class CountInference:
         if self.kind == "noise":
             half = count_noise_halfwidth(self.r, a)
             top = math.inf if self.n is None else self.n
-            return Interval(max(0.0, self.estimate - half), min(top, self.estimate + half))
+            return Interval(*noise_interval(self.estimate, half, 0.0, top))
         low, up = count_interval(self.estimate, self.n, self.r, a)
         return Interval(low * self.n, up * self.n)
 
@@ -197,4 +198,4 @@ class OrderInference:
     @property
     def bse(self) -> float:
         """The interval's half-width over z_{1 - alpha/2} (the interval is not symmetric)."""
-        return (self.upper - self.lower) / (2 * stats.norm.ppf(1 - self.alpha / 2))
+        return order_se(self.lower, self.upper, self.alpha)

@@ -1,29 +1,25 @@
 """Estimates, standard errors and intervals of a table's cells (docs/tables.md,
-"Intervals"), by post-processing of the released primitives only.
+"Intervals"), by post-processing of the released primitives only: this module maps the
+cells' released values and public noise laws to the core's interval code
+(:mod:`privest.intervals`), vectorised over the cells.
 
 Each function returns ``(estimate, se, lower, upper)`` arrays, one entry per cell, at level
 ``1 - alpha``:
 
-* **count** (a total of the bounded data; noise only): the exact two-sided quantile ``q``
-  of the discrete noise law, ``[N~ - q, N~ + q]`` (lower end at least 0); covers the
-  bounded count with probability at least 1 - alpha.
+* **count** (a total of the bounded data; noise only): the exact two-sided quantile of the
+  discrete noise law, :func:`~privest.intervals.noisy.noise_interval` in ``[0, inf)``;
+  covers the bounded count with probability at least 1 - alpha.
 * **sum** (a total; noise only): ``c N~ + C~`` (or the raw noisy sum); the half-width adds
   the ``1 - alpha/4`` quantiles of the two noises (a union bound: at least 1 - alpha).
-* **mean** (the cell's population mean; sampling and noise): ``c + C~ / N~``, clipped to the
-  bounds; the delta method (Casella and Berger 2002, Sec. 5.5.4) for the ratio gives the
-  noise variance ``(Var C~ + (m - c)^2 Var N~) / N~^2``, and the sampling variance is
-  ``s^2 / N~`` with ``s^2 = Q~ / N~ - (C~ / N~)^2`` from the released sum of squares
-  (clipped to ``[0, (b - a)^2 / 4]``); a normal interval (the private spread of Du et al.
-  2020, "Differentially private confidence intervals").
+* **mean** (the cell's population mean; sampling and noise):
+  :func:`~privest.intervals.noisy.ratio_interval`.
 * **median, quantile** (the population quantile; sampling and noise): two more releases of
-  the exponential mechanism at the levels ``q -+ (z sqrt(q (1 - q) n) + r + 1) / n`` with
-  ``n`` a lower confidence bound of the count and ``r`` the rank error bound of the
-  mechanism (:func:`~privest.mechanisms.rank_exponential.rank_error_bound`): the order-
-  statistic interval of the quantile (David and Nagaraja 2003, Sec. 7.1; Drechsler et al.
-  2022 for private ones), each end failing with probability at most alpha/2 (alpha/8 the
-  count bound, alpha/4 the binomial rank, alpha/8 the mechanism), widened by half a
-  lattice step for the snapping. An end whose level leaves (0, 1) is the public bound.
-  The SE reported is the interval's width over ``2 z_(1 - alpha/2)``.
+  the exponential mechanism at the levels of
+  :func:`~privest.intervals.ranks.order_levels` (``n`` a lower confidence bound of the
+  count at alpha/8, ``r`` the mechanism's rank error bound
+  :func:`~privest.mechanisms.rank_exponential.rank_error_bound` at alpha/8), widened by half
+  a lattice step for the snapping. An end whose level leaves (0, 1) is the public bound.
+  The SE is :func:`~privest.intervals.ranks.order_se`.
 """
 
 from __future__ import annotations
@@ -31,8 +27,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
+from privest.intervals.noisy import noise_interval, ratio_interval
+from privest.intervals.ranks import order_levels, order_se
 from privest.mechanisms.rank_exponential import LEVEL_BITS, rank_error_bound, sample_rank_em
 from privest.tables.noise import CellNoise
 from privest.tables.plan import Primitive
@@ -43,10 +40,9 @@ Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def count_cells(noisy: np.ndarray, noise: CellNoise, alpha: float) -> Cells:
-    q = noise.abs_quantile(alpha)
     se = np.full(noisy.shape, math.sqrt(noise.variance))
     est = np.maximum(noisy, 0.0)
-    return est, se, np.maximum(noisy - q, 0.0), np.maximum(noisy + q, 0.0)
+    return est, se, *noise_interval(noisy, noise.abs_quantile(alpha), 0.0)
 
 
 def sum_cells(
@@ -65,11 +61,10 @@ def sum_cells(
         est = c * rows[0] + centred
         var = c * c * rows[1].variance + noise.variance
         hw = abs(c) * rows[1].abs_quantile(alpha / 2) + noise.abs_quantile(alpha / 2)
-    lo_end = -math.inf if a < 0 else 0.0
+    lo_end = -math.inf if a < 0 else 0.0  # the sum's public range
     hi_end = math.inf if b > 0 else 0.0
-    clip = lambda v: np.clip(v, lo_end, hi_end)  # noqa: E731 (the sum's public range)
     se = np.full(est.shape, math.sqrt(var))
-    return clip(est), se, clip(est - hw), clip(est + hw)
+    return np.clip(est, lo_end, hi_end), se, *noise_interval(est, hw, lo_end, hi_end)
 
 
 def mean_cells(
@@ -79,18 +74,13 @@ def mean_cells(
     alpha: float,
     bounds: tuple[float, float],
 ) -> Cells:
-    a, b = bounds
-    c, half = (a + b) / 2.0, (b - a) / 2.0
-    n = np.maximum(rows[0], 1.0)
-    est = np.clip(c + centred[0] / n, a, b)
-    noise_var = (centred[1].variance + (est - c) ** 2 * rows[1].variance) / n**2
-    var = noise_var
-    if square is not None:
-        spread = np.clip(square[0] / n - (centred[0] / n) ** 2, 0.0, half * half)
-        var = var + spread / n
-    se = np.sqrt(var)
-    z = stats.norm.ppf(1 - alpha / 2)
-    return est, se, np.clip(est - z * se, a, b), np.clip(est + z * se, a, b)
+    return ratio_interval(
+        (centred[0], centred[1].variance),
+        (rows[0], rows[1].variance),
+        None if square is None else square[0],
+        bounds,
+        alpha,
+    )
 
 
 def quantile_cells(
@@ -109,17 +99,15 @@ def quantile_cells(
     nan = np.full(value.shape, np.nan)
     if ends is None or rows is None:
         return value, nan, nan, nan
-    q = prim.quantile
     n_lo = np.maximum(rows[0] - rows[1].abs_quantile(alpha / 4), 1.0)
     lo_prim, hi_prim = ends
     score = lo_prim.score
     width = grid.kb - grid.ka + 1
     r = rank_error_bound(score.epsilon_run, score.delta_ranks, width, alpha / 8)
-    z = stats.norm.ppf(1 - alpha / 4)
-    offset = (z * np.sqrt(q * (1 - q) * n_lo) + r + 1.0) / n_lo
+    levels = order_levels(prim.quantile, n_lo, r, alpha)
     one = 1 << LEVEL_BITS
     out = []
-    for prim_end, level, bound in ((lo_prim, q - offset, grid.ka), (hi_prim, q + offset, grid.kb)):
+    for prim_end, level, bound in zip((lo_prim, hi_prim), levels, (grid.ka, grid.kb), strict=True):
         a = np.clip(np.rint(level * one), 1, one).astype(np.int64)
         got = sample_rank_em(hist, prim_end.score, rng, levels=a) + grid.ka
         inside = (level > 0) & (level < 1)
@@ -127,5 +115,4 @@ def quantile_cells(
     lo_b, hi_b = grid.ka * grid.step, grid.kb * grid.step
     lower = np.maximum(out[0] - grid.step / 2, lo_b)
     upper = np.minimum(out[1] + grid.step / 2, hi_b)
-    se = (upper - lower) / (2 * stats.norm.ppf(1 - alpha / 2))
-    return value, se, lower, upper
+    return value, order_se(lower, upper, alpha), lower, upper

@@ -36,6 +36,7 @@ from privest.accounting.events import (
     PureDPEvent,
 )
 from privest.errors import ValidationError
+from privest.intervals.counts import count_noise_halfwidth
 from privest.mechanisms.discrete_laplace import discrete_laplace_scale
 from privest.mechanisms.samplers.lattice import (
     MAX_INT,
@@ -133,13 +134,7 @@ class CellNoise:
     def abs_quantile(self, beta: float) -> float:
         """The least ``q`` (value units) with P(|K g| > q) <= beta."""
         if self.kind == "laplace":
-            p = self._p
-            j = max(0, math.ceil(math.log(beta * (1.0 + p) / 2.0) / math.log(p) - 1.0))
-            while j > 0 and float(self.abs_sf(j - 1)) <= beta:  # float guard
-                j -= 1
-            while float(self.abs_sf(j)) > beta:
-                j += 1
-            return float(j) * self.step
+            return float(count_noise_halfwidth(self._p, beta)) * self.step
         tail = self._gauss_tail
         return float(np.argmax(tail <= beta)) * self.step
 

@@ -30,6 +30,7 @@ floats from the exact recursion by far less than the slack, so the (eps, delta) 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,9 +41,11 @@ __all__ = ["keep_probabilities", "optimal_select", "threshold"]
 _SLACK = 1e-9
 
 
+@lru_cache(maxsize=64)
 def keep_probabilities(epsilon: float, delta: float) -> np.ndarray:
     """``p(0), p(1), ..., 1``: the optimal keep-probabilities per number of people
-    (module docstring), run at the slackened (eps, delta); the last entry is 1."""
+    (module docstring), run at the slackened (eps, delta); the last entry is 1. Cached: a
+    pure function of public inputs (a loop over the counts); the array is read-only."""
     eps = epsilon * (1 - _SLACK)
     dlt = delta * (1 - _SLACK) - 2.0**-50
     if dlt <= 0:
@@ -52,7 +55,9 @@ def keep_probabilities(epsilon: float, delta: float) -> np.ndarray:
     while p[-1] < 1.0 and len(p) < 10**7:
         prev = p[-1]
         p.append(min(e * prev + dlt, 1.0 - e_inv * (1.0 - prev - dlt), 1.0))
-    return np.array(p)
+    out = np.array(p)
+    out.flags.writeable = False
+    return out
 
 
 def optimal_select(

@@ -2,23 +2,24 @@
 "Bounding").
 
 **Bounding** (:func:`bound_rows`), before any noise: each person keeps at most
-``max_groups`` of their cells and at most ``max_rows`` of their rows in each, chosen
-uniformly at random: every (person, cell) pair and every row gets an independent random
-priority and the lowest ones are kept (a groupby rank, vectorised). Which rows are kept
-never depends on their values, and each person's choice depends only on their own rows and
-priorities, so the bounded data of two neighbours differ by one person's bounded rows.
+``max_groups`` of their cells and at most ``max_rows`` of their rows in each kept cell, a
+uniformly random subset of each (the rows grouped by one sort of their (person, cell)
+codes, the subsets drawn by :func:`_keep_random`). Which rows are kept never depends on
+their values, and each person's draws are independent of everyone else's, so the bounded
+data of two neighbours differ by one person's bounded rows.
 Persons within the limits keep everything (sampling them would keep everything too).
 
 **Totals** (:func:`cell_totals`): per cell the number of rows, the number of people, the
 sums of the snapped values (:class:`~privest.tables.plan.Primitive`: each record mapped
 to an integer ``|v| <= 2^30`` on a public dyadic grid, a fixed record-wise map) and, for
-quantiles, the histogram over the public lattice points. Sums are exact: the integers are
-split into 21-bit limbs whose float sums stay below 2^53 (at most 2^31 rows). Totals of
+quantiles, the histogram over the public lattice points. Sums are exact: float sums over
+chunks of rows small enough that every partial sum is an integer below 2^53. Totals of
 disjoint parts add up (:func:`merge_totals`: the Dask backend sums them over partitions).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,6 @@ from privest.tables.plan import MAX_ROWS_TOTAL, Plan
 
 __all__ = ["CellTotals", "bound_rows", "cell_codes", "cell_totals", "merge_totals"]
 
-_LIMB = 21
 #: cells x lattice points of the quantile histograms held at once
 MAX_HISTOGRAM = 1 << 26
 
@@ -56,18 +56,78 @@ class CellTotals:
         )
 
 
-def _group_rank(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The rank (0, 1, ...) of each entry within its group in a uniformly random order:
-    one sort of ``group 2^32 + U``, U a random 32-bit priority per entry (groups below
-    2^31)."""
-    key = (groups.astype(np.int64) << 32) | rng.integers(0, 2**32, size=groups.size)
-    order = np.argsort(key)
-    g = groups[order]
-    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    sizes = np.diff(np.r_[start, g.size])
-    rank = np.empty(g.size, dtype=np.int64)
-    rank[order] = np.arange(g.size) - np.repeat(start, sizes)
-    return rank
+#: rows per chunk of the row index packed into the sort key
+_CHUNK = 1 << 20
+#: the largest limit sampled by Floyd's algorithm (above it: by sorting random priorities)
+FLOYD_LIMIT = 32
+
+
+def _floyd(size: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniform ``limit``-subset of ``range(size[g])`` for each group ``g`` (rows of a
+    ``(groups, limit)`` array; every ``size > limit``): Floyd's algorithm (Bentley and Floyd
+    1987, "Programming pearls: a sample of brilliance"), vectorised over the groups."""
+    chosen = np.empty((size.size, limit), dtype=np.int64)
+    for s in range(limit):
+        j = size - limit + s
+        t = rng.integers(0, j + 1)  # uniform on {0, ..., j} (unbiased bounded integers)
+        seen = (chosen[:, :s] == t[:, None]).any(axis=1)
+        chosen[:, s] = np.where(seen, j, t)
+    return chosen
+
+
+def _by_priority(size: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
+    """Which entries of consecutive groups of sizes ``size`` (all ``> limit``) are kept: the
+    ``limit`` lowest of independent uniform priorities (one sort of ``group 2^s +
+    priority``, values only; a group whose ``limit``-th priority is tied draws again: given
+    no tie the kept set is uniform by symmetry, and exactly ``limit`` are kept)."""
+    offset = np.cumsum(np.r_[0, size[:-1]])
+    keep = np.zeros(int(size.sum()), dtype=bool)
+    todo = np.arange(size.size)
+    shift = 63 - int(size.size).bit_length()
+    while todo.size:
+        sizes = size[todo]
+        which = np.repeat(np.arange(todo.size), sizes)
+        entries = np.repeat(offset[todo] - np.cumsum(np.r_[0, sizes[:-1]]), sizes)
+        entries += np.arange(which.size)
+        key = (which << shift) | rng.integers(0, 1 << shift, size=which.size, dtype=np.int64)
+        thr = np.sort(key)[np.cumsum(np.r_[0, sizes[:-1]]) + limit - 1]
+        kept = key <= thr[which]
+        keep[entries] = kept
+        todo = todo[np.bincount(which, weights=kept, minlength=todo.size) > limit]
+    return keep
+
+
+def _keep_random(
+    start: np.ndarray,
+    size: np.ndarray,
+    limit: int,
+    rng: np.random.Generator,
+    among: np.ndarray | bool = True,
+) -> np.ndarray:
+    """Which entries are kept: of each group in ``among`` (a mask over the groups, or all), a
+    uniformly random ``limit`` of its entries (all of a group within the limit); the
+    groups are consecutive runs (``start``, ``size``) of the entries. Floyd's algorithm
+    for small limits, random priorities for large ones (a public choice: both draw a
+    uniform subset)."""
+    keep = np.repeat(among & (size <= limit), size)
+    big = np.flatnonzero(among & (size > limit))
+    if big.size == 0:
+        return keep
+    if limit <= FLOYD_LIMIT:
+        keep[(start[big, None] + _floyd(size[big], limit, rng)).ravel()] = True
+    else:
+        runs = np.repeat(start[big] - np.cumsum(np.r_[0, size[big][:-1]]), size[big])
+        keep[runs + np.arange(runs.size)] = _by_priority(size[big], limit, rng)
+    return keep
+
+
+def _runs(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, size) of the runs of equal values."""
+    new = np.empty(sorted_values.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new[1:])
+    start = np.flatnonzero(new)
+    return start, np.diff(start, append=sorted_values.size)
 
 
 def bound_rows(
@@ -80,25 +140,42 @@ def bound_rows(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(rows kept, people per cell) after bounding (module docstring). ``cells``: the cell
     code of each row (-1: outside the public keys, dropped); ``persons``: the person code
-    of each row, or None when one record is the unit."""
-    valid = cells >= 0
+    of each row (non-negative), or None when one record is the unit.
+
+    The (person, cell) pairs are grouped by one sort of ``pair 2^b + row`` (values only:
+    the pair code ``person n_cells + cell`` above the row's index), so a person's pairs
+    are adjacent; then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
+    ``max_rows`` rows of each kept pair."""
     if persons is None:
+        valid = cells >= 0
         return valid, np.bincount(cells[valid], minlength=n_cells)
-    rows = np.flatnonzero(valid)
-    pair = persons[rows].astype(np.int64) * n_cells + cells[rows]
-    codes, uniq = pd.factorize(pair, sort=False)
-    p_person, p_cell = uniq // n_cells, uniq % n_cells
-    keep_pair = np.ones(uniq.size, dtype=bool)
-    per_person = np.bincount(p_person)
-    over = np.flatnonzero(per_person[p_person] > max_groups)
-    if over.size:
-        keep_pair[over] = _group_rank(p_person[over], rng) < max_groups
+    rows = None if cells.size == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
+    pair = persons * np.int64(n_cells)
+    pair += cells
+    if rows is not None:
+        pair = pair[rows]
     keep = np.zeros(cells.size, dtype=bool)
-    keep[rows] = keep_pair[codes]
-    per_pair = np.bincount(codes, minlength=uniq.size)
-    big = np.flatnonzero(keep_pair[codes] & (per_pair[codes] > max_rows))
-    if big.size:
-        keep[rows[big]] = _group_rank(codes[big], rng) < max_rows
+    if pair.size == 0:
+        return keep, np.zeros(n_cells, dtype=np.int64)
+    bits = int(pair.size - 1).bit_length()
+    uniq = None
+    if (int(persons.max()) + 1) * n_cells >= 1 << (63 - bits):  # recode: pairs < 2^31
+        pair, uniq = pd.factorize(pair, sort=True)
+        pair = pair.astype(np.int64)
+    pair <<= bits
+    for i in range(0, pair.size, _CHUNK):  # the row index, in chunks (no n-sized arange)
+        pair[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, pair.size))
+    pair.sort()
+    order = np.empty(pair.size, dtype=np.int32)  # rows < 2^31 (MAX_ROWS_TOTAL)
+    np.bitwise_and(pair, (1 << bits) - 1, out=order, casting="unsafe")
+    pair >>= bits  # the pair codes, sorted
+    start, size = _runs(pair)
+    upair = pair[start] if uniq is None else uniq[pair[start]]
+    del pair
+    p_person, p_cell = upair // n_cells, upair % n_cells
+    keep_pair = _keep_random(*_runs(p_person), max_groups, rng)
+    kept = _keep_random(start, size, max_rows, rng, keep_pair)
+    keep[order if rows is None else rows[order]] = kept
     return keep, np.bincount(p_cell[keep_pair], minlength=n_cells)
 
 
@@ -108,12 +185,26 @@ def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None)
     if keys is not None:
         index = pd.MultiIndex.from_frame(keys[list(by)])
         return index.get_indexer(pd.MultiIndex.from_frame(df[list(by)])).astype(np.int64), keys
+    codes, table, size = None, {}, 1
+    for col in by:  # the codes of each column, combined arithmetically
+        c, uniq = pd.factorize(df[col], sort=False, use_na_sentinel=False)
+        table[col] = uniq
+        if size * max(len(uniq), 1) >= 2**62:  # too many combinations: pandas' grouping
+            codes = df.groupby(list(by), sort=False, dropna=False, observed=True).ngroup()
+            codes = codes.to_numpy().astype(np.int64)
+            first = np.unique(codes, return_index=True)[1]
+            return codes, df[list(by)].iloc[first].reset_index(drop=True)
+        codes = c.astype(np.int64) if codes is None else codes * len(uniq) + c
+        size *= max(len(uniq), 1)
     if len(by) == 1:
-        codes, uniq = pd.factorize(df[by[0]], sort=False, use_na_sentinel=False)
-        return codes.astype(np.int64), pd.DataFrame({by[0]: uniq})
-    codes = df.groupby(list(by), sort=False, dropna=False, observed=True).ngroup().to_numpy()
-    first = np.unique(codes, return_index=True)[1]
-    return codes.astype(np.int64), df[list(by)].iloc[first].reset_index(drop=True)
+        return codes, pd.DataFrame(table)
+    codes, combined = pd.factorize(codes, sort=False)  # in order of first appearance
+    out = {}
+    for col in reversed(by):
+        n = len(table[col])
+        out[col] = table[col].take(combined % n)
+        combined = combined // n
+    return codes.astype(np.int64), pd.DataFrame({c: out[c] for c in by})
 
 
 def person_codes(ids: pd.Series) -> np.ndarray:
@@ -131,35 +222,46 @@ def _column(df: pd.DataFrame, col: str, a: float, b: float, clip: bool) -> np.nd
         x = df[col].to_numpy(dtype=float)
     except (TypeError, ValueError):
         raise ValidationError(f"aggregates: column {col!r} is not numeric") from None
+    if x.size == 0 or (x.min() >= a and x.max() <= b):  # two reductions; NaN fails them
+        return x
     if np.isnan(x).any():
         raise ValidationError(
             f"{col}: {int(np.isnan(x).sum())} missing value(s); drop or fill them"
         )
-    outside = int(np.count_nonzero((x < a) | (x > b)))
-    if outside and not clip:
+    if not clip:
+        outside = int(np.count_nonzero((x < a) | (x > b)))
         raise BoundsError(
             f"{col}: {outside} value(s) outside the public bounds ({a:g}, {b:g}); widen the "
             "bounds or pass clip=True"
         )
-    return np.clip(x, a, b) if outside else x
+    return np.clip(x, a, b)
 
 
-def _exact_sums(cells: np.ndarray, v: np.ndarray, n_cells: int) -> np.ndarray:
-    """Per-cell sums of int64 values below 2^31 in magnitude, exactly (two limbs)."""
-    hi, lo = v >> _LIMB, v & ((1 << _LIMB) - 1)
-    s_hi = np.bincount(cells, weights=hi.astype(float), minlength=n_cells)
-    s_lo = np.bincount(cells, weights=lo.astype(float), minlength=n_cells)
-    return (s_hi.astype(np.int64) << _LIMB) + s_lo.astype(np.int64)
+def _exact_sums(cells: np.ndarray, v: np.ndarray, bound: int, n_cells: int) -> np.ndarray:
+    """Per-cell sums of integers ``|v| <= bound`` (held as floats), exactly: float sums
+    over chunks of at most ``2^53 / bound`` rows, whose partial sums are exact integers."""
+    step = max(1, (1 << 53) // max(bound, 1))
+    out = np.zeros(n_cells, dtype=np.int64)
+    for i in range(0, v.size, step):
+        part = np.bincount(cells[i : i + step], weights=v[i : i + step], minlength=n_cells)
+        out += part.astype(np.int64)
+    return out
 
 
 def snapped(prim: Any, x: np.ndarray, a: float, b: float) -> np.ndarray:
-    """The public record-wise map of a sum-like primitive (plan: grid ``2^-p``, bound H)."""
+    """The public record-wise map of a sum-like primitive (plan: grid ``2^-p``, bound H):
+    integers ``|v| <= H``, held as floats."""
     c = (a + b) / 2.0
-    base = x if prim.kind == "sum" else x - c
-    base = base * base if prim.kind == "square" else base
-    v = np.rint(np.ldexp(base, prim.p)).astype(np.int64)
+    v = x * 1.0 if prim.kind == "sum" else x - c  # a new array, changed in place below
+    if prim.kind == "square":
+        np.multiply(v, v, out=v)
+    if -1022 <= prim.p <= 1023:  # times a normal power of two: exact as ldexp, faster
+        np.multiply(v, math.ldexp(1.0, prim.p), out=v)
+    else:
+        np.ldexp(v, prim.p, out=v)
+    np.rint(v, out=v)
     low = 0 if prim.kind == "square" else -prim.bound
-    return np.clip(v, low, prim.bound)
+    return np.clip(v, low, prim.bound, out=v)
 
 
 def cell_totals(
@@ -181,12 +283,14 @@ def cell_totals(
         persons = person_codes(df[plan.unit])
     values = {c: _column(df, c, *plan.bounds[c], clip) for c in plan.columns}
     keep, people = bound_rows(cells, persons, n_cells, plan.max_groups, plan.max_rows, rng)
-    kc = cells[keep]
+    rows = np.flatnonzero(keep)  # then takes: faster than masks
+    kc = cells.take(rows)
+    kept = {c: v.take(rows) for c, v in values.items()}
     out = CellTotals(key_table, np.bincount(kc, minlength=n_cells), people)
     for key, prim in plan.primitives.items():
         if prim.noise is not None and prim.kind != "rows":
-            v = snapped(prim, values[prim.column][keep], *plan.bounds[prim.column])
-            out.sums[key] = _exact_sums(kc, v, n_cells)
+            v = snapped(prim, kept[prim.column], *plan.bounds[prim.column])
+            out.sums[key] = _exact_sums(kc, v, prim.bound, n_cells)
     for col, grid in plan.grids.items():
         width = grid.kb - grid.ka + 1
         if n_cells * width > MAX_HISTOGRAM:
@@ -194,7 +298,7 @@ def cell_totals(
                 f"{col}: {n_cells} cells x {width} lattice points is too many for quantiles; "
                 "use a coarser resolution or fewer cells"
             )
-        idx = grid.snap(values[col][keep]).astype(np.int64) - grid.ka
+        idx = grid.snap(kept[col]).astype(np.int64) - grid.ka
         flat = np.bincount(kc * width + idx, minlength=n_cells * width)
         out.hist[col] = flat.reshape(n_cells, width)
     return out
