@@ -268,7 +268,7 @@ register_mechanism(
         f"{_M}.ptr_median:PTRMedian",
         _ORDER,
         "propose-test-release with a proposed local sensitivity ((eps, delta)-DP)",
-        reads=("epsilon", "bounds", "quantile", "local_sensitivity"),
+        reads=("epsilon", "delta", "bounds", "quantile", "local_sensitivity"),
         auto=False,
         source="paper 001, Alg. 1",
     )
