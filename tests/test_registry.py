@@ -78,5 +78,7 @@ def test_reads_names_every_required_public_input():
         spec = mechanism_spec(name)
         assert set(_required(spec)) <= set(spec.reads), name
     # control: ptr's reads without delta are caught
-    short = dataclasses.replace(mechanism_spec("ptr"), reads=("epsilon", "bounds", "local_sensitivity"))
+    short = dataclasses.replace(
+        mechanism_spec("ptr"), reads=("epsilon", "bounds", "local_sensitivity")
+    )
     assert not set(_required(short)) <= set(short.reads)
