@@ -87,16 +87,15 @@ def _intercept_start(f: Any, y: Any, n: int, eps_y: float, p: int) -> np.ndarray
     """The start of a classifier with an intercept: slopes 0, the intercept at the loss's
     minimiser for the label share read from the release (post-processing: free).
 
-    E[y~] = (2S - 1) E[y] under randomized response, so P = (1 + mean(y~) / (2S - 1)) / 2,
-    clipped to [0.01, 0.99]; the intercept is logit(P) / ``proba_scale`` (logistic,
-    exponential) or 2P - 1 (squared). A loss without either starts at 0 (None). The fit is
-    shrunk towards its start when the data are few for the noise (docs/iwp-sgd.md, Sec. 3),
-    so it is shrunk towards the label share, not towards P = 1/2."""
+    E[y~] = t E[y] under randomized response (t = 2S - 1 = tanh(eps_y / 2)), so the share is
+    P = (1 + mean(y~) / t) / 2, clipped to [0.01, 0.99]; the intercept is logit(P) /
+    ``proba_scale`` (logistic, exponential) or 2P - 1 (squared); other losses start at 0
+    (None). A fit on few data for the noise stays near its start (docs/iwp-sgd.md, Sec. 3):
+    near the label share, not P = 1/2."""
     scale = getattr(f, "proba_scale", None)
     if scale is None and not f.quadratic_in_theta:
         return None
-    keep = 2.0 / (1.0 + math.exp(-eps_y)) - 1.0 if math.isfinite(eps_y) else 1.0
-    share = min(max(0.5 * (1.0 + float(y.sum()) / (n * keep)), 0.01), 0.99)
+    share = min(max(0.5 * (1.0 + float(y.sum()) / (n * math.tanh(eps_y / 2.0))), 0.01), 0.99)
     theta0 = np.zeros(p + 1)
     theta0[p] = 2.0 * share - 1.0 if scale is None else math.log(share / (1.0 - share)) / scale
     return theta0
