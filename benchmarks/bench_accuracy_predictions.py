@@ -156,12 +156,12 @@ def eptr_nw(n: int, eps: float, reps: int):
     )  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=300)
     ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 2.0])
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = [
         ("gaussian mean (delta 1e-6)", gaussian),
         ("table cell median", table_median),
