@@ -22,17 +22,12 @@ import argparse
 import warnings
 
 import numpy as np
+from bench_central_models import _scale  # features mapped to [-1, 1] by their range
 
 NS = (300, 2000, 10_000)
 EPSILONS = (0.5, 1.0, 4.0)
 DELTA = 1e-6
 DATASETS = ("diabetes", "fair", "randhie", "anes96")
-
-
-def _scale(a):
-    lo, hi = a.min(axis=0), a.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return 2.0 * (a - lo) / span - 1.0
 
 
 def load(name):

@@ -23,17 +23,12 @@ import argparse
 import warnings
 
 import numpy as np
+from bench_central_models import _scale  # features mapped to [-1, 1] by their range
 
 NS = (500, 2000, 10_000, 100_000)
 EPSILONS = (0.1, 0.5, 2.0, 8.0)
 DELTA = 1e-6
 DATASETS = ("breast_cancer", "fair", "randhie", "anes96")
-
-
-def _scale(a):
-    lo, hi = a.min(axis=0), a.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return 2.0 * (a - lo) / span - 1.0
 
 
 def load(name):
