@@ -374,3 +374,27 @@ def test_documented_command_lines_parse():
             parser.parse_args(_argv(line))
         except SystemExit:  # pragma: no cover - the message names the line
             pytest.fail(f"{name}: {line!r} does not parse")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--stat", "mean", "--bounds", "0,1"],  # malformed bounds
+        ["--stat", "quantile:1.5", "--bounds", "0:1"],  # level outside (0, 1]
+        ["--stat", "mean"],  # bounds missing
+    ],
+)
+def test_an_option_error_of_stat_loads_no_numerical_library(tmp_path, options):
+    """An error in the options is reported before numpy, pandas or scipy is imported (issue
+    31: a mistyped option answers at once)."""
+    data = tmp_path / "x.csv"
+    data.write_text("a\n0.5\n")
+    argv = ["stat", str(data), "--column", "a", "--epsilon", "1", *options]
+    code = (
+        "import sys, privest.cli as c\n"
+        f"status = c.main({argv!r})\n"
+        f"print(status, ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    status, loaded = (run.stdout.strip().split(" ") + [""])[:2]
+    assert status == "2" and loaded in ("", "rich"), run.stdout + run.stderr

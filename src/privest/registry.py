@@ -22,6 +22,7 @@ registries cost nothing at start-up. ``auto``, the CLI's choices and the docs' t
 from __future__ import annotations
 
 import importlib
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,8 @@ __all__ = [
     "markdown_table",
     "mechanism_names",
     "mechanism_spec",
+    "parse_statistic",
+    "quantile_level",
     "register_mechanism",
     "register_statistic",
     "statistic_names",
@@ -121,6 +124,37 @@ def statistic_spec(name: str) -> StatisticSpec:
             "(quantile as 'quantile:Q', Q in (0, 1])"
         )
     return _STATISTICS[base]
+
+
+def quantile_level(q: Any) -> float:
+    """``q`` checked as a quantile level: a number in (0, 1] (docs/vocabulary.md; quantile 0
+    is refused)."""
+    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
+        raise ValidationError(f"quantile: {q!r} must be a number in (0, 1]")
+    return float(q)
+
+
+def parse_statistic(spec: str) -> tuple[str, float | None]:
+    """``"median"``, ``"quantile:0.9"``, ``"mean"``, ... -> (name, q); names are those of
+    :func:`statistic_names`. Imports no numerical library (the command line checks its
+    options with it before loading one)."""
+    if not isinstance(spec, str):
+        raise ValidationError(f"statistic: {spec!r} is not a string such as 'median'")
+    name, _, arg = spec.partition(":")
+    entry = statistic_spec(name.strip().lower())
+    if entry.level:
+        if not arg:
+            return entry.name, None  # the level comes as quantile= (callers require it)
+        try:
+            q = float(arg)
+        except ValueError:
+            raise ValidationError(
+                f"statistic: {spec!r} needs the level, e.g. 'quantile:0.9'"
+            ) from None
+        return entry.name, quantile_level(q)
+    if arg:
+        raise ValidationError(f"statistic: {spec!r} takes no argument")
+    return entry.name, None
 
 
 def mechanism_names(statistic: str | None = None, *, auto: bool = True) -> tuple[str, ...]:

@@ -20,7 +20,6 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import optimize
 
 from privest.accounting.profiles import approx_dp_tradeoff
 from privest.validation import check_delta, check_epsilon
@@ -51,6 +50,8 @@ class Guarantee(ABC):
             hi *= 2.0
             if hi > 1e6:
                 return math.inf
+        from scipy import optimize  # here, not at import (a second of every command's start)
+
         return float(
             optimize.brentq(
                 lambda e: float(self.delta(e)) - delta,

@@ -40,7 +40,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal
 
 __all__ = ["LOSS_MAX", "PLD", "pld_from_atoms", "pld_from_law"]
 
@@ -81,6 +80,8 @@ class PLD:
             pmf = np.convolve(a, b)  # direct: sums of non-negative products
             fft = min(a.size, b.size) * _U * float(pmf.sum())
         else:
+            from scipy import signal  # only here: it costs a second of imports
+
             pmf = np.maximum(signal.fftconvolve(a, b), 0.0)
             fft = math.sqrt(pmf.size) * _fft_error(a, b, pmf)  # 2-norm to 1-norm
         error = self.error * b.sum() + other.error * a.sum() + self.error * other.error + fft

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 from scipy.special import log_ndtr, ndtr
 
 from privest.errors import PrivacyParameterError
@@ -84,6 +83,8 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
         raise PrivacyParameterError(f"rho: {rho!r} must be finite and >= 0")
     if rho == 0:
         return 0.0
+    from scipy import optimize  # here, not at import: a second of imports for every command
+
     if epsilon <= rho:  # the infimum is approached as alpha -> 1: no better than 1 - ...
         best = optimize.minimize_scalar(
             lambda la: _log_delta(la, rho, epsilon), bounds=(-30.0, 30.0), method="bounded"
@@ -109,11 +110,15 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     hi = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1.0  # Bun-Steinke bound + 1
     if zcdp_delta(rho, 0.0) <= delta:
         return 0.0
+    from scipy import optimize
+
     return float(optimize.brentq(lambda e: zcdp_delta(rho, e) - delta, 0.0, hi, xtol=1e-12))
 
 
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
     """The largest rho whose conversion meets (epsilon, delta) (for calibration)."""
+    from scipy import optimize
+
     lo, hi = 1e-12, 1.0
     while zcdp_delta(hi, epsilon) <= delta:
         hi *= 2.0

@@ -36,9 +36,9 @@ from privest.accuracy.base import (
 from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.intervals.release import check_inference, plan_split
-from privest.mechanisms.profiles.reaches import parse_statistic
 from privest.mechanisms.statistic import StatisticMechanism
 from privest.models.statistics import statistic_mechanism
+from privest.registry import parse_statistic
 
 __all__ = ["epsilon_for_statistic", "plausible_range", "predict_statistic"]
 

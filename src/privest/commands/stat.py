@@ -135,10 +135,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     computed from. Everything public (the options and the input's header) is checked and the
     budget charged before any record is read: a query refused for a public reason, such as
     a misspelt --column, is not charged (docs/budget.md)."""
-    from privest.mechanisms.profiles.reaches import parse_statistic
-    from privest.models.statistics import statistic_mechanism
-    from privest.rng import make_rng
-    from privest.validation import as_float_vector
+    bounds = parse_pair(args.bounds, "--bounds") if args.bounds else None
+    from privest.registry import parse_statistic
 
     name, _ = parse_statistic(args.stat)
     if args.conf_level is not None:
@@ -150,18 +148,8 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             )
         lo, hi = _where(args.where)
         bounds = None
-    elif not args.bounds:
+    elif bounds is None:
         raise ValidationError("--bounds is required: public bounds of the column, e.g. 0:120")
-    else:
-        bounds = parse_pair(args.bounds, "--bounds")
-    mech = statistic_mechanism(
-        args.stat,
-        epsilon=args.epsilon,
-        bounds=bounds,
-        mechanism=args.mechanism,
-        clip=args.clip,
-        resolution=args.resolution,
-    )
     if args.engine == "dask" and args.diagnostics:
         raise ValidationError("--diagnostics reads the data into memory; not with --engine dask")
     columns = _columns(args)
@@ -170,6 +158,19 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
             f"--column: {args.column!r} is not a column of {args.input} "
             f"(columns: {', '.join(columns)})"
         )
+    # the numerical modules only once the options parse (an error comes at once)
+    from privest.models.statistics import statistic_mechanism
+    from privest.rng import make_rng
+    from privest.validation import as_float_vector
+
+    mech = statistic_mechanism(
+        args.stat,
+        epsilon=args.epsilon,
+        bounds=bounds,
+        mechanism=args.mechanism,
+        clip=args.clip,
+        resolution=args.resolution,
+    )
     charge_ledger(
         args,
         console,
@@ -263,10 +264,10 @@ def run(args: argparse.Namespace, console: Any) -> None:
 
 
 def _run(args: argparse.Namespace, console: Any) -> None:
+    result, data = _release(args, console)
     from privest.models.statistics import statistic_mechanism
     from privest.rng import randomness_note
 
-    result, data = _release(args, console)
     row = {
         "column": str(args.column),
         "statistic": result.statistic,

@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 __all__ = ["count_interval", "count_noise_halfwidth", "count_pvalue", "count_tails"]
 
@@ -61,6 +61,8 @@ class _CountLaw:
 
     def tails(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(P(M < c), P(M > c)) at proportions p (one per count)."""
+        from scipy import stats  # here, not at import (a second of every command's start)
+
         n, j = self.n, self.j
         pp = np.clip(p, 1e-300, 1 - 1e-16)[:, None]
         with np.errstate(under="ignore"):

@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 __all__ = ["noise_interval", "ratio_interval"]
 
@@ -57,5 +57,5 @@ def ratio_interval(
         spread = np.clip(square / n - (centred[0] / n) ** 2, 0.0, half * half)
         var = var + spread / n
     se = np.sqrt(var)
-    z = stats.norm.ppf(1 - alpha / 2)
+    z = special.ndtri(1 - alpha / 2)
     return est, se, np.clip(est - z * se, a, b), np.clip(est + z * se, a, b)

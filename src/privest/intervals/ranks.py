@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from privest.mechanisms.lattice_plm import stair_fraction
 from privest.mechanisms.profiles.reaches import quantile_rank
@@ -112,6 +112,8 @@ def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarr
     b_lo = max(0, math.floor(n * q - 12 * sd - 2))
     b_hi = min(n, math.ceil(n * q + 12 * sd + 2))
     b = np.arange(b_lo, b_hi + 1)
+    from scipy import stats  # here: the mean's interval never needs it
+
     pmf = stats.binom.pmf(b, n, q)
     span = b_hi - b_lo
     # G extended: 1 below -top, 0 above top; index m - m_lo with m_lo = -top - span
@@ -216,7 +218,7 @@ def order_levels(
     interval, David and Nagaraja 2003, Sec. 7.1; Drechsler et al. 2022 for private ones).
     A level outside (0, 1) means the public bound."""
     q = quantile
-    z = stats.norm.ppf(1 - alpha / 4)
+    z = special.ndtri(1 - alpha / 4)
     offset = (z * np.sqrt(q * (1 - q) * n_lower) + rank_error + 1.0) / n_lower
     return q - offset, q + offset
 
@@ -224,4 +226,4 @@ def order_levels(
 def order_se(lower: Any, upper: Any, alpha: float) -> Any:
     """The standard error reported for an order-statistic interval: its width over
     ``2 z_(1 - alpha/2)`` (the interval is not symmetric)."""
-    return (upper - lower) / (2 * stats.norm.ppf(1 - alpha / 2))
+    return (upper - lower) / (2 * special.ndtri(1 - alpha / 2))

@@ -34,6 +34,7 @@ import numpy as np
 
 from privest.errors import BoundsError, ValidationError
 from privest.mechanisms.profiles.exact_totals import MAX_EXACT_N, ExactTotals, grid_exponent, snap
+from privest.registry import parse_statistic, quantile_level
 from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
@@ -278,8 +279,7 @@ def quantile_rank(q: float, n: int) -> int:
     """1-based rank m = clip(ceil(q*n), 1, n) (the "inverted CDF" rule; numpy's
     ``method="inverted_cdf"``): the smooth-sensitivity and PTR baselines aim at x_(m). The
     level is in (0, 1] (docs/vocabulary.md): quantile 0 is refused."""
-    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating)) or not 0 < q <= 1:
-        raise ValidationError(f"quantile: {q!r} must be a number in (0, 1]")
+    quantile_level(q)
     return int(min(max(math.ceil(q * n), 1), n))
 
 
@@ -501,31 +501,6 @@ def from_callables(
 
 
 # -- dispatch by name (the statistic registry, privest.registry) ------------------------
-def parse_statistic(spec: str) -> tuple[str, float | None]:
-    """``"median"``, ``"quantile:0.9"``, ``"mean"``, ... -> (name, q); names are those of the
-    statistic registry (:func:`privest.registry.statistic_names`)."""
-    from privest.registry import statistic_spec
-
-    if not isinstance(spec, str):
-        raise ValidationError(f"statistic: {spec!r} is not a string such as 'median'")
-    name, _, arg = spec.partition(":")
-    entry = statistic_spec(name.strip().lower())
-    if entry.level:
-        if not arg:
-            return entry.name, None  # the level comes as quantile= (callers require it)
-        try:
-            q = float(arg)
-        except ValueError:
-            raise ValidationError(
-                f"statistic: {spec!r} needs the level, e.g. 'quantile:0.9'"
-            ) from None
-        quantile_rank(q, 1)
-        return entry.name, q
-    if arg:
-        raise ValidationError(f"statistic: {spec!r} takes no argument")
-    return entry.name, None
-
-
 def profile_for(
     x: Any,
     statistic: str,
