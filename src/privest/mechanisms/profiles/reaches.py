@@ -235,7 +235,8 @@ def prepare_data(x: Any, bounds: Any, clip: bool = False, name: str = "x") -> tu
     """
     arr = as_float_vector(x, name)
     ((a, b),) = check_bounds(bounds, 1)
-    outside = int(np.count_nonzero((arr < a) | (arr > b)))
+    inside = arr.size == 0 or (arr.min() >= a and arr.max() <= b)  # two passes, no temporaries
+    outside = 0 if inside else int(np.count_nonzero((arr < a) | (arr > b)))
     if outside and not clip:
         raise BoundsError(
             f"{name}: some values lie outside the public bounds [{a:g}, {b:g}]; "
