@@ -1,0 +1,142 @@
+"""Standard errors of :class:`~privest.models.linear.PrivateLinearRegression` (AdaSSP) from
+its releases (docs/central-models.md, "Standard errors, intervals and Wald tests").
+
+The fit releases noisy A = X'X + E and b = X'y + e (AdaSSP), then, for inference only, with
+:data:`INFERENCE_SHARE` of its zCDP budget: y'y (the share :data:`YY_SHARE` of it) and the
+residual-weighted Gram M = sum_i r_i^2 x_i x_i' (the rest), where r_i = clip(y_i - x_i'theta,
+-R, R) is the residual at the released ridge-free estimate theta = A^-1 b. theta is public
+once released, and so is R = :data:`RESIDUAL_CLIP` x the residual sd read off the released
+y'y, b and A (post-processing), never more than y_radius + B ||theta|| (which clips
+nothing); adaptive composition in zCDP (Bun and Steinke 2016, Lemma 2.3). The rows r_i x_i
+have norm <= R B, so M is released like X'X (Frobenius sensitivity sqrt(2) R^2 B^2).
+Clipping at 3 sds loses 0.5% of E r^2 for normal residuals, more for heavier tails.
+
+theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0]. The sampling term has the
+heteroscedasticity-robust covariance M (White's HC0; the records an iid sample), e has
+s_xy^2 I and E has independent entries (sd s on the diagonal, s / sqrt(2) off it). Rather
+than the first-order term, which overstates the spread of the solve when the noise of X'X
+is comparable to its smallest eigenvalue, the privacy-noise covariance is a parametric
+simulation (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 3) of the same ridge-free solve,
+with the same eigenvalue floor: A* = A + E*, b* = A theta + u* + e*, u* ~ N(0, M+) (M+ the released
+M projected on the positive semidefinite cone), E* and e* of the noise's known law
+(continuous Gaussian of the lattice noise's sd), theta* = A*^-1 b*. The sampling draw sits
+inside the solve, which amplifies it as it amplifies the noise where A is near-singular.
+The spread of each coefficient is the 95% range of the draws over 2 x 1.96 (the sd for a
+normal law, robust where the solve's law has heavy tails), the correlations those of the
+draws. In a well-determined A this is the first-order sandwich
+A^-1 (M + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1.
+Where the noisy X'X is not well determined (its smallest eigenvalue below
+:data:`UNSTABLE_RATIO` x the noise's spectral norm), the results say so (a note and a
+RuntimeWarning): the interval is then wide and rests on a rough simulation design.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
+
+__all__ = [
+    "INFERENCE_SHARE",
+    "RESIDUAL_CLIP",
+    "YY_SHARE",
+    "linear_inference",
+    "noisy_square_sum",
+    "residual_bound",
+    "ridge_free_solve",
+    "simulated_cov",
+]
+
+#: share of the fit's zCDP rho spent on the releases only the standard errors need
+INFERENCE_SHARE = 0.10
+#: part of INFERENCE_SHARE that releases y'y (it sets the residual clip); the rest releases M
+YY_SHARE = 0.2
+#: residuals are clipped at this many residual sds (read off the released y'y)
+RESIDUAL_CLIP = 3.0
+#: draws of the parametric simulation
+N_DRAWS = 2000
+#: below this ratio of lambda_min(noisy X'X) to the noise's spectral norm, results_ warns
+UNSTABLE_RATIO = 2.0
+Z975 = float(norm.ppf(0.975))
+
+
+def noisy_square_sum(
+    yc: np.ndarray, y_radius: float, rho: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """y'y released under rho-zCDP (|y| <= y_radius, so y^2 in [0, y_radius^2]: replacement
+    sensitivity y_radius^2). Returns the noisy sum and its noise sd."""
+    slack = 1.0 + 4.0 * yc.size * 2.0**-52
+    mech = lattice_gaussian_zcdp(rho, y_radius**2 * slack, 1)
+    return float(mech.release(float(yc @ yc), rng)[()]), mech.sigma
+
+
+def ridge_free_solve(A: np.ndarray, b: np.ndarray, floor: float) -> np.ndarray:
+    """theta = A^-1 b with the eigenvalues of the symmetric A floored at ``floor`` (the fit's
+    post-processing); A (..., d, d) and b (..., d) may carry a leading batch axis."""
+    vals, vecs = np.linalg.eigh((A + np.swapaxes(A, -1, -2)) / 2.0)
+    proj = np.einsum("...ji,...j->...i", vecs, b) / np.maximum(vals, floor)
+    return np.einsum("...ij,...j->...i", vecs, proj)
+
+
+def residual_bound(rel: dict[str, Any], theta: np.ndarray, n: int, y_radius: float) -> float:
+    """The public clip R of the residuals at theta: RESIDUAL_CLIP x the residual sd from the
+    released y'y, X'y and X'X (post-processing), at most y_radius + B ||theta||."""
+    bound = y_radius + rel["x_radius"] * float(np.linalg.norm(theta))
+    sigma2 = (rel["yy"] - 2.0 * theta @ rel["b"] + theta @ rel["S"] @ theta) / n
+    return min(RESIDUAL_CLIP * math.sqrt(sigma2), bound) if sigma2 > 0 else bound
+
+
+def _sym_noise(sd: float, d: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k symmetric d x d matrices with independent N(0, sd^2) diagonal and N(0, sd^2 / 2)
+    off-diagonal entries (the law of the noise of the released X'X)."""
+    G = rng.standard_normal((k, d, d)) * (sd / 2.0)
+    return G + np.swapaxes(G, 1, 2)  # off-diagonal variance sd^2 / 2, diagonal sd^2
+
+
+def simulated_cov(
+    theta: np.ndarray,
+    rel: dict[str, Any],
+    rng: np.random.Generator,
+    sampling: bool = True,
+    draws: int = N_DRAWS,
+) -> np.ndarray:
+    """Cov(theta) by the parametric simulation of the module docstring, from released
+    quantities: ``S`` (noisy X'X), ``M`` (noisy residual-weighted Gram), ``floor`` and the
+    noise sds ``sd_xx`` (diagonal of X'X) and ``sd_xy``. ``sampling=False`` drops u* (the
+    noise-only covariance, which undercovers the population value)."""
+    d = theta.size
+    A = rel["S"]
+    b = A @ theta + rel["sd_xy"] * rng.standard_normal((draws, d))
+    if sampling:
+        vals, vecs = np.linalg.eigh((rel["M"] + rel["M"].T) / 2.0)
+        b += (rng.standard_normal((draws, d)) * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
+    delta = ridge_free_solve(A + _sym_noise(rel["sd_xx"], d, draws, rng), b, rel["floor"]) - theta
+    lo, hi = np.quantile(delta, [0.025, 0.975], axis=0)
+    scale = (hi - lo) / (2.0 * Z975)
+    corr = np.corrcoef(delta, rowvar=False) if d > 1 else np.ones((1, 1))
+    return corr * np.outer(scale, scale)
+
+
+def linear_inference(
+    rel: dict[str, Any], rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(theta, Cov(theta), notes) of the ridge-free solve A^-1 b of the released statistics
+    (the ridge of the fit shrinks coef_ by a bias the intervals would not cover); the notes
+    flag a noisy X'X that is not well determined (module docstring)."""
+    theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+    cov = simulated_cov(theta, rel, rng)
+    d = theta.size
+    noise_norm = 2.0 * math.sqrt(d) * rel["sd_xx"] / math.sqrt(2.0)  # semicircle edge
+    lam_min = float(np.linalg.eigvalsh(rel["S"])[0])
+    notes = []
+    if lam_min < UNSTABLE_RATIO * noise_norm:
+        notes.append(
+            "unstable: the noise of X'X is comparable to its smallest eigenvalue; the "
+            "intervals are wide and approximate (more records, a larger epsilon or fewer, "
+            "less collinear features help)"
+        )
+    return theta, cov, notes
