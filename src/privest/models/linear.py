@@ -217,6 +217,7 @@ def adassp(
         "sd_xx": math.sqrt(2.0) * sigma_xx,
         "sd_xy": m_xy.sigma,
         "x_radius": x_radius,
+        "n": n,
     }
     if rho_inference:
         released.update(inference_releases(Xc, yc, released, y_radius, rho_inference, rng))
@@ -250,8 +251,10 @@ def inference_releases(
     R = residual_bound({**rel, "yy": yy}, theta, n, y_radius)
     W = Xc * np.clip(yc - Xc @ theta, -R, R)[:, None]
     M = W.T @ W
-    M_noisy, _ = noisy_gram((M + M.T) / 2.0, R * rel["x_radius"], (1.0 - YY_SHARE) * rho, n, rng)
-    return {"yy": yy, "M": M_noisy, "residual_clip": R}
+    M_noisy, sd_off = noisy_gram(
+        (M + M.T) / 2.0, R * rel["x_radius"], (1.0 - YY_SHARE) * rho, n, rng
+    )
+    return {"yy": yy, "M": M_noisy, "sd_m": math.sqrt(2.0) * sd_off, "residual_clip": R}
 
 
 class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):

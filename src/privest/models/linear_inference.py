@@ -48,6 +48,7 @@ __all__ = [
     "noisy_square_sum",
     "residual_bound",
     "ridge_free_solve",
+    "robust_gram",
     "simulated_cov",
 ]
 
@@ -97,6 +98,23 @@ def _sym_noise(sd: float, d: int, k: int, rng: np.random.Generator) -> np.ndarra
     return G + np.swapaxes(G, 1, 2)  # off-diagonal variance sd^2 / 2, diagonal sd^2
 
 
+def robust_gram(theta: np.ndarray, rel: dict[str, Any]) -> np.ndarray:
+    """The sampling term's middle matrix: the released M shrunk towards the homoscedastic
+    sigma^2 A (sigma^2 from the released y'y, X'y and X'X) by the positive-part
+    James-Stein weight w = max(0, 1 - E||noise of M||_F^2 / ||M - sigma^2 A||_F^2), with
+    E||noise||_F^2 = sd_m^2 d (d + 1) / 2 known; then projected on the positive semidefinite
+    cone. Where M's noise swamps its heteroscedastic part, w -> 0 (the classical term)."""
+    d = theta.size
+    A = rel["S"]
+    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ A @ theta) / rel["n"], 0.0)
+    target = sigma2 * A
+    gap = (rel["M"] + rel["M"].T) / 2.0 - target
+    noise = rel["sd_m"] ** 2 * d * (d + 1) / 2.0
+    w = max(0.0, 1.0 - noise / max(float(np.sum(gap**2)), 1e-300))
+    vals, vecs = np.linalg.eigh(target + w * gap)
+    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
+
+
 def simulated_cov(
     theta: np.ndarray,
     rel: dict[str, Any],
@@ -112,7 +130,7 @@ def simulated_cov(
     A = rel["S"]
     b = A @ theta + rel["sd_xy"] * rng.standard_normal((draws, d))
     if sampling:
-        vals, vecs = np.linalg.eigh((rel["M"] + rel["M"].T) / 2.0)
+        vals, vecs = np.linalg.eigh(robust_gram(theta, rel))
         b += (rng.standard_normal((draws, d)) * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
     delta = ridge_free_solve(A + _sym_noise(rel["sd_xx"], d, draws, rng), b, rel["floor"]) - theta
     lo, hi = np.quantile(delta, [0.025, 0.975], axis=0)
