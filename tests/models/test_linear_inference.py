@@ -218,27 +218,21 @@ def test_an_unstable_gram_is_said_loudly() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("n", "epsilon"), [(1_000, 1.0), (10_000, 4.0)])
-def test_linear_coverage_noise_and_sampling_dominated(n: int, epsilon: float) -> None:
-    """Diabetes bmi, bp, s5 as the population: at n = 1000, epsilon 1 the noise of X'X is
-    comparable to its smallest eigenvalue (the first-order term overcovered, 0.99); at
-    n = 10^4, epsilon 4 sampling dominates on a heteroscedastic residual (the homoscedastic
-    term undercovered bmi and bp). Both sides of the goal are checked."""
+def test_linear_coverage_where_sampling_dominates() -> None:
+    """Diabetes bmi, bp, s5 as the population at n = 10^4, epsilon 4: sampling dominates
+    and the residual is heteroscedastic (the homoscedastic term undercovered bmi and bp,
+    0.932-0.937). Both sides of the goal are checked."""
     X, y = load_diabetes(return_X_y=True)
     X = X[:, [2, 3, 8]]
     bounds = np.column_stack([X.min(0), X.max(0)])
     truth = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
-    reps, rng, hits = 250, np.random.default_rng(11), []
+    reps, rng, hits = 300, np.random.default_rng(11), []
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for r in range(reps):
-            idx = rng.integers(0, len(y), n)
+            idx = rng.integers(0, len(y), 10_000)
             m = pv.PrivateLinearRegression(
-                epsilon=epsilon,
-                bounds=bounds,
-                y_bounds=(25, 346),
-                method="adassp",
-                random_state=r,
+                epsilon=4.0, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
             ).fit(X[idx], y[idx])
             ci = m.results_.conf_int().to_numpy()
             hits.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))

@@ -11,23 +11,23 @@ nothing); adaptive composition in zCDP (Bun and Steinke 2016, Lemma 2.3). The ro
 have norm <= R B, so M is released like X'X (Frobenius sensitivity sqrt(2) R^2 B^2).
 Clipping at 3 sds loses 0.5% of E r^2 for normal residuals, more for heavier tails.
 
-theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0]. The sampling term has the
+theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0]: the sampling term has the
 heteroscedasticity-robust covariance M (White's HC0; the records an iid sample), e has
-s_xy^2 I and E has independent entries (sd s on the diagonal, s / sqrt(2) off it). Rather
-than the first-order term, which overstates the spread of the solve when the noise of X'X
-is comparable to its smallest eigenvalue, the privacy-noise covariance is a parametric
-simulation (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 3) of the same ridge-free solve,
-with the same eigenvalue floor: A* = A + E*, b* = A theta + u* + e*, u* ~ N(0, M+) (M+ the released
-M projected on the positive semidefinite cone), E* and e* of the noise's known law
-(continuous Gaussian of the lattice noise's sd), theta* = A*^-1 b*. The sampling draw sits
-inside the solve, which amplifies it as it amplifies the noise where A is near-singular.
-The spread of each coefficient is the 95% range of the draws over 2 x 1.96 (the sd for a
-normal law, robust where the solve's law has heavy tails), the correlations those of the
-draws. In a well-determined A this is the first-order sandwich
-A^-1 (M + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1.
-Where the noisy X'X is not well determined (its smallest eigenvalue below
-:data:`UNSTABLE_RATIO` x the noise's spectral norm), the results say so (a note and a
-RuntimeWarning): the interval is then wide and rests on a rough simulation design.
+s_xy^2 I and E has independent entries (sd s on the diagonal, s / sqrt(2) off it). The
+covariance is a parametric simulation (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 3)
+of the same ridge-free solve with the same eigenvalue floor: A* = A + E*,
+b* = A theta + u* + e*, theta* = A*^-1 b*, with E*, e* of the noise's known law (continuous
+Gaussian of the lattice noise's sd) and u* ~ N(0, M~), M~ the released M shrunk towards the
+classical sigma^2 A by its known noise (:func:`robust_gram`; a noise-swamped M would
+otherwise inflate the term). The spread of each coefficient is the 95% range of the draws
+over 2 x 1.96 (the sd for a normal law; robust to the heavy tails of a near-singular solve),
+the correlations those of the draws. Where A is well determined this is the first-order
+sandwich A^-1 (M + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1 (tested).
+
+Where the noise of X'X is comparable to its smallest eigenvalue (lambda_min(A) below
+:data:`UNSTABLE_RATIO` x the noise's spectral norm 2 sqrt(d) s / sqrt(2)), the simulation
+around the noisy A overstates the spread and the intervals overcover (docs/central-models.md
+gives the cells): the results say so, in a note and a RuntimeWarning.
 """
 
 from __future__ import annotations
