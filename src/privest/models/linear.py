@@ -248,7 +248,7 @@ def inference_releases(
     n = yc.size
     yy = noisy_square_sum(yc, y_radius, YY_SHARE * rho, rng)[0]
     theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])  # post-processing from here
-    R = residual_bound({**rel, "yy": yy}, theta, n, y_radius)
+    R = residual_bound({**rel, "yy": yy}, theta, y_radius)
     W = Xc * np.clip(yc - Xc @ theta, -R, R)[:, None]
     M = W.T @ W
     M_noisy, sd_off = noisy_gram(
@@ -286,8 +286,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
     ``fallback_`` (True when ``"auto"`` output the private constant predictor: zero slopes,
     the private mean of y as intercept; a ConstantFallbackWarning says so), ``guarantee_``,
     ``results_`` (:class:`~privest.learn.results.FitResults`: standard errors by the
-    noise-aware sandwich of :mod:`privest.models.linear_inference`, NaN for ePTR, after a fallback
-    or with ``inference="none"``).
+    noise-aware sandwich of :mod:`privest.models.linear_inference`, NaN for ePTR, after a
+    fallback or with ``inference="none"``).
     """
 
     def __init__(
