@@ -207,6 +207,17 @@ def test_an_unstable_gram_is_said_loudly() -> None:
         ).fit(X[idx], y[idx])
     assert any("unstable" in note for note in m.results_.notes)
     assert "unstable" in str(m.results_.summary())
+    # there each variance is the larger of the simulated and the first-order one
+    rel = m.released_stats_
+    theta, cov, _ = linear_inference.linear_inference(rel, np.random.default_rng(9))
+    sim = simulated_cov(theta, rel, np.random.default_rng(9))
+    vals, vecs = np.linalg.eigh(rel["S"])
+    A_inv = (vecs / np.maximum(vals, rel["floor"])) @ vecs.T
+    d = theta.size
+    tt = theta @ theta * np.eye(d) + np.outer(theta, theta)
+    mid = robust_gram(theta, rel) + rel["sd_xy"] ** 2 * np.eye(d) + rel["sd_xx"] ** 2 / 2 * tt
+    first = np.diag(A_inv @ mid @ A_inv)
+    assert np.allclose(np.diag(cov), np.maximum(first, np.diag(sim)), rtol=1e-9)
     # a well-determined fit carries no such note
     big = np.random.default_rng(6).integers(0, len(y), 100_000)
     with warnings.catch_warnings():
