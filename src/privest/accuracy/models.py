@@ -41,7 +41,7 @@ from privest.accuracy.base import Accuracy, NormalErrorLaw, check_alpha
 from privest.accuracy.eptr import EPTR_MODELS, predict_eptr
 from privest.errors import ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
-from privest.models.inference import INFERENCE_SHARE, LOGISTIC_SHARE
+from privest.models.inference import LOGISTIC_SHARE
 from privest.models.linear import (
     ADASSP_FAILURE,
     ADASSP_SHARES,
@@ -49,6 +49,7 @@ from privest.models.linear import (
     PrivateLinearRegression,
     public_design,
 )
+from privest.models.linear_inference import INFERENCE_SHARE
 from privest.models.logistic import NOISY_GD_L2, PrivateLogisticRegression
 from privest.models.logistic_fit import DEFAULT_STEPS, gradient_sensitivity, gram_preconditioner
 from privest.validation import check_bounds, check_delta, check_epsilon, check_probability

@@ -2,18 +2,7 @@
 
 Everything here is post-processing of what a fit released: it never reads the private data.
 
-Linear regression (AdaSSP, :mod:`privest.models.linear`): the fit releases noisy X'X, X'y
-and, for inference, y'y (Ferrando, Wang and Sheldon, AISTATS 2022, Sec. 4: the sufficient
-statistics of the linear model). The results use the ridge-free solve theta = A^-1 noisy
-X'y, A = noisy X'X (the fit's ridge would bias the intervals), and
-theta - theta_0 ~= A^-1 [(X'y - X'X theta_0) + e - E theta_0], where e and E are the noises
-of X'y and X'X. The three terms are independent: the sampling term has covariance
-sigma^2 X'X (sigma^2 the residual variance, estimated from the released statistics:
-(y'y - 2 theta'X'y + theta'X'X theta) / n); e has s_xy^2 I; and E theta, E symmetric with
-independent entries (variance s^2 on the diagonal, s^2 / 2 off it), has
-s^2 / 2 (||theta||^2 I + theta theta') (a direct computation). So the noise-aware sandwich is
-A^-1 (sigma^2 X'X + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1, every matrix the
-released one. It assumes a homoscedastic residual (as the classical OLS standard error does).
+Linear regression: :mod:`privest.models.linear_inference`.
 
 Logistic regression (noisy GD, :mod:`privest.models.logistic`): no closed form, so a
 parametric bootstrap (Ferrando, Wang and Sheldon 2022, Sec. 3): features are simulated from
@@ -43,20 +32,15 @@ from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import public_design
 
 __all__ = [
-    "INFERENCE_SHARE",
     "LOGISTIC_SHARE",
     "central_results",
-    "linear_cov",
-    "linear_inference",
     "logistic_cov",
     "logistic_inference",
     "noisy_gram",
-    "noisy_square_sum",
 ]
 
-#: share of the fit's zCDP rho spent on the releases only the standard errors need
-INFERENCE_SHARE = 0.05
-#: the same for logistic regression (its simulated design needs the features' X'X)
+#: share of the fit's zCDP rho spent on the releases only the logistic standard errors need
+#: (its simulated design needs the features' X'X)
 LOGISTIC_SHARE = 0.1
 #: bootstrap refits and Newton steps of the logistic parametric bootstrap
 N_BOOTSTRAP = 200
@@ -83,43 +67,9 @@ def noisy_gram(
     return out + np.triu(out, 1).T, mech.sigma
 
 
-def noisy_square_sum(
-    yc: np.ndarray, y_radius: float, rho: float, rng: np.random.Generator
-) -> tuple[float, float]:
-    """y'y released under rho-zCDP (|y| <= y_radius, so y^2 in [0, y_radius^2]: replacement
-    sensitivity y_radius^2). Returns the noisy sum and its noise sd."""
-    slack = 1.0 + 4.0 * yc.size * 2.0**-52
-    mech = lattice_gaussian_zcdp(rho, y_radius**2 * slack, 1)
-    return float(mech.release(float(yc @ yc), rng)[()]), mech.sigma
-
-
 def _psd(S: np.ndarray, floor: float = 0.0) -> np.ndarray:
     vals, vecs = np.linalg.eigh((S + S.T) / 2.0)
     return (vecs * np.maximum(vals, floor)) @ vecs.T
-
-
-def linear_cov(
-    theta: np.ndarray, rel: dict[str, Any], n: int, ridge: float, sampling: bool = True
-) -> np.ndarray:
-    """The noise-aware sandwich of theta = (S + ridge I)^-1 b (module docstring), from
-    released quantities: ``S`` (noisy X'X), ``b`` (noisy X'y), ``yy`` (noisy y'y),
-    ``floor`` (the fit's eigenvalue floor) and the noise sds ``sd_xx`` (diagonal of X'X)
-    and ``sd_xy``. ``sampling=False`` drops the sampling term: the noise-only covariance
-    (the kind other libraries report), which undercovers the population value."""
-    d = theta.size
-    A_inv = np.linalg.inv(_psd(rel["S"] + ridge * np.eye(d), rel["floor"]))
-    S = _psd(rel["S"])
-    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ S @ theta) / n, 0.0) * sampling
-    half = rel["sd_xx"] ** 2 / 2.0
-    tt = (theta @ theta) * np.eye(d) + np.outer(theta, theta)
-    return A_inv @ (sigma2 * S + rel["sd_xy"] ** 2 * np.eye(d) + half * tt) @ A_inv
-
-
-def linear_inference(rel: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(theta, Cov(theta)) of the ridge-free solve S^-1 b of the released statistics: the
-    ridge of the fit shrinks coef_ by a bias the intervals would not cover."""
-    theta = np.linalg.solve(_psd(rel["S"], rel["floor"]), rel["b"])
-    return theta, linear_cov(theta, rel, n, 0.0)
 
 
 def _sim_design(

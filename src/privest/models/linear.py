@@ -49,11 +49,14 @@ from privest.errors import BoundsError, ConstantFallbackWarning, ValidationError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
-from privest.models.inference import (
+from privest.models.inference import central_results
+from privest.models.linear_inference import (
     INFERENCE_SHARE,
-    central_results,
+    YY_SHARE,
     linear_inference,
     noisy_square_sum,
+    residual_bound,
+    ridge_free_solve,
 )
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -175,14 +178,14 @@ def adassp(
     """AdaSSP (module docstring) on rows with ||x|| <= x_radius and |y| <= y_radius.
 
     ``rho`` (zCDP) overrides the level met by (epsilon, delta) when AdaSSP is one release
-    among several. ``inference_share`` > 0 also releases y'y with that share of rho (the
-    standard errors need it; :mod:`privest.models.inference`). Returns the coefficients, the
-    public ridge and noise sds and the released statistics (all DP outputs).
+    among several. ``inference_share`` > 0 keeps that share of rho for the releases the
+    standard errors need (:func:`inference_releases`). Returns the coefficients, the public
+    ridge and noise sds and the released statistics (all DP outputs).
     """
     n, d = Xc.shape
     rho = zcdp_rho_for(epsilon, delta) if rho is None else rho
-    yy = noisy_square_sum(yc, y_radius, inference_share * rho, rng) if inference_share else None
-    rho *= 1.0 - inference_share
+    rho_inference = inference_share * rho
+    rho -= rho_inference
     r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
     b2 = x_radius**2
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
@@ -207,6 +210,17 @@ def adassp(
     spectrum = np.maximum(vals - ridge, 0.0) / n
     excess = float(np.sum(spectrum / vals**2)) * noise_var
     explained = float(np.sum(spectrum * (vecs.T @ theta) ** 2))
+    released = {
+        "S": S_noisy,
+        "b": b_noisy,
+        "floor": floor,
+        "sd_xx": math.sqrt(2.0) * sigma_xx,
+        "sd_xy": m_xy.sigma,
+        "x_radius": x_radius,
+        "n": n,
+    }
+    if rho_inference:
+        released.update(inference_releases(Xc, yc, released, y_radius, rho_inference, rng))
     return {
         "theta": theta,
         "ridge": ridge,
@@ -215,16 +229,32 @@ def adassp(
         "xty": b_noisy,
         "lambda_min_lower": lam_lower,
         "noise_sds": (m_lam.sigma, math.sqrt(2.0) * sigma_xx, m_xy.sigma),
-        "released": {
-            "S": S_noisy,
-            "b": b_noisy,
-            "yy": yy and yy[0],
-            "ridge": ridge,
-            "floor": floor,
-            "sd_xx": math.sqrt(2.0) * sigma_xx,
-            "sd_xy": m_xy.sigma,
-        },
+        "released": released,
     }
+
+
+def inference_releases(
+    Xc: np.ndarray,
+    yc: np.ndarray,
+    rel: dict[str, Any],
+    y_radius: float,
+    rho: float,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """The releases only the standard errors need, rho-zCDP in all, after AdaSSP's
+    (adaptive composition; :mod:`privest.models.linear_inference`): y'y (YY_SHARE of rho),
+    then M = sum_i r_i^2 x_i x_i' with r_i the residual at the released ridge-free estimate,
+    clipped to the public R (the rest of rho). Returns the two releases and R."""
+    n = yc.size
+    yy = noisy_square_sum(yc, y_radius, YY_SHARE * rho, rng)[0]
+    theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])  # post-processing from here
+    R = residual_bound({**rel, "yy": yy}, theta, y_radius)
+    W = Xc * np.clip(yc - Xc @ theta, -R, R)[:, None]
+    M = W.T @ W
+    M_noisy, sd_off = noisy_gram(
+        (M + M.T) / 2.0, R * rel["x_radius"], (1.0 - YY_SHARE) * rho, n, rng
+    )
+    return {"yy": yy, "M": M_noisy, "sd_m": math.sqrt(2.0) * sd_off, "residual_clip": R}
 
 
 class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -247,16 +277,17 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : ``"sandwich"`` (default) spends 5% of the fit's zCDP budget on y'y, which
-        the standard errors need (AdaSSP only); ``"none"`` gives the estimate all of it.
+    inference : ``"sandwich"`` (default) spends 10% of the fit's zCDP budget on y'y and the
+        residual-weighted Gram, which the standard errors need (AdaSSP only;
+        :mod:`privest.models.linear_inference`); ``"none"`` gives the estimate all of it.
 
     Fitted attributes (all public): ``coef_``, ``intercept_``, ``method_`` (the method
     used), ``ridge_`` (AdaSSP), ``released_`` (False only when ePTR output its bottom),
     ``fallback_`` (True when ``"auto"`` output the private constant predictor: zero slopes,
     the private mean of y as intercept; a ConstantFallbackWarning says so), ``guarantee_``,
     ``results_`` (:class:`~privest.learn.results.FitResults`: standard errors by the
-    noise-aware sandwich of :mod:`privest.models.inference`, NaN for ePTR, after a fallback
-    or with ``inference="none"``).
+    noise-aware sandwich of :mod:`privest.models.linear_inference`, NaN for ePTR, after a
+    fallback or with ``inference="none"``).
     """
 
     def __init__(
@@ -389,13 +420,14 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
         self.guarantee_ = self.guarantee
         ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
-        if ok:
-            theta, cov = linear_inference(self.released_stats_, n)
-        else:
-            cov = None
-        how = "noise-aware sandwich (sampling and privacy noise)" if ok else "none"
         what = "fell back to the private constant" if self.fallback_ else self.method_
         why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
+        cov = None
+        if ok:
+            theta, cov, why = linear_inference(self.released_stats_, rng)
+            if why:
+                warnings.warn(f"PrivateLinearRegression results_: {why[0]}", RuntimeWarning, 2)
+        how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
         self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self
 

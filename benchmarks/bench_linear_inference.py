@@ -1,0 +1,213 @@
+"""Coverage and Wald type I error of PrivateLinearRegression's ``results_`` on real data
+(docs/central-models.md, "Standard errors, intervals and Wald tests").
+
+The data set is the population; each release resamples n records with replacement and fits
+once (default ``method="auto"``); the truth is the population's non-private OLS fit. Per
+cell, on the same releases: the current intervals (HC0 sampling term, simulated privacy
+noise) and the previous ones (homoscedastic first-order sandwich, recomputed from the same
+released statistics), the worst and the mean coverage over the coefficients with the Monte
+Carlo standard error, the median over coefficients of the mean ratio of the standard error
+to the non-private HC0 one on the same sample, the share of releases without standard
+errors (a fallback) and the share flagged unstable.
+
+Type I error: a pure-noise feature z, made exactly orthogonal to the constant, the features
+and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
+s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back).
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_diabetes
+
+import privest as pv
+from privest.models.linear_inference import ridge_free_solve
+
+#: fair (statsmodels): rate_marriage on age, yrs_married, religious, educ, with bounds from
+#: the survey's coding of each variable (not read off the data)
+FAIR_COLUMNS = ["age", "yrs_married", "religious", "educ"]
+FAIR_BOUNDS = [(17.5, 42.0), (0.5, 23.0), (1.0, 4.0), (9.0, 20.0)]
+FAIR_Y_BOUNDS = (1.0, 5.0)
+
+
+def population(data: str, cols: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+    """X, y, the feature bounds and y_bounds of a population."""
+    if data == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+        X = X[:, cols]  # standardised columns: their range is the public scaling's
+        return X, y, np.column_stack([X.min(0), X.max(0)]), (25.0, 346.0)
+    import statsmodels.api as sm
+
+    df = sm.datasets.fair.load_pandas().data
+    X = df[[FAIR_COLUMNS[j] for j in cols]].to_numpy(float)
+    return X, df["rate_marriage"].to_numpy(float), np.array(FAIR_BOUNDS)[cols], FAIR_Y_BOUNDS
+
+
+def old_se(rel: dict, n: int) -> np.ndarray:
+    """The previous intervals' standard errors (theta coordinates): the first-order sandwich
+    A^-1 (sigma^2 A + s_xy^2 I + s^2/2 (||theta||^2 I + theta theta')) A^-1 with a
+    homoscedastic sigma^2 from the released y'y."""
+    theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+    vals, vecs = np.linalg.eigh(rel["S"])
+    A_inv = (vecs / np.maximum(vals, rel["floor"])) @ vecs.T
+    S = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+    sigma2 = max((rel["yy"] - 2.0 * theta @ rel["b"] + theta @ S @ theta) / n, 0.0)
+    d = theta.size
+    tt = (theta @ theta) * np.eye(d) + np.outer(theta, theta)
+    mid = sigma2 * S + rel["sd_xy"] ** 2 * np.eye(d) + rel["sd_xx"] ** 2 / 2.0 * tt
+    return A_inv @ mid @ A_inv
+
+
+def _user_se(model: pv.PrivateLinearRegression, cov: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """theta coordinates -> (intercept, coef): the map of central_results."""
+    from privest.models.central import public_design
+
+    design = public_design(bounds, np.asarray(model.y_bounds, float), True)
+    p = bounds.shape[0]
+    J = np.vstack([np.append(-design["centre"], design["const"]), np.eye(p, p + 1)])
+    return np.sqrt(np.diag(J @ cov @ J.T))
+
+
+def _hc_se(D: np.ndarray, y: np.ndarray) -> np.ndarray:
+    Q = np.linalg.inv(D.T @ D)
+    r = y - D @ (Q @ D.T @ y)
+    return np.sqrt(np.diag(Q @ (D.T * r**2) @ D @ Q))
+
+
+def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[str, dict]:
+    X, y, bounds, y_bounds = population(data, cols)
+    truth = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
+    rng = np.random.default_rng(2027)
+    hits = {"new": [], "old": []}
+    ratio = {"new": [], "old": []}
+    no_se = unstable = 0
+    for r in range(reps):
+        idx = rng.integers(0, len(y), n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = pv.PrivateLinearRegression(
+                epsilon=epsilon, delta=1e-6, bounds=bounds, y_bounds=y_bounds, random_state=r
+            ).fit(X[idx], y[idx])
+        if m.results_.cov is None:
+            no_se += 1
+            continue
+        unstable += any("unstable" in note for note in m.results_.notes)
+        params = m.results_.params.to_numpy()
+        se0 = _hc_se(np.column_stack([np.ones(n), X[idx]]), y[idx])
+        ses = {
+            "new": m.results_.bse.to_numpy(),
+            "old": _user_se(m, old_se(m.released_stats_, n), bounds),
+        }
+        for k, se in ses.items():
+            hits[k].append(np.abs(params - truth) <= 1.959963984540054 * se)
+            ratio[k].append(se / se0)
+    out = {}
+    for k in hits:
+        cover = np.mean(hits[k], axis=0)
+        out[k] = {
+            "worst": float(cover.min()),
+            "mean": float(cover.mean()),
+            "ratio": float(np.median(np.mean(ratio[k], axis=0))),
+        }
+    kept = reps - no_se
+    out["mc_se"] = math.sqrt(0.95 * 0.05 / max(kept, 1))
+    out["no_se"] = no_se / reps
+    out["unstable"] = unstable / max(kept, 1)
+    return out
+
+
+def noise_population(seed: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+    """diabetes bmi, bp, s5 and a pure-noise z orthogonal to (1, X, y): its population
+    coefficient is exactly 0. Its bounds are those of its construction (public)."""
+    X, y, bounds, y_bounds = population("diabetes", [2, 3, 8])
+    z = np.random.default_rng(seed).uniform(-1.0, 1.0, len(y))
+    B = np.column_stack([np.ones(len(y)), X, y])
+    z = z - B @ np.linalg.lstsq(B, z, rcond=None)[0]
+    z *= 0.1 / np.abs(z).max()  # the scale of the standardised diabetes columns
+    return np.column_stack([X, z]), y, np.vstack([bounds, [-0.1, 0.1]]), y_bounds
+
+
+def type1_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
+    X, y, bounds, y_bounds = noise_population()
+    rng = np.random.default_rng(300)
+    reject = {"new": 0, "old": 0}
+    unstable = 0
+    for r in range(reps):
+        idx = rng.integers(0, len(y), n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = pv.PrivateLinearRegression(
+                epsilon=epsilon,
+                delta=1e-6,
+                bounds=bounds,
+                y_bounds=y_bounds,
+                method="adassp",
+                random_state=r,
+            ).fit(X[idx], y[idx])
+        unstable += any("unstable" in note for note in m.results_.notes)
+        z_coef = m.results_.params.to_numpy()[-1]
+        old = _user_se(m, old_se(m.released_stats_, n), bounds)[-1]
+        reject["new"] += bool(m.results_.pvalues.to_numpy()[-1] < 0.05)
+        reject["old"] += bool(abs(z_coef) > 1.959963984540054 * old)
+    return {
+        "new": reject["new"] / reps,
+        "old": reject["old"] / reps,
+        "mc_se": math.sqrt(0.05 * 0.95 / reps),
+        "unstable": unstable / reps,
+    }
+
+
+CELLS = [
+    ("diabetes", [2, 3, 8], 1_000, 1.0),
+    ("diabetes", [2, 3, 8], 1_000, 4.0),
+    ("diabetes", [2, 3, 8], 10_000, 1.0),
+    ("diabetes", [2, 3, 8], 10_000, 4.0),
+    ("diabetes", [2, 3, 8], 100_000, 1.0),
+    ("diabetes", [2, 3, 8], 100_000, 4.0),
+    ("diabetes", list(range(10)), 10_000, 1.0),
+    ("fair", [0, 1, 2, 3], 1_000, 1.0),
+    ("fair", [0, 1, 2, 3], 10_000, 1.0),
+    ("fair", [0, 1, 2, 3], 10_000, 4.0),
+    ("fair", [0, 1, 2, 3], 100_000, 1.0),
+]
+TYPE1_CELLS = [(300, 0.5), (300, 1.0), (1_000, 0.5), (1_000, 1.0)]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=500)
+    args = parser.parse_args(argv)
+    print(
+        "| data (columns) | n | epsilon | worst / mean coverage, new | old | MC se "
+        "| width / non-private HC, new | old | no SE | unstable |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for data, cols, n, eps in CELLS:
+        c = cell(data, cols, n, eps, args.reps)
+        new, old = c["new"], c["old"]
+        print(
+            f"| {data} {cols} | {n} | {eps:g} | {new['worst']:.3f} / {new['mean']:.3f} "
+            f"| {old['worst']:.3f} / {old['mean']:.3f} | {c['mc_se']:.3f} "
+            f"| {new['ratio']:.2f} | {old['ratio']:.2f} | {c['no_se']:.2f} "
+            f"| {c['unstable']:.2f} |",
+            flush=True,
+        )
+    print("\n| n | epsilon | type I error, new | old | MC se | unstable |")
+    print("|---|---|---|---|---|---|")
+    for n, eps in TYPE1_CELLS:
+        t = type1_cell(n, eps, args.reps)
+        print(
+            f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
+            f"| {t['unstable']:.2f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
