@@ -29,14 +29,7 @@ import pandas as pd
 from privest.errors import BoundsError, ValidationError
 from privest.tables.plan import MAX_ROWS_TOTAL, Plan
 
-__all__ = [
-    "CellTotals",
-    "bound_rows",
-    "cell_codes",
-    "cell_totals",
-    "kept_rows",
-    "merge_totals",
-]
+__all__ = ["CellTotals", "bound_rows", "cell_codes", "cell_totals", "merge_totals"]
 
 #: cells x lattice points of the quantile histograms held at once
 MAX_HISTOGRAM = 1 << 26
@@ -145,43 +138,25 @@ def bound_rows(
     max_rows: int,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(rows kept, people per cell) after bounding (module docstring): a mask over the rows.
-    ``cells``: the cell code of each row (-1: outside the public keys, dropped); ``persons``:
-    the person code of each row (non-negative), or None when one record is the unit."""
-    rows, _, people = kept_rows(cells, persons, n_cells, max_groups, max_rows, rng)
-    keep = np.zeros(cells.size, dtype=bool)
-    keep[rows] = True
-    return keep, people
-
-
-def kept_rows(
-    cells: np.ndarray,
-    persons: np.ndarray | None,
-    n_cells: int,
-    max_groups: int,
-    max_rows: int,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the kept rows' indices, their cell codes, people per cell) after bounding: the
-    draws of :func:`bound_rows`, the rows in the order of their (person, cell) pairs (no
-    scatter back to row order; totals do not depend on the order).
+    """(rows kept, people per cell) after bounding (module docstring). ``cells``: the cell
+    code of each row (-1: outside the public keys, dropped); ``persons``: the person code
+    of each row (non-negative), or None when one record is the unit.
 
     The (person, cell) pairs are grouped by one sort of ``pair 2^b + row`` (values only:
     the pair code ``person n_cells + cell`` above the row's index), so a person's pairs
     are adjacent; then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
     ``max_rows`` rows of each kept pair."""
     if persons is None:
-        rows = np.flatnonzero(cells >= 0)
-        kc = cells.take(rows)
-        return rows, kc, np.bincount(kc, minlength=n_cells)
+        valid = cells >= 0
+        return valid, np.bincount(cells[valid], minlength=n_cells)
     rows = None if cells.size == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
     pair = persons * np.int64(n_cells)
     pair += cells
     if rows is not None:
         pair = pair[rows]
+    keep = np.zeros(cells.size, dtype=bool)
     if pair.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(n_cells, dtype=np.int64)
+        return keep, np.zeros(n_cells, dtype=np.int64)
     bits = int(pair.size - 1).bit_length()
     uniq = None
     if (int(persons.max()) + 1) * n_cells >= 1 << (63 - bits):  # recode: pairs < 2^31
@@ -199,15 +174,9 @@ def kept_rows(
     del pair
     p_person, p_cell = upair // n_cells, upair % n_cells
     keep_pair = _keep_random(*_runs(p_person), max_groups, rng)
-    kept = np.flatnonzero(_keep_random(start, size, max_rows, rng, keep_pair))
-    # a kept pair keeps exactly min(size, max_rows) rows, consecutive in the pairs' order
-    per_pair = np.where(keep_pair, np.minimum(size, max_rows), 0)
-    if int(per_pair.sum()) != kept.size:  # a defect of the samplers, never the data
-        raise RuntimeError("contribution bounding kept a wrong number of rows: please report")
-    out = order.take(kept)
-    if rows is not None:
-        out = rows.take(out)
-    return out, np.repeat(p_cell, per_pair), np.bincount(p_cell[keep_pair], minlength=n_cells)
+    kept = _keep_random(start, size, max_rows, rng, keep_pair)
+    keep[order if rows is None else rows[order]] = kept
+    return keep, np.bincount(p_cell[keep_pair], minlength=n_cells)
 
 
 def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None):
@@ -313,7 +282,9 @@ def cell_totals(
             raise ValidationError(f"unit: the column {plan.unit!r} has missing person ids")
         persons = person_codes(df[plan.unit])
     values = {c: _column(df, c, *plan.bounds[c], clip) for c in plan.columns}
-    rows, kc, people = kept_rows(cells, persons, n_cells, plan.max_groups, plan.max_rows, rng)
+    keep, people = bound_rows(cells, persons, n_cells, plan.max_groups, plan.max_rows, rng)
+    rows = np.flatnonzero(keep)  # then takes: faster than masks
+    kc = cells.take(rows)
     kept = {c: v.take(rows) for c, v in values.items()}
     out = CellTotals(key_table, np.bincount(kc, minlength=n_cells), people)
     for key, prim in plan.primitives.items():
