@@ -39,6 +39,10 @@ OpenDP's margin needs public ``max_length`` and ``max_groups``: n (the number of
 ``--baseline SRC`` the privest of another source tree in a worker process, e.g. the main
 branch's, for a before/after in the same run), medians of ``--reps``; and the peak memory
 each allocates for one release beyond the data (tracemalloc, which numpy reports to).
+
+``--dask`` releases the same table from a Dask frame generated lazily by partitions of
+``--part-rows`` rows (``dd.from_map``; no file, so 10^8 rows need not fit on disk or in
+memory at once) at ``--sizes``: the wall time and the process's peak resident memory.
 """
 
 from __future__ import annotations
@@ -438,6 +442,68 @@ def print_speed(row: dict) -> None:
     print(line, flush=True)
 
 
+# ---- Dask on data generated lazily (no file: 10^8 rows do not fit as one) ------------------
+
+
+def _persons_part(i: int, rows: int, people: int, cells: int, seed: int) -> pd.DataFrame:
+    """Partition ``i`` of the lazily generated persons data: heavy-tailed persons (person
+    ``floor(people U^4)``: person 0 holds about ``people^-1/4`` of the rows), each with a
+    home cell fixed by its id (Zipf popularity) for 60% of its rows; ``x`` as in
+    :func:`persons_case`. Same seed and ``i``, same rows."""
+    rng = np.random.default_rng([seed, i])
+    pop = 1.0 / np.arange(1, cells + 1) ** 1.3
+    cdf = np.cumsum(pop / pop.sum())
+    person = (people * rng.random(rows) ** 4).astype(np.int64)
+    home = np.minimum(np.searchsorted(cdf, (person * 0.6180339887498949) % 1.0), cells - 1)
+    other = np.minimum(np.searchsorted(cdf, rng.random(rows)), cells - 1)
+    cell = np.where(rng.random(rows) < 0.6, home, other)
+    x = np.clip(rng.lognormal(3.0, 1.0, rows), 0.0, 100.0)
+    return pd.DataFrame({"pid": person, "cell": cell, "x": x})
+
+
+def dask_speed(sizes: list[int], part_rows: int) -> list[dict]:
+    """One ``pv.tabulate`` of a Dask frame generated lazily by partitions (``dd.from_map``),
+    per size: its wall time and the process's peak resident memory so far."""
+    import resource
+
+    import dask.dataframe as dd
+
+    import privest as pv
+
+    out = []
+    for n in sizes:
+        parts = max(1, n // part_rows)
+        ddf = dd.from_map(
+            _persons_part,
+            range(parts),
+            rows=n // parts,
+            people=n // 4,
+            cells=200,
+            seed=0,
+            meta=_persons_part(0, 0, 1, 200, 0),
+        )
+        t = time.perf_counter()
+        table = pv.tabulate(
+            ddf,
+            by="cell",
+            unit="pid",
+            max_groups=4,
+            max_rows=3,
+            aggregates={"x": list(AGGS)},
+            bounds={"x": (0.0, 100.0)},
+            epsilon=1.0,
+            delta=1e-6,
+            inference="none",
+            rng=1,
+        )
+        row = {"n": n, "partitions": parts, "seconds": time.perf_counter() - t}
+        row["cells"] = len(table)
+        row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(row, flush=True)
+        out.append(row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6", help="n of the generated data sets")
@@ -455,6 +521,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--quick", action="store_true", help="n = 10^4 and 5 releases")
     ap.add_argument("--speed", action="store_true", help="privest against pandas only")
     ap.add_argument("--baseline", help="with --speed: a source tree to time as well")
+    ap.add_argument("--dask", action="store_true", help="Dask on lazily generated data")
+    ap.add_argument("--part-rows", type=float, default=2e6, help="with --dask: rows each")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -465,6 +533,8 @@ def main(argv: list[str] | None = None) -> dict:
         sizes, args.reps, args.big_reps = [10_000], 5, 5
     if args.speed:
         return {"speed": speed(sizes, args.reps, args.baseline)}
+    if args.dask:
+        return {"dask": dask_speed(sizes, int(args.part_rows))}
     cases = ([] if args.skip_real else [fair_case()]) + [persons_case(n) for n in sizes]
     out = {}
     for case in cases:

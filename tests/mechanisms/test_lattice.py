@@ -32,6 +32,7 @@ from privest.mechanisms.samplers.lattice import (
     grid_step,
     sample_discrete_gaussian,
     sample_discrete_laplace,
+    sample_discrete_laplace_many,
     to_grid,
 )
 
@@ -91,6 +92,19 @@ def test_discrete_laplace_matches_its_pmf(scale):
     assert chi_square_p(draws, laplace_pmf(float(scale)), support) > P_MIN
     # negative control: the same draws against a 10% wider law are rejected
     assert chi_square_p(draws, laplace_pmf(1.1 * float(scale)), support) < 1e-6
+
+
+def test_several_scales_in_one_call_each_match_their_pmf():
+    # small calls (a few candidates per entry, the first accepted of each entry kept), two
+    # scales side by side: each block follows its own law
+    rng = np.random.default_rng(4)
+    blocks = [sample_discrete_laplace_many([3, Fraction(5, 2)], [40, 40], rng) for _ in range(1500)]
+    support = np.arange(-40, 41)
+    for i, scale in enumerate((3.0, 2.5)):
+        draws = np.concatenate([b[i] for b in blocks])
+        assert draws.size == 60_000
+        assert chi_square_p(draws, laplace_pmf(scale), support) > P_MIN
+        assert chi_square_p(draws, laplace_pmf(1.1 * scale), support) < 1e-6
 
 
 def test_big_integer_discrete_laplace_matches_its_pmf():

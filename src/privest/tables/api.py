@@ -29,6 +29,7 @@ from privest.backends import dispatch
 from privest.errors import ValidationError
 from privest.rng import resolve_rng, rng_kind
 from privest.tables.intervals import count_cells, mean_cells, quantile_cells, sum_cells
+from privest.tables.noise import release_all
 from privest.tables.plan import Plan, make_plan
 from privest.tables.selection import optimal_select
 from privest.tables.totals import CellTotals, cell_totals
@@ -118,11 +119,12 @@ def release_table(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> P
     if "rows" in drawn:
         drawn["rows"] = drawn["rows"][order]
     prims = plan.primitives
+    noisy = [k for k, p in prims.items() if p.noise is not None and k not in drawn]
+    units = [totals.rows if k == "rows" else totals.sums[k] for k in noisy]
+    released = release_all([(prims[k].noise, u) for k, u in zip(noisy, units, strict=True)], rng)
+    drawn.update(zip(noisy, released, strict=True))
     for key, prim in prims.items():
-        if prim.noise is not None and key not in drawn:
-            units = totals.rows if key == "rows" else totals.sums[key]
-            drawn[key] = prim.noise.release(units, rng)
-        elif prim.kind == "point":
+        if prim.kind == "point":
             drawn[key] = sample_point(totals, prim, rng)
     rows = (drawn["rows"], prims["rows"].noise) if "rows" in prims else None
     columns = {}

@@ -194,7 +194,7 @@ def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None)
             codes = codes.to_numpy().astype(np.int64)
             first = np.unique(codes, return_index=True)[1]
             return codes, df[list(by)].iloc[first].reset_index(drop=True)
-        codes = c.astype(np.int64) if codes is None else codes * len(uniq) + c
+        codes = c.astype(np.int64, copy=False) if codes is None else codes * len(uniq) + c
         size *= max(len(uniq), 1)
     if len(by) == 1:
         return codes, pd.DataFrame(table)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -45,6 +46,7 @@ __all__ = [
     "lattice_gaussian_zcdp",
     "sample_discrete_gaussian",
     "sample_discrete_laplace",
+    "sample_discrete_laplace_many",
     "to_grid",
 ]
 
@@ -133,31 +135,59 @@ def sample_discrete_laplace(
 ) -> np.ndarray:
     """``size`` exact draws with P(k) proportional to exp(-|k| / scale) (CKS20 Alg. 2).
 
-    ``scale = t / s`` is a positive rational with ``t`` below 2^31. Per candidate:
-    U ~ Unif{0..t-1}, accept with Bernoulli(exp(-U/t)), V ~ Geometric(1 - e^-1), Y =
-    floor((U + t V) / s), a fair sign, reject (-, 0).
+    ``scale = t / s`` is a positive rational with ``t`` below 2^31 (:func:`_laplace_draws`).
     """
-    scale = Fraction(scale)
-    t, s = scale.numerator, scale.denominator
-    if scale <= 0 or t >= 2**31:
-        raise ValidationError(f"discrete Laplace scale {scale} must be in (0, 2^31)")
-    if s == 1 and size <= FEW:
-        return np.array(discrete_laplace_big(t, size, rng, Bits(rng, block=64)), dtype=np.int64)
-    out = np.empty(size, dtype=np.int64)
-    todo = np.arange(size)
-    tt = np.full(size, t, dtype=np.int64)
+    return sample_discrete_laplace_many([scale], [size], rng)[0]
+
+
+def sample_discrete_laplace_many(
+    scales: Sequence[Fraction | int], sizes: Sequence[int], rng: np.random.Generator
+) -> list[np.ndarray]:
+    """``sizes[i]`` exact discrete Laplace draws of scale ``scales[i]`` for each ``i``, in
+    one vectorised call (the loops' fixed cost paid once for all)."""
+    pairs = []
+    for scale in scales:
+        scale = Fraction(scale)
+        if scale <= 0 or scale.numerator >= 2**31:
+            raise ValidationError(f"discrete Laplace scale {scale} must be in (0, 2^31)")
+        pairs.append((scale.numerator, scale.denominator))
+    sizes = [int(n) for n in sizes]
+    if sum(sizes) <= FEW and all(s == 1 for _, s in pairs):
+        bits = Bits(rng, block=64)
+        return [
+            np.array(discrete_laplace_big(t, n, rng, bits), dtype=np.int64)
+            for (t, _), n in zip(pairs, sizes, strict=True)
+        ]
+    t = np.repeat(np.array([t for t, _ in pairs], dtype=np.int64), sizes)
+    s = np.repeat(np.array([s for _, s in pairs], dtype=np.int64), sizes)
+    return np.split(_laplace_draws(t, s, rng), np.cumsum(sizes)[:-1])
+
+
+def _laplace_draws(t: np.ndarray, s: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw per entry of scale ``t / s`` (CKS20 Alg. 2). Per candidate: U ~
+    Unif{0..t-1}, accepted with Bernoulli(exp(-U/t)); for an entry's first accepted U, V ~
+    Geometric(1 - e^-1), Y = floor((U + t V) / s), a fair sign, and (-, 0) starts the entry
+    again. Each round draws up to 8 candidates per entry still to fill (about 2048 in all,
+    at least 1 each), so a few hundred draws take one or two rounds."""
+    out = np.empty(t.size, dtype=np.int64)
+    todo = np.arange(t.size)
     while todo.size:
-        m = todo.size
-        u = rng.integers(0, t, size=m)
-        keep = bernoulli_exp(u, tt[:m], rng)
-        u = u[keep]
-        v = _geometric_exp1(u.size, rng)
-        y = (u + t * v) // s
-        neg = rng.integers(0, 2, size=u.size).astype(bool)
-        ok = ~(neg & (y == 0))
-        vals = np.where(neg, -y, y)[ok]
-        out[todo[: vals.size]] = vals
-        todo = todo[vals.size :]
+        per = min(8, -(-2048 // todo.size))
+        cand = np.repeat(todo, per)  # an entry's candidates are consecutive
+        tc = t[cand]
+        u = rng.integers(0, tc)
+        ok = np.flatnonzero(bernoulli_exp(u, tc, rng))
+        first = np.ones(ok.size, dtype=bool)
+        np.not_equal(cand[ok[1:]], cand[ok[:-1]], out=first[1:])
+        ok = ok[first]  # each entry's first accepted candidate
+        entry, u = cand[ok], u[ok]
+        y = (u + t[entry] * _geometric_exp1(entry.size, rng)) // s[entry]
+        neg = rng.integers(0, 2, size=entry.size).astype(bool)
+        good = ~(neg & (y == 0))
+        out[entry[good]] = np.where(neg, -y, y)[good]
+        left = np.ones(todo.size, dtype=bool)
+        left[ok[good] // per] = False  # candidate j belongs to todo[j // per]
+        todo = todo[left]
     return out
 
 
