@@ -13,7 +13,8 @@ it: the target is then the quantity of the clipped distribution, the stated assu
 * mean, sum, variance: sufficient statistics of each sample from multinomial counts; the
   noise drawn from each mechanism's noise law (Laplace at the law's scale: the release's
   lattice moves it by at most 2^-20 of the scale);
-* count: a binomial count plus an exact discrete Laplace draw;
+* count: exact, no sampling (``--reps`` unused): the coverage and mean width summed over
+  the joint law of the binomial count and the discrete Laplace noise;
 * median and quantiles 0.1, 0.9: the population is the data set smoothed by a uniform
   kernel (Silverman's bandwidth), so that its quantiles are continuous (the ``ties`` rows
   use the raw data on the integer lattice instead); each sample is the window of order
@@ -28,6 +29,7 @@ kurtosis for the variance; Wilson for a proportion; order statistics for quantil
 the noise-only one (the anchors' kind), with their coverage of the population quantity.
 
     python benchmarks/bench_central_inference.py [--quick] [--reps 1000] [--out DIR]
+    python benchmarks/bench_central_inference.py --tables --parts counts quantiles --out DIR
 """
 
 from __future__ import annotations
