@@ -415,7 +415,8 @@ def _end_law(win, first, n, k, levels, eps, grid) -> EndLaw:
     side = np.concatenate([[1], np.ones(levels), -np.ones(levels)])
     flat = np.floor(length * float(stair_fraction(eps)))
     e = float(run_epsilon(eps))
-    # the level weights (at most e^-40 or so after truncation: no underflow) times lengths
+    # the level weights (down to about e^-31 at the truncation level: no underflow) times
+    # the lengths
     weight = np.exp(np.concatenate([-e * level / 2, -e * (level + 1) / 2]))
     lens = np.concatenate([flat, length - flat], axis=1)
     prob = lens * weight[None, :]
