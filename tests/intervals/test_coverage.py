@@ -116,16 +116,21 @@ def test_variance_interval_covers(population):
 
 def test_median_interval_covers_through_the_api(population):
     """300 releases of private_median itself (the population jittered by a uniform kernel
-    of width 1 so that its median is unique: the progression is recorded in integers)."""
+    of width 1 so that its median is unique: the progression is recorded in integers), and
+    the control that the noise-only interval fails the same check."""
     n, eps, reps = 300, 2.0, 300
     rng = np.random.default_rng(13)
     # half the records are <= 140 and half >= 141: the jittered population's median is
     # 140.5, where its CDF crosses 1/2 with positive density on both sides
     truth = 140.5
     assert np.mean(population <= 140) == 0.5 and np.mean(population >= 141) == 0.5
-    hits = 0
+    hits = noise_hits = 0
     for _ in range(reps):
         x = population[rng.integers(0, population.size, n)] + rng.uniform(-0.5, 0.5, n)
         low, high = pv.private_median(x, epsilon=eps, bounds=BOUNDS, rng=rng).conf_int()
         hits += low <= truth <= high
+        own = pv.private_median(x, epsilon=eps, bounds=BOUNDS, rng=rng, inference="noise")
+        noise_hits += own.conf_int()[0] <= truth <= own.conf_int()[1]
     _check(hits / reps, reps)
+    # control: the noise-only interval (the data's own median) misses the sampling error
+    assert noise_hits / reps < 0.9

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import privest as pv
 from privest.intervals.ranks import (
     _piece_law,
     clear_of_edges,
@@ -16,6 +17,7 @@ from privest.intervals.ranks import (
     rank_noise_cdf,
 )
 from privest.mechanisms.lattice_plm import stair_fraction
+from privest.mechanisms.profiles.reaches import quantile_target, rank_level
 
 
 @pytest.mark.parametrize("eps", [0.25, 1.0, 3.0])
@@ -102,3 +104,34 @@ def test_an_end_whose_noise_reaches_past_the_data_is_refused():
     assert not clear_of_edges(900, 1000, 0.05, -1)
     assert clear_of_edges(5100, 10_000, 0.125, +1)
     assert clear_of_edges(4900, 10_000, 0.05, -1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 101, 640, 10_000, 100_001, 10**7])
+def test_rank_level_targets_exactly_that_order_statistic(n):
+    """quantile_target(rank_level(k, n), n) = 2k for every rank (a sample of them at large
+    n, the ends included): the interval's ends aim at x_(k), not at a half rank."""
+    ks = np.arange(1, n + 1) if n <= 1000 else np.r_[1, 2, 3, np.arange(1, n + 1, n // 97), n]
+    for k in ks:
+        assert quantile_target(rank_level(int(k), n), n) == 2 * k
+
+
+@pytest.mark.parametrize("q", [0.1, 0.5, 0.9])
+def test_the_released_ends_are_the_order_statistics_at_the_planned_ranks(q):
+    """At eps 400 the staircase leaves its target piece with probability about e^-50, so
+    each end is x_(k) itself at the planned rank (x_(k) = k - 1 here). Until the fix the
+    ends of q = 0.1 and 0.9 were aimed half a rank off (the average of x_(k) and a
+    neighbour: a half-integer), outside the ranks' model."""
+    x = np.random.default_rng(3).permutation(1000).astype(float)
+    r = pv.private_quantile(x, q, epsilon=400.0, bounds=(0, 1000), resolution=1, rng=4)
+    plan = r.interval
+    assert plan.lower_rank is not None and plan.upper_rank is not None
+    assert r.conf_int() == (plan.lower_rank - 1, plan.upper_rank - 1)
+    # the noise-only interval is centred at the point's target rank t (numpy's position
+    # rounded to a half rank), not at ceil(q n): at this eps its ends are the order
+    # statistics just around x_(t) (each end covers x_(t) with probability 1/2 when aimed at
+    # it), x_(ceil(t) - 1) and x_(floor(t) + 1)
+    t = quantile_target(q, 1000) / 2
+    own = pv.private_quantile(
+        x, q, epsilon=400.0, bounds=(0, 1000), resolution=1, rng=5, inference="noise"
+    )
+    assert own.conf_int() == (math.ceil(t) - 2, math.floor(t))

@@ -42,7 +42,7 @@ import numpy as np
 from scipy import special
 
 from privest.mechanisms.lattice_plm import stair_fraction
-from privest.mechanisms.profiles.reaches import quantile_rank
+from privest.mechanisms.profiles.reaches import quantile_target
 
 __all__ = [
     "EndpointPlan",
@@ -136,10 +136,11 @@ def endpoint_ranks(
     """``(kL, kU)``: the ranks whose private order statistics (each released with
     ``epsilon``) cover the quantile from below / above with probability at least ``level``
     each (module docstring). A rank outside ``[1, n]`` means the bound itself. ``center``:
-    the data statistic's own rank position for ``kind="noise"`` (default
-    ``clip(ceil(q n), 1, n)``; ``(n + 1)/2`` for the median)."""
+    the data statistic's own rank position for ``kind="noise"`` (default its target,
+    :func:`~privest.mechanisms.profiles.reaches.quantile_target`; ``(n + 1)/2`` for the
+    median)."""
     if kind == "noise":
-        k0 = quantile_rank(quantile, n) if center is None else center
+        k0 = quantile_target(quantile, n) / 2 if center is None else center
         span = _piece_law(float(epsilon))[0].size + 2
         ks = np.arange(math.floor(k0) - span, math.ceil(k0) + span + 1)
         h = rank_noise_cdf(k0 - ks, epsilon)  # P(k + N <= k0)

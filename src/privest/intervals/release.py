@@ -33,7 +33,7 @@ from privest.errors import ValidationError
 from privest.intervals.ranks import endpoint_plan
 from privest.intervals.results import CountInference, MomentInference, OrderInference
 from privest.mechanisms.laplace import LaplaceLaw
-from privest.mechanisms.profiles.reaches import quantile_rank
+from privest.mechanisms.profiles.reaches import quantile_target, rank_level
 from privest.mechanisms.profiles.variance import variance_sup
 from privest.released import PrivateStatistic
 
@@ -297,7 +297,7 @@ def _order(
     endpoint_plan` may replace an end by its bound and give the other all of the ends'
     epsilon, or release no end and give the point everything)."""
     q = 0.5 if statistic == "median" else float(kw["quantile"])
-    centre = (n + 1) / 2 if statistic == "median" else quantile_rank(q, n)
+    centre = quantile_target(q, n) / 2  # the point's target rank: (n + 1)/2 for the median
     ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre)
     if ends.lower_rank is None and ends.upper_rank is None:
         split = {"point": sum(split.values())}
@@ -312,7 +312,7 @@ def _order(
         if rank is None:
             values.append(bound)
             continue
-        end_kw["quantile"] = (rank - 0.5) / n  # rank clip(ceil(q n), 1, n) = rank
+        end_kw["quantile"] = rank_level(rank, n)  # the target is x_(rank) exactly
         value, _ = release(x, "quantile", epsilon=eps, mechanism="piecewise_laplace", **end_kw)
         values.append(float(value))
     low, high = min(values), max(values)  # two independent draws may cross: sort them

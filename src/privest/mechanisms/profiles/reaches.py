@@ -51,6 +51,7 @@ __all__ = [
     "quantile_profile",
     "quantile_rank",
     "quantile_target",
+    "rank_level",
     "sum_profile",
     "target_ranks",
 ]
@@ -294,6 +295,16 @@ def quantile_target(q: float, n: int) -> int:
     h2 = 2 + 2 * (n - 1) * Fraction(float(q))  # 2 h
     half = Fraction(1, 2)  # ties round toward the middle, 2 t = n + 1
     return int(math.floor(h2 + half) if h2 <= n + 1 else math.ceil(h2 - half))
+
+
+def rank_level(rank: int, n: int) -> float:
+    """The level q whose target (:func:`quantile_target`) is the order statistic x_(rank)
+    of n records: numpy's position ``1 + (n - 1) q`` is ``rank`` (q = 1/(8(n - 1)) for
+    rank 1, since level 0 is refused). A release aimed at x_(k) (an interval's end, docs/
+    central-inference.md) passes this level with ``target="rank"``."""
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= n:
+        raise ValidationError(f"rank: {rank!r} must be an integer in [1, {n}]")
+    return 1.0 if n == 1 else max(rank - 1, 0.125) / (n - 1)
 
 
 def target_ranks(twice: int) -> list[int]:
