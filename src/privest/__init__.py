@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs
         PrivestError,
         StoreError,
         UnreachableTargetError,
+        UnstableIntervalWarning,
         ValidationError,
     )
     from privest.learn import (
@@ -146,6 +147,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PrivestError",
         "StoreError",
         "UnreachableTargetError",
+        "UnstableIntervalWarning",
         "ValidationError",
     ),
     "privest.learn": (
@@ -266,6 +268,7 @@ __all__ = [
     "StoreError",
     "TwoStage",
     "UnreachableTargetError",
+    "UnstableIntervalWarning",
     "ValidationError",
     "ZILGuarantee",
     "ZILMechanism",

@@ -58,6 +58,12 @@ class ConstantFallbackWarning(UserWarning):
     more error than they explain (``fallback_`` is True; docs/central-models.md)."""
 
 
+class UnstableIntervalWarning(UserWarning):
+    """A central model's standard errors rest on a released X'X whose noise is comparable to
+    its smallest eigenvalue: they are computed conservatively and the results say so
+    (docs/central-models.md, "Standard errors, intervals and Wald tests")."""
+
+
 class PrivacyHabitWarning(UserWarning):
     """A scikit-learn habit that spends or leaks privacy around a private estimator: a
     data-dependent scaler before it in a Pipeline, or a model search / cross-validation

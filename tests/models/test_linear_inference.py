@@ -197,11 +197,11 @@ def test_residual_gram_sensitivity_holds_for_worst_case_neighbours() -> None:
 
 def test_an_unstable_gram_is_said_loudly() -> None:
     """All ten diabetes features at n = 1000, epsilon 1: the noise of X'X swamps its
-    smallest eigenvalue; results_ carries the note and a RuntimeWarning says so."""
+    smallest eigenvalue; results_ carries the note and an UnstableIntervalWarning says so."""
     X, y = load_diabetes(return_X_y=True)
     idx = np.random.default_rng(5).integers(0, len(y), 1000)
     bounds = np.column_stack([X.min(0), X.max(0)])
-    with pytest.warns(RuntimeWarning, match="unstable"):
+    with pytest.warns(pv.UnstableIntervalWarning, match="unstable"):
         m = pv.PrivateLinearRegression(
             epsilon=1.0, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=0
         ).fit(X[idx], y[idx])
@@ -221,7 +221,7 @@ def test_an_unstable_gram_is_said_loudly() -> None:
     # a well-determined fit carries no such note
     big = np.random.default_rng(6).integers(0, len(y), 100_000)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("error", pv.UnstableIntervalWarning)
         ok = pv.PrivateLinearRegression(
             epsilon=4.0, bounds=bounds[[2, 3]], y_bounds=(25, 346), method="adassp", random_state=0
         ).fit(X[big][:, [2, 3]], y[big])

@@ -45,7 +45,12 @@ from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
 from privest.accounting.zcdp import zcdp_rho_for
-from privest.errors import BoundsError, ConstantFallbackWarning, ValidationError
+from privest.errors import (
+    BoundsError,
+    ConstantFallbackWarning,
+    UnstableIntervalWarning,
+    ValidationError,
+)
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
@@ -426,7 +431,8 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         if ok:
             theta, cov, why = linear_inference(self.released_stats_, rng)
             if why:
-                warnings.warn(f"PrivateLinearRegression results_: {why[0]}", RuntimeWarning, 2)
+                msg = f"PrivateLinearRegression results_: {why[0]}"
+                warnings.warn(msg, UnstableIntervalWarning, 2)
         how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
         self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self

@@ -29,7 +29,7 @@ Where the noise of X'X is comparable to its smallest eigenvalue (lambda_min(A) b
 right: the simulation around the noisy A misses the bias of the solve in the weak
 directions (undercoverage, 0.83 on the ten diabetes features) and the first-order sandwich
 overstates the spread (overcoverage, 0.99). There each standard error is the larger of the
-two (conservative), and the results say so, in a note and a RuntimeWarning
+two (conservative), and the results say so, in a note and an UnstableIntervalWarning
 (docs/central-models.md gives the cells).
 """
 
