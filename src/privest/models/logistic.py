@@ -46,6 +46,7 @@ from privest.models.logistic_fit import (
     logistic_rule,
     noisy_descent,
 )
+from privest.models.logistic_inference import SANDWICH_SHARE, noisy_hessian, one_step_cov
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -60,7 +61,7 @@ __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
 METHODS = ("auto", "noisy_mm", "noisy_gd")
 #: the ridge of ``"noisy_gd"`` when ``l2="auto"`` (its value before issue 31)
 NOISY_GD_L2 = 1e-3
-INFERENCE = ("none", "bootstrap")
+INFERENCE = ("auto", "sandwich", "none", "bootstrap")
 
 
 def noisy_gd_logistic(
@@ -169,7 +170,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
-        inference: str = "none",
+        inference: str = "auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -227,18 +228,39 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             raise ValidationError(f"l2: {self.l2!r} must be 'auto' or a number >= 0")
         if not self.step_scale > 0:
             raise ValidationError(f"step_scale: {self.step_scale!r} must be > 0")
+        inference = self._inference(method, k)
+        rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
+        l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
+        share = {"bootstrap": LOGISTIC_SHARE, "sandwich": SANDWICH_SHARE}.get(inference, 0.0)
+        rho = zcdp_rho_for(eps, delta) * (1.0 - share)
+        rho_step = (rho - rule["rho_gram"]) / steps if method == "noisy_mm" else rho / steps
+        return {
+            **rule,
+            "method": method,
+            "steps": steps,
+            "l2": l2,
+            "rho_step": rho_step,
+            "inference": inference,
+            "rho_inference": share * zcdp_rho_for(eps, delta),
+        }
+
+    def _inference(self, method: str, k: int) -> str:
+        """The standard errors used (public: the method and the number of classes)."""
         if self.inference not in INFERENCE:
             raise ValidationError(f"inference: {self.inference!r}; accepted: {INFERENCE}")
+        if self.inference == "auto":
+            return "sandwich" if method == "noisy_mm" and k == 2 else "none"
+        if self.inference == "sandwich" and (method != "noisy_mm" or k != 2):
+            raise ValidationError(
+                "inference='sandwich': the noise-aware sandwich is implemented for "
+                "method='noisy_mm' (the default) with two classes; pass inference='none'"
+            )
         if self.inference == "bootstrap" and (method != "noisy_gd" or k != 2):
             raise ValidationError(
                 "inference='bootstrap': the parametric bootstrap is implemented for "
                 "method='noisy_gd' with two classes; pass method='noisy_gd' or inference='none'"
             )
-        rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
-        l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
-        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
-        rho_step = (rho - rule["rho_gram"]) / steps if method == "noisy_mm" else rho / steps
-        return {**rule, "method": method, "steps": steps, "l2": l2, "rho_step": rho_step}
+        return self.inference
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
@@ -267,24 +289,48 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                 )
             X = np.clip(X, b[:, 0], b[:, 1])
         rng = resolve_rng(self.random_state)
+        path: dict[str, Any] = {}
         if cfg["method"] == "noisy_mm":
-            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng)
+            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng, path)
         else:
             coef, icpt = self._fit_gd(X, Y, b, cfg, rng)
         self.coef_, self.intercept_ = coef, icpt
         self.classes_ = classes
         self.method_, self.l2_, self.n_iter_ = cfg["method"], cfg["l2"], cfg["steps"]
         self.guarantee_ = self.guarantee
-        if classes.size == 2:
+        if cfg["inference"] == "sandwich":
+            self.results_ = self._sandwich(path, cfg, rng)
+        elif classes.size == 2:
             self.results_ = self._results(X, b, cfg, rng)
         return self
+
+    def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
+        """``results_`` of ``"noisy_mm"``: one release (the Hessian at the fit, share
+        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
+        estimate and its noise-aware sandwich from the released path
+        (:mod:`privest.models.logistic_inference`)."""
+        Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
+        H, sd_h = noisy_hessian(Xc, path["theta"][:, 0], cfg["x_radius"], cfg["rho_inference"], rng)
+        # post-processing of the released path and Hessian from here on
+        window = (trace["thetas"][start:, :, 0], trace["grads"][start:, :, 0])
+        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h)
+        how, note = "noise-aware sandwich (sampling and privacy noise)", []
+        if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
+            why = "the released Hessian is too noisy at this n and epsilon (more records help)"
+            how, note = "none", [f"no standard errors: {why}"]
+        note.append("params: one Newton step from the released path (no ridge shrinkage)")
+        unscale = np.append(1.0 / path["scale"], [1.0] * self.fit_intercept)  # (coef, const)
+        design = {"centre": path["centre"], "const": 1.0, "y_centre": 0.0}
+        cov = None if cov is None else unscale[:, None] * cov * unscale
+        n = Xc.shape[0]
+        return central_results(self, unscale * theta, cov, design, n, "noisy_mm", how, note)
 
     def _results(self, X: np.ndarray, b: np.ndarray, cfg: dict, rng: Any) -> Any:
         """``results_`` of the binary model: the parametric bootstrap of
         :mod:`privest.models.inference` (``inference="bootstrap"``), else the coefficients
         without standard errors."""
         n, p = X.shape
-        if self.inference == "none":
+        if cfg["inference"] == "none":
             fd = {"centre": np.zeros(p), "const": 1.0, "y_centre": 0.0}
             theta = self.coef_[0]
             theta = np.append(theta, self.intercept_) if self.fit_intercept else theta
@@ -305,9 +351,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return logistic_inference(self, X, b, theta, refit, rng)
 
     def _fit_mm(
-        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, k: int, rng: Any
+        self,
+        X: np.ndarray,
+        Y: np.ndarray,
+        b: np.ndarray,
+        cfg: dict,
+        k: int,
+        rng: Any,
+        path: dict[str, Any],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept)."""
+        """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept);
+        ``path`` receives the design rows, their centre and scale and the released path."""
         n = X.shape[0]
         if self.fit_intercept:
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
@@ -326,7 +380,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             precond=precond,
             l2=cfg["l2"],
             rng=rng,
+            trace=path.setdefault("trace", {}),
         )
+        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta)
         coef = (theta[: X.shape[1]] / scale[:, None]).T
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre
