@@ -6,7 +6,9 @@ a ridge set by a public rule (:func:`privest.models.logistic_fit.logistic_rule`,
 the number of classes, epsilon and delta only), on features scaled to [-1, 1] by the public
 box. ``method="noisy_gd"``: the default before issue 31 (fixed-step gradient descent, l2 =
 1e-3, 30 steps, features centred at the box centre), kept for comparison. The two
-algorithms, their sensitivities and their accounting are in :mod:`privest.models.logistic_fit`.
+algorithms, their sensitivities and their accounting are in :mod:`privest.models.logistic_fit`;
+the standard errors of ``"noisy_mm"`` (``inference="auto"``/``"sandwich"``) in
+:mod:`privest.models.logistic_inference`.
 
 Two classes fit the sigmoid model (``coef_`` of shape (1, p)); K >= 3 public classes fit the
 multinomial (softmax) model (``coef_`` (K, p)) under the same single (epsilon, delta)
@@ -125,17 +127,25 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : ``"none"`` (default): ``results_`` has the coefficients and no standard
-        errors. ``"bootstrap"`` (``method="noisy_gd"``, two classes): 10% of the fit's zCDP
-        budget releases the features' X'X for a parametric bootstrap of the standard errors
-        (200 refits, about 1,000 times the fit's time; its coverage on skewed real features
-        is below 0.95: docs/central-models.md).
+    inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
+        classes, else ``"none"``. ``"sandwich"``: 5% of the zCDP budget (inside the stated
+        guarantee, charged with it before the data are read) releases the Hessian sum at the
+        fit; ``results_`` then holds the one-step estimate from the released path and its
+        noise-aware sandwich standard errors (sampling and privacy noise;
+        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
+        for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
+        budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
+        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X
+        for a parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage
+        on skewed real features below 0.95). Multiclass models (K >= 3) spend nothing on
+        inference and have no ``results_``. Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
     ``n_features_in_``, ``feature_names_in_``, and for two classes ``results_``
-    (:class:`~privest.learn.results.FitResults`; with the bootstrap its ``params`` undo the
-    shrinkage of the T steps, so they differ from ``coef_``).
+    (:class:`~privest.learn.results.FitResults`, intercept first; with ``"sandwich"`` or
+    ``"bootstrap"`` its ``params`` undo the ridge and early-stopping shrinkage of the T
+    steps, so they differ from ``coef_``, which is tuned for prediction).
 
     scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
     than the public ``classes`` (``check_estimators_dtypes``,

@@ -28,6 +28,13 @@ E theta term, :mod:`privest.models.inference`), d estimated by mean_t theta_t - 
 Given the released H~, M zbar is exactly normal with covariance s_g^2 / m M M': the
 dominant term when privacy noise dominates is exact whatever the noise of H~. The sampling
 term assumes the logistic variance function (as the classical standard error does).
+
+M floors the eigenvalues of H~ at 2 sqrt(d) s_H (about the spectral norm of its noise). When
+the released Hessian is that noisy, the floor shortens the step and the estimate keeps part
+of the shrinkage, a bias the sandwich does not cover; so the standard errors are withheld
+(NaN) when lowering the floor to s_H moves some estimate by more than
+:data:`FLOOR_SENSITIVITY` of its standard error. Coverage and the share withheld, per data
+set, n and epsilon: docs/central-models.md.
 """
 
 from __future__ import annotations
