@@ -128,7 +128,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
     inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
-        classes, else ``"none"``. ``"sandwich"``: 5% of the zCDP budget (inside the stated
+        classes, else ``"none"``. ``"sandwich"``: 20% of the zCDP budget (inside the stated
         guarantee, charged with it before the data are read) releases the Hessian sum at the
         fit; ``results_`` then holds the one-step estimate from the released path and its
         noise-aware sandwich standard errors (sampling and privacy noise;

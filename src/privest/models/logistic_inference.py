@@ -49,7 +49,7 @@ from privest.models.inference import noisy_gram
 __all__ = ["FLOOR_SENSITIVITY", "SANDWICH_SHARE", "noisy_hessian", "one_step_cov"]
 
 #: share of the fit's zCDP rho spent on the Hessian release the standard errors need
-SANDWICH_SHARE = 0.05
+SANDWICH_SHARE = 0.2
 #: standard errors are withheld when lowering the eigenvalue floor of H~ from 2 sqrt(d) to 1
 #: noise sd moves some estimate by more than this many of its standard errors
 FLOOR_SENSITIVITY = 0.5
