@@ -6,7 +6,9 @@ a ridge set by a public rule (:func:`privest.models.logistic_fit.logistic_rule`,
 the number of classes, epsilon and delta only), on features scaled to [-1, 1] by the public
 box. ``method="noisy_gd"``: the default before issue 31 (fixed-step gradient descent, l2 =
 1e-3, 30 steps, features centred at the box centre), kept for comparison. The two
-algorithms, their sensitivities and their accounting are in :mod:`privest.models.logistic_fit`.
+algorithms, their sensitivities and their accounting are in :mod:`privest.models.logistic_fit`;
+the standard errors of ``"noisy_mm"`` (``inference="auto"``/``"sandwich"``) in
+:mod:`privest.models.logistic_inference`.
 
 Two classes fit the sigmoid model (``coef_`` of shape (1, p)); K >= 3 public classes fit the
 multinomial (softmax) model (``coef_`` (K, p)) under the same single (epsilon, delta)
@@ -46,6 +48,7 @@ from privest.models.logistic_fit import (
     logistic_rule,
     noisy_descent,
 )
+from privest.models.logistic_inference import SANDWICH_SHARE, noisy_hessian, one_step_cov
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -60,7 +63,7 @@ __all__ = ["PrivateLogisticRegression", "noisy_gd_logistic"]
 METHODS = ("auto", "noisy_mm", "noisy_gd")
 #: the ridge of ``"noisy_gd"`` when ``l2="auto"`` (its value before issue 31)
 NOISY_GD_L2 = 1e-3
-INFERENCE = ("none", "bootstrap")
+INFERENCE = ("auto", "sandwich", "none", "bootstrap")
 
 
 def noisy_gd_logistic(
@@ -124,17 +127,25 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
-    inference : ``"none"`` (default): ``results_`` has the coefficients and no standard
-        errors. ``"bootstrap"`` (``method="noisy_gd"``, two classes): 10% of the fit's zCDP
-        budget releases the features' X'X for a parametric bootstrap of the standard errors
-        (200 refits, about 1,000 times the fit's time; its coverage on skewed real features
-        is below 0.95: docs/central-models.md).
+    inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
+        classes, else ``"none"``. ``"sandwich"``: 20% of the zCDP budget (inside the stated
+        guarantee, charged with it before the data are read) releases the Hessian sum at the
+        fit; ``results_`` then holds the one-step estimate from the released path and its
+        noise-aware sandwich standard errors (sampling and privacy noise;
+        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
+        for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
+        budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
+        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X
+        for a parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage
+        on skewed real features below 0.95). Multiclass models (K >= 3) spend nothing on
+        inference and have no ``results_``. Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
     ``n_features_in_``, ``feature_names_in_``, and for two classes ``results_``
-    (:class:`~privest.learn.results.FitResults`; with the bootstrap its ``params`` undo the
-    shrinkage of the T steps, so they differ from ``coef_``).
+    (:class:`~privest.learn.results.FitResults`, intercept first; with ``"sandwich"`` or
+    ``"bootstrap"`` its ``params`` undo the ridge and early-stopping shrinkage of the T
+    steps, so they differ from ``coef_``, which is tuned for prediction).
 
     scikit-learn's ``check_estimator`` passes but for four checks that fit labels other
     than the public ``classes`` (``check_estimators_dtypes``,
@@ -169,7 +180,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
-        inference: str = "none",
+        inference: str = "auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -227,18 +238,39 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             raise ValidationError(f"l2: {self.l2!r} must be 'auto' or a number >= 0")
         if not self.step_scale > 0:
             raise ValidationError(f"step_scale: {self.step_scale!r} must be > 0")
+        inference = self._inference(method, k)
+        rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
+        l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
+        share = {"bootstrap": LOGISTIC_SHARE, "sandwich": SANDWICH_SHARE}.get(inference, 0.0)
+        rho = zcdp_rho_for(eps, delta) * (1.0 - share)
+        rho_step = (rho - rule["rho_gram"]) / steps if method == "noisy_mm" else rho / steps
+        return {
+            **rule,
+            "method": method,
+            "steps": steps,
+            "l2": l2,
+            "rho_step": rho_step,
+            "inference": inference,
+            "rho_inference": share * zcdp_rho_for(eps, delta),
+        }
+
+    def _inference(self, method: str, k: int) -> str:
+        """The standard errors used (public: the method and the number of classes)."""
         if self.inference not in INFERENCE:
             raise ValidationError(f"inference: {self.inference!r}; accepted: {INFERENCE}")
+        if self.inference == "auto":
+            return "sandwich" if method == "noisy_mm" and k == 2 else "none"
+        if self.inference == "sandwich" and (method != "noisy_mm" or k != 2):
+            raise ValidationError(
+                "inference='sandwich': the noise-aware sandwich is implemented for "
+                "method='noisy_mm' (the default) with two classes; pass inference='none'"
+            )
         if self.inference == "bootstrap" and (method != "noisy_gd" or k != 2):
             raise ValidationError(
                 "inference='bootstrap': the parametric bootstrap is implemented for "
                 "method='noisy_gd' with two classes; pass method='noisy_gd' or inference='none'"
             )
-        rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
-        l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
-        rho = zcdp_rho_for(eps, delta) * (1.0 - LOGISTIC_SHARE * (self.inference == "bootstrap"))
-        rho_step = (rho - rule["rho_gram"]) / steps if method == "noisy_mm" else rho / steps
-        return {**rule, "method": method, "steps": steps, "l2": l2, "rho_step": rho_step}
+        return self.inference
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
@@ -267,24 +299,48 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                 )
             X = np.clip(X, b[:, 0], b[:, 1])
         rng = resolve_rng(self.random_state)
+        path: dict[str, Any] = {}
         if cfg["method"] == "noisy_mm":
-            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng)
+            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng, path)
         else:
             coef, icpt = self._fit_gd(X, Y, b, cfg, rng)
         self.coef_, self.intercept_ = coef, icpt
         self.classes_ = classes
         self.method_, self.l2_, self.n_iter_ = cfg["method"], cfg["l2"], cfg["steps"]
         self.guarantee_ = self.guarantee
-        if classes.size == 2:
+        if cfg["inference"] == "sandwich":
+            self.results_ = self._sandwich(path, cfg, rng)
+        elif classes.size == 2:
             self.results_ = self._results(X, b, cfg, rng)
         return self
+
+    def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
+        """``results_`` of ``"noisy_mm"``: one release (the Hessian at the fit, share
+        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
+        estimate and its noise-aware sandwich from the released path
+        (:mod:`privest.models.logistic_inference`)."""
+        Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
+        H, sd_h = noisy_hessian(Xc, path["theta"][:, 0], cfg["x_radius"], cfg["rho_inference"], rng)
+        # post-processing of the released path and Hessian from here on
+        window = (trace["thetas"][start:, :, 0], trace["grads"][start:, :, 0])
+        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h)
+        how, note = "noise-aware sandwich (sampling and privacy noise)", []
+        if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
+            why = "the released Hessian is too noisy at this n and epsilon (more records help)"
+            how, note = "none", [f"no standard errors: {why}"]
+        note.append("params: one Newton step from the released path (no ridge shrinkage)")
+        unscale = np.append(1.0 / path["scale"], [1.0] * self.fit_intercept)  # (coef, const)
+        design = {"centre": path["centre"], "const": 1.0, "y_centre": 0.0}
+        cov = None if cov is None else unscale[:, None] * cov * unscale
+        n = Xc.shape[0]
+        return central_results(self, unscale * theta, cov, design, n, "noisy_mm", how, note)
 
     def _results(self, X: np.ndarray, b: np.ndarray, cfg: dict, rng: Any) -> Any:
         """``results_`` of the binary model: the parametric bootstrap of
         :mod:`privest.models.inference` (``inference="bootstrap"``), else the coefficients
         without standard errors."""
         n, p = X.shape
-        if self.inference == "none":
+        if cfg["inference"] == "none":
             fd = {"centre": np.zeros(p), "const": 1.0, "y_centre": 0.0}
             theta = self.coef_[0]
             theta = np.append(theta, self.intercept_) if self.fit_intercept else theta
@@ -305,9 +361,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return logistic_inference(self, X, b, theta, refit, rng)
 
     def _fit_mm(
-        self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, k: int, rng: Any
+        self,
+        X: np.ndarray,
+        Y: np.ndarray,
+        b: np.ndarray,
+        cfg: dict,
+        k: int,
+        rng: Any,
+        path: dict[str, Any],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept)."""
+        """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept);
+        ``path`` receives the design rows, their centre and scale and the released path."""
         n = X.shape[0]
         if self.fit_intercept:
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
@@ -326,7 +390,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             precond=precond,
             l2=cfg["l2"],
             rng=rng,
+            trace=path.setdefault("trace", {}),
         )
+        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta)
         coef = (theta[: X.shape[1]] / scale[:, None]).T
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre

@@ -131,11 +131,14 @@ def noisy_descent(
     precond: np.ndarray,
     l2: float,
     rng: np.random.Generator,
+    trace: dict | None = None,
 ) -> np.ndarray:
     """T noisy steps theta <- theta - precond (noisy gradient mean + l2 theta); each gradient
     release is rho_step-zCDP (module docstring). Y is (n, 1) 0/1 for two classes (sigmoid
     model) or (n, K) one-hot for K >= 3 (softmax); rows need ||x|| <= x_radius. Returns the
-    (d, 1) or (d, K) average of the last half of the iterates."""
+    (d, 1) or (d, K) average of the last half of the iterates. A ``trace`` dict receives the
+    released path: ``thetas`` (T, d, m), the iterate each noisy gradient sum ``grads``
+    (T, d, m) was taken at, and the noise sd ``sigma`` of one gradient coordinate."""
     n, d = Xc.shape
     m = Y.shape[1]
     n_classes = 2 if m == 1 else m
@@ -144,12 +147,16 @@ def noisy_descent(
     mech = lattice_gaussian_zcdp(rho_step, sens, d * m)
     theta = np.zeros((d, m))
     avg = np.zeros((d, m))
+    thetas, grads = np.zeros((steps, d, m)), np.zeros((steps, d, m))
     start = steps // 2
     for t in range(steps):
         z = Xc @ theta
         resid = expit(z) - Y if m == 1 else softmax(z, axis=1) - Y
         noisy = mech.release((Xc.T @ resid).ravel(), rng).reshape(d, m)
+        thetas[t], grads[t] = theta, noisy
         theta = theta - precond @ (noisy / n + l2 * theta)
         if t >= start:
             avg += theta
+    if trace is not None:
+        trace.update(thetas=thetas, grads=grads, sigma=mech.sigma)
     return avg / (steps - start)

@@ -1,0 +1,93 @@
+"""Standard errors of the default private logistic regression, ``method="noisy_mm"``
+(docs/central-models.md, "Standard errors").
+
+The fit releases, at each of its T steps t, the iterate theta_t and the noisy gradient sum
+g~_t = g(theta_t) + z_t of the logistic loss, z_t ~ N(0, s_g^2 I) independent
+(:func:`privest.models.logistic_fit.noisy_descent`). The standard errors spend one more
+release: the Hessian sum H = sum_i p_i (1 - p_i) x_i x_i' at the released fit theta_bar,
+p_i = sigmoid(x_i' theta_bar) (public weights once theta_bar is released), as the Gram of
+the rows sqrt(p_i (1 - p_i)) x_i, whose norm is at most B / 2: replacement sensitivity
+sqrt(2) B^2 / 4. Everything after that release is post-processing.
+
+``params`` are the averaged one-step (Newton) estimates from the released path,
+theta_os = mean_t (theta_t - M g~_t) over the last half of the steps (the iterates the fit
+averages), M = H~^{-1} (the released Hessian, eigenvalues floored). Since
+g(theta_t) ~= H (theta_t - theta_hat), theta_hat the ridge-free maximum likelihood estimate,
+
+    theta_os - theta_hat ~= M E d - M zbar,   d = mean_t theta_t - theta_hat,
+
+E the noise of H~ and zbar the mean of the m gradient noises: the one step removes the
+ridge's shrinkage and what the T steps left unconverged (to first order), so the intervals
+need not cover a bias. With theta_hat - theta_0 ~= H^{-1} score (Cov H^{-1}, the classical
+model-based term), the noise-aware sandwich is
+
+    Cov = M (H~ + s_g^2 / m I + s_H^2 / 2 (||d||^2 I + d d')) M',
+
+s_H the noise sd of a diagonal entry of H~ (E d has the covariance of the linear model's
+E theta term, :mod:`privest.models.inference`), d estimated by mean_t theta_t - theta_os.
+Given the released H~, M zbar is exactly normal with covariance s_g^2 / m M M': the
+dominant term when privacy noise dominates is exact whatever the noise of H~. The sampling
+term assumes the logistic variance function (as the classical standard error does).
+
+M floors the eigenvalues of H~ at 2 sqrt(d) s_H (about the spectral norm of its noise). When
+the released Hessian is that noisy, the floor shortens the step and the estimate keeps part
+of the shrinkage, a bias the sandwich does not cover; so the standard errors are withheld
+(NaN) when lowering the floor to s_H moves some estimate by more than
+:data:`FLOOR_SENSITIVITY` of its standard error. Coverage and the share withheld, per data
+set, n and epsilon: docs/central-models.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+
+from privest.models.inference import noisy_gram
+
+__all__ = ["FLOOR_SENSITIVITY", "SANDWICH_SHARE", "noisy_hessian", "one_step_cov"]
+
+#: share of the fit's zCDP rho spent on the Hessian release the standard errors need
+SANDWICH_SHARE = 0.2
+#: standard errors are withheld when lowering the eigenvalue floor of H~ from 2 sqrt(d) to 1
+#: noise sd moves some estimate by more than this many of its standard errors
+FLOOR_SENSITIVITY = 0.5
+
+
+def noisy_hessian(
+    Xc: np.ndarray, theta: np.ndarray, x_radius: float, rho: float, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """H = sum_i p_i (1 - p_i) x_i x_i' at the released ``theta`` under rho-zCDP (rows with
+    ||x|| <= x_radius; module docstring). Returns the noisy symmetric matrix and the noise sd
+    of its diagonal."""
+    p = expit(Xc @ theta)
+    return noisy_gram(Xc * np.sqrt(p * (1.0 - p))[:, None], x_radius / 2.0, rho, rng)
+
+
+def _one_step(thetas: np.ndarray, grads: np.ndarray, vals: np.ndarray, vecs: np.ndarray):
+    M = (vecs / vals) @ vecs.T
+    return np.mean(thetas - grads @ M, axis=0), M
+
+
+def one_step_cov(
+    thetas: np.ndarray, grads: np.ndarray, sd_g: float, H: np.ndarray, sd_h: float
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(theta_os, Cov) of the averaged one-step estimate (module docstring) from released
+    quantities only: the iterates ``thetas`` (m, d) the noisy gradient sums ``grads`` (m, d)
+    were taken at (noise sd ``sd_g`` per coordinate) and the noisy Hessian sum ``H`` (noise
+    sd ``sd_h`` on its diagonal). Cov is None when the estimate depends on the eigenvalue
+    floor of H~ (:data:`FLOOR_SENSITIVITY`): the released Hessian is then too noisy for the
+    step to undo the fit's shrinkage, and an interval would not cover."""
+    m, d = thetas.shape
+    raw, vecs = np.linalg.eigh((H + H.T) / 2.0)
+    vals = np.maximum(raw, 2.0 * math.sqrt(d) * sd_h)  # about the noise's spectral norm
+    theta, M = _one_step(thetas, grads, vals, vecs)
+    dev = thetas.mean(axis=0) - theta
+    meat = (vecs * vals) @ vecs.T + sd_g**2 / m * np.eye(d)
+    meat += sd_h**2 / 2.0 * ((dev @ dev) * np.eye(d) + np.outer(dev, dev))
+    cov = M @ meat @ M
+    low, _ = _one_step(thetas, grads, np.maximum(raw, sd_h), vecs)
+    if np.max(np.abs(low - theta) / np.sqrt(np.diag(cov))) > FLOOR_SENSITIVITY:
+        return theta, None
+    return theta, cov
