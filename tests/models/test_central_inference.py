@@ -177,30 +177,15 @@ def test_domain_is_the_same_as_bounds(model: str) -> None:
 
 @pytest.mark.parametrize("model", ["linear", "logistic"])
 @pytest.mark.parametrize("inference", ["with", "none"])
-def test_releases_spend_exactly_the_fit_budget(model: str, inference: str, monkeypatch) -> None:
+def test_releases_spend_exactly_the_fit_budget(
+    model: str, inference: str, counted_releases
+) -> None:
     """Every release (a lattice Gaussian's .release) is counted at its zCDP rho: the fit and
     the releases the standard errors need together spend the rho of (epsilon, delta), and
     the bootstrap's reruns release nothing."""
     from privest.accounting.zcdp import zcdp_rho_for
-    from privest.mechanisms.samplers import lattice
-    from privest.models import inference as inference_module
-    from privest.models import linear, linear_inference, logistic, logistic_fit
 
-    spent: list[float] = []
-
-    def counted(rho: float, sensitivity: float, dims: int = 1):
-        mech = lattice.lattice_gaussian_zcdp(rho, sensitivity, dims)
-        real = mech.release
-
-        def release(value, rng, size=None):
-            spent.append(rho)
-            return real(value, rng, size)
-
-        mech.release = release
-        return mech
-
-    for module in (inference_module, linear, linear_inference, logistic, logistic_fit):
-        monkeypatch.setattr(module, "lattice_gaussian_zcdp", counted)
+    spent = counted_releases
     rng = np.random.default_rng(2)
     X = rng.uniform(-1, 1, (2000, 2))
     kw = {"inference": "sandwich" if model == "linear" else "bootstrap"}

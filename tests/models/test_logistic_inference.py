@@ -102,36 +102,14 @@ def test_trace_is_the_released_path() -> None:
     assert trace["sigma"] > 0
 
 
-def _counted_releases(monkeypatch) -> list[float]:
-    from privest.mechanisms.samplers import lattice
-    from privest.models import inference, linear, logistic, logistic_fit
-
-    spent: list[float] = []
-
-    def counted(rho: float, sensitivity: float, dims: int = 1):
-        mech = lattice.lattice_gaussian_zcdp(rho, sensitivity, dims)
-        real = mech.release
-
-        def release(value, rng, size=None):
-            spent.append(rho)
-            return real(value, rng, size)
-
-        mech.release = release
-        return mech
-
-    for module in (inference, linear, logistic, logistic_fit):
-        monkeypatch.setattr(module, "lattice_gaussian_zcdp", counted)
-    return spent
-
-
 @pytest.mark.parametrize("inference", ["auto", "sandwich", "none"])
-def test_the_hessian_share_is_inside_the_stated_guarantee(inference: str, monkeypatch) -> None:
+def test_the_hessian_share_is_inside_the_stated_guarantee(inference: str, counted_releases) -> None:
     """The default spends SANDWICH_SHARE of rho on the Hessian; the X'X release, the 20
     gradients and it together spend exactly the rho of (epsilon, delta), which is the
     guarantee charged to the budget once, before the data are read."""
     from privest.accounting.zcdp import zcdp_rho_for
 
-    spent = _counted_releases(monkeypatch)
+    spent = counted_releases
     rng = np.random.default_rng(4)
     X = rng.uniform(-1, 1, (3000, 2))
     y = (rng.random(3000) < expit(X @ np.array([1.0, -1.0]))).astype(int)
@@ -151,8 +129,8 @@ def test_the_hessian_share_is_inside_the_stated_guarantee(inference: str, monkey
         assert est.results_.bse.notna().all()
 
 
-def test_multiclass_and_noisy_gd_spend_nothing_on_the_sandwich(monkeypatch) -> None:
-    spent = _counted_releases(monkeypatch)
+def test_multiclass_and_noisy_gd_spend_nothing_on_the_sandwich(counted_releases) -> None:
+    spent = counted_releases
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (600, 2))
     y3 = rng.integers(0, 3, 600)
