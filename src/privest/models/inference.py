@@ -67,9 +67,10 @@ def noisy_gram(
     return out + np.triu(out, 1).T, mech.sigma
 
 
-def _psd(S: np.ndarray, floor: float = 0.0) -> np.ndarray:
+def _psd(S: np.ndarray) -> np.ndarray:
+    """The nearest positive semi-definite matrix to the symmetric part of ``S``."""
     vals, vecs = np.linalg.eigh((S + S.T) / 2.0)
-    return (vecs * np.maximum(vals, floor)) @ vecs.T
+    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
 def _sim_design(

@@ -24,7 +24,7 @@ model-based term), the noise-aware sandwich is
     Cov = M (H~ + s_g^2 / m I + s_H^2 / 2 (||d||^2 I + d d')) M',
 
 s_H the noise sd of a diagonal entry of H~ (E d has the covariance of the linear model's
-E theta term, :mod:`privest.models.inference`), d estimated by mean_t theta_t - theta_os.
+E theta term, :mod:`privest.models.linear_inference`), d estimated by mean_t theta_t - theta_os.
 Given the released H~, M zbar is exactly normal with covariance s_g^2 / m M M': the
 dominant term when privacy noise dominates is exact whatever the noise of H~. The sampling
 term assumes the logistic variance function (as the classical standard error does).
