@@ -102,17 +102,28 @@ def test_trace_is_the_released_path() -> None:
     assert trace["sigma"] > 0
 
 
-@pytest.mark.parametrize("inference", ["auto", "sandwich", "none"])
-def test_the_hessian_share_is_inside_the_stated_guarantee(inference: str, counted_releases) -> None:
-    """The default spends SANDWICH_SHARE of rho on the Hessian; the X'X release, the 20
-    gradients and it together spend exactly the rho of (epsilon, delta), which is the
-    guarantee charged to the budget once, before the data are read."""
+@pytest.mark.parametrize(
+    ("inference", "n", "spends"),
+    [
+        ("auto", 10_000, True),
+        ("auto", 3000, False),
+        ("sandwich", 3000, True),
+        ("none", 3000, False),
+    ],
+)
+def test_the_hessian_share_is_inside_the_stated_guarantee(
+    inference: str, n: int, spends: bool, counted_releases
+) -> None:
+    """The standard errors spend SANDWICH_SHARE of rho on the Hessian (the default only from
+    n x epsilon = 10^4 on, a public rule); the X'X release, the 20 gradients
+    and it together spend exactly the rho of (epsilon, delta), which is the guarantee
+    charged to the budget once, before the data are read."""
     from privest.accounting.zcdp import zcdp_rho_for
 
     spent = counted_releases
     rng = np.random.default_rng(4)
-    X = rng.uniform(-1, 1, (3000, 2))
-    y = (rng.random(3000) < expit(X @ np.array([1.0, -1.0]))).astype(int)
+    X = rng.uniform(-1, 1, (n, 2))
+    y = (rng.random(n) < expit(X @ np.array([1.0, -1.0]))).astype(int)
     budget = pv.Budget(1.0, 1e-6)
     est = pv.PrivateLogisticRegression(
         epsilon=1.0, delta=1e-6, bounds=(-1, 1), inference=inference, budget=budget
@@ -122,7 +133,7 @@ def test_the_hessian_share_is_inside_the_stated_guarantee(inference: str, counte
     assert sum(spent) == pytest.approx(rho, rel=1e-12)
     spend = budget.spends
     assert len(spend) == 1 and (spend[0].epsilon, spend[0].delta) == (1.0, 1e-6)
-    if inference == "none":
+    if not spends:
         assert len(spent) == 21 and est.results_.bse.isna().all()
     else:
         assert len(spent) == 22 and spent[-1] == pytest.approx(SANDWICH_SHARE * rho)
@@ -153,9 +164,15 @@ def test_summary_and_withheld_standard_errors() -> None:
     assert list(clf.results_.params.index) == ["intercept", "x0", "x1"]
     assert clf.results_.pvalues.between(0, 1).all()
     # 100 records at epsilon 0.5: the released Hessian is noise, so no standard errors
-    small = pv.PrivateLogisticRegression(bounds=(-1, 1), epsilon=0.5, random_state=0)
+    small = pv.PrivateLogisticRegression(
+        bounds=(-1, 1), epsilon=0.5, inference="sandwich", random_state=0
+    )
     res = small.fit(X[:100], y[:100]).results_
-    assert res.bse.isna().all() and "no standard errors" in str(res.summary())
+    assert res.bse.isna().all() and "too noisy at this n" in str(res.summary())
+    # the default does not spend on them there, and says why
+    auto = pv.PrivateLogisticRegression(bounds=(-1, 1), epsilon=0.5, random_state=0)
+    res = auto.fit(X[:100], y[:100]).results_
+    assert res.bse.isna().all() and "n x epsilon is below" in str(res.summary())
 
 
 @pytest.mark.slow

@@ -48,7 +48,12 @@ from privest.models.logistic_fit import (
     logistic_rule,
     noisy_descent,
 )
-from privest.models.logistic_inference import SANDWICH_SHARE, noisy_hessian, one_step_cov
+from privest.models.logistic_inference import (
+    SANDWICH_MIN_N_EPS,
+    SANDWICH_SHARE,
+    noisy_hessian,
+    one_step_cov,
+)
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
     PrivateEstimatorMixin,
@@ -128,10 +133,12 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     domain : a :class:`~privest.Domain` giving the features' ``bounds`` (instead of, or in
         agreement with, ``bounds=``; swap neighbours only).
     inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
-        classes, else ``"none"``. ``"sandwich"``: 20% of the zCDP budget (inside the stated
-        guarantee, charged with it before the data are read) releases the Hessian sum at the
-        fit; ``results_`` then holds the one-step estimate from the released path and its
-        noise-aware sandwich standard errors (sampling and privacy noise;
+        classes and n x epsilon >= 10^4 (a public rule: below it the released Hessian is
+        too noisy for standard errors; ``results_`` says so), else ``"none"``.
+        ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it
+        before the data are read) releases the Hessian sum at the fit; ``results_`` then
+        holds the one-step estimate from the released path and its noise-aware sandwich
+        standard errors (sampling and privacy noise;
         :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
         for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
         budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
@@ -238,7 +245,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             raise ValidationError(f"l2: {self.l2!r} must be 'auto' or a number >= 0")
         if not self.step_scale > 0:
             raise ValidationError(f"step_scale: {self.step_scale!r} must be > 0")
-        inference = self._inference(method, k)
+        inference = self._inference(method, k, n * eps)
         rule = logistic_rule(n, p, k, eps, delta, self.fit_intercept)
         l2 = (rule["l2"] if method == "noisy_mm" else NOISY_GD_L2) if auto_l2 else float(self.l2)
         share = {"bootstrap": LOGISTIC_SHARE, "sandwich": SANDWICH_SHARE}.get(inference, 0.0)
@@ -254,12 +261,13 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             "rho_inference": share * zcdp_rho_for(eps, delta),
         }
 
-    def _inference(self, method: str, k: int) -> str:
-        """The standard errors used (public: the method and the number of classes)."""
+    def _inference(self, method: str, k: int, n_eps: float) -> str:
+        """The standard errors used (public: the method, the number of classes and n eps)."""
         if self.inference not in INFERENCE:
             raise ValidationError(f"inference: {self.inference!r}; accepted: {INFERENCE}")
         if self.inference == "auto":
-            return "sandwich" if method == "noisy_mm" and k == 2 else "none"
+            usable = method == "noisy_mm" and k == 2 and n_eps >= SANDWICH_MIN_N_EPS
+            return "sandwich" if usable else "none"
         if self.inference == "sandwich" and (method != "noisy_mm" or k != 2):
             raise ValidationError(
                 "inference='sandwich': the noise-aware sandwich is implemented for "
@@ -345,6 +353,12 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             theta = self.coef_[0]
             theta = np.append(theta, self.intercept_) if self.fit_intercept else theta
             note = "no standard errors (inference='none')"
+            if self.inference == "auto" and self.method_ == "noisy_mm":
+                note = (
+                    f"no standard errors: n x epsilon is below {SANDWICH_MIN_N_EPS:g}, where the "
+                    "released Hessian is too noisy for them (inference='sandwich' spends "
+                    f"{SANDWICH_SHARE:.0%} of the budget on them anyway)"
+                )
             return central_results(self, theta, None, fd, n, self.method_, "none", [note])
         d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)

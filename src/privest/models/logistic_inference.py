@@ -46,10 +46,22 @@ from scipy.special import expit
 
 from privest.models.inference import noisy_gram
 
-__all__ = ["FLOOR_SENSITIVITY", "SANDWICH_SHARE", "noisy_hessian", "one_step_cov"]
+__all__ = [
+    "FLOOR_SENSITIVITY",
+    "SANDWICH_MIN_N_EPS",
+    "SANDWICH_SHARE",
+    "noisy_hessian",
+    "one_step_cov",
+]
 
 #: share of the fit's zCDP rho spent on the Hessian release the standard errors need
 SANDWICH_SHARE = 0.2
+#: ``inference="auto"`` spends that share only from this n x epsilon on (a public rule):
+#: below it the released Hessian was too noisy for standard errors in most releases
+#: (breast cancer and randhie at n = 2000, epsilon 1: 80% withheld, the rest undercovered;
+#: n = 10^4, epsilon 0.5: 3-59%), while the share cost the fit up to 0.03 in log-loss
+#: (docs/central-models.md)
+SANDWICH_MIN_N_EPS = 1e4
 #: standard errors are withheld when lowering the eigenvalue floor of H~ from 2 sqrt(d) to 1
 #: noise sd moves some estimate by more than this many of its standard errors
 FLOOR_SENSITIVITY = 0.5
