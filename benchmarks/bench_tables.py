@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 AGGS = ("count", "sum", "mean")
+LIBRARIES = ("privest", "PipelineDP", "OpenDP")
 #: OpenDP sums the values on this public grid, as integers (its float sums: see opendp_runner)
 GRID = 1024
 
@@ -289,17 +290,25 @@ def pandas_floor(case: Case, repeat: int = 5) -> float:
     return float(np.median(times))
 
 
-def bench_case(case: Case, reps: int, pipeline_reps: int) -> dict:
+#: rows from which an anchor's first release is timed as is (a warm-up costs a release)
+NO_WARMUP = 5_000_000
+
+
+def bench_case(
+    case: Case, reps: int, pipeline_reps: int, libraries: tuple[str, ...] = LIBRARIES
+) -> dict:
     results = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the anchors' FutureWarnings
-        libs = {
-            "privest": (lambda seed: run_privest(case, seed), reps),
-            "PipelineDP": (pipelinedp_runner(case), pipeline_reps),
-            "OpenDP": (opendp_runner(case), reps),
+        runners = {
+            "privest": lambda: (lambda seed: run_privest(case, seed), reps),
+            "PipelineDP": lambda: (pipelinedp_runner(case), pipeline_reps),
+            "OpenDP": lambda: (opendp_runner(case), reps),
         }
+        libs = {name: runners[name]() for name in libraries}
         for name, (run, n_reps) in libs.items():
-            run(0)  # warm-up: imports and first-call set-up are not a release's cost
+            if name == "privest" or len(case.df) < NO_WARMUP:
+                run(0)  # warm-up: imports and first-call set-up are not a release's cost
             results[name] = collect(case, run, n_reps)
             results[name]["reps"] = n_reps
             results[name]["setup"] = getattr(run, "setup", 0.0)
@@ -325,7 +334,7 @@ def print_case(case: Case, s: dict) -> None:
         table.add_column(col)
     for col in ("cells kept", "spurious", "time (s)", "x pandas", "set-up (s)"):
         table.add_column(col, justify="right")
-    for name in ("privest", "PipelineDP", "OpenDP"):
+    for name in (n for n in LIBRARIES if n in s):
         r = s[name]
         errs = [f"{r[a][0]:.3g} / {r[a][1]:.3g}" for a in AGGS]
         table.add_row(
@@ -345,7 +354,7 @@ def markdown(case: Case, s: dict) -> str:
     """The case's table in Markdown (for docs/tables.md)."""
     head = "| library | releases | " + " | ".join(f"{a}: median / p90" for a in AGGS)
     lines = [head + " | cells kept | time (s) | x pandas |", "|---" * (len(AGGS) + 5) + "|"]
-    for name in ("privest", "PipelineDP", "OpenDP"):
+    for name in (n for n in LIBRARIES if n in s):
         r = s[name]
         errs = " | ".join(f"{r[a][0]:.3g} / {r[a][1]:.3g}" for a in AGGS)
         ratio = r["seconds"] / s["_floor"]
@@ -516,6 +525,9 @@ def main(argv: list[str] | None = None) -> dict:
         help="PipelineDP's releases above --pipeline-cap rows (pure Python)",
     )
     ap.add_argument("--pipeline-cap", type=float, default=2e5)
+    ap.add_argument(
+        "--libraries", default=",".join(LIBRARIES), help="a subset of " + ",".join(LIBRARIES)
+    )
     ap.add_argument("--skip-real", action="store_true", help="only the generated data sets")
     ap.add_argument("--markdown", action="store_true", help="also print Markdown tables")
     ap.add_argument("--quick", action="store_true", help="n = 10^4 and 5 releases")
@@ -535,13 +547,17 @@ def main(argv: list[str] | None = None) -> dict:
         return {"speed": speed(sizes, args.reps, args.baseline)}
     if args.dask:
         return {"dask": dask_speed(sizes, int(args.part_rows))}
+    libraries = tuple(v for v in args.libraries.split(",") if v)
+    unknown = set(libraries) - set(LIBRARIES)
+    if unknown or "privest" not in libraries:
+        ap.error(f"--libraries: privest and some of {', '.join(LIBRARIES)}, not {args.libraries}")
     cases = ([] if args.skip_real else [fair_case()]) + [persons_case(n) for n in sizes]
     out = {}
     for case in cases:
         n = len(case.df)
         reps = args.reps if n < 1_000_000 else args.big_reps
         pipe = reps if n <= args.pipeline_cap else min(reps, args.pipeline_big)
-        out[case.name] = s = bench_case(case, reps, pipe)
+        out[case.name] = s = bench_case(case, reps, pipe, libraries)
         print_case(case, s)
         if args.markdown:
             print(markdown(case, s), flush=True)

@@ -130,6 +130,42 @@ def _runs(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, np.diff(start, append=sorted_values.size)
 
 
+def _sorted_key(persons: np.ndarray, cells: np.ndarray, n_cells: int):
+    """(sorted key, bits, uniq): one sort of ``pair 2^bits + row``, the pair code
+    ``person 2^c + cell`` (``2^c >= n_cells``: shifts, not divisions) above the row index;
+    recoded to the rank among the pairs (``uniq``: the codes) when it would not fit in 63
+    bits. Built in chunks of rows (no n-sized temporaries)."""
+    bits = int(persons.size - 1).bit_length()
+    cbits = int(n_cells - 1).bit_length()
+    uniq = None
+    if (int(persons.max()) + 1) << cbits >= 1 << (63 - bits):  # recode: pairs < 2^31
+        pair, uniq = pd.factorize((persons << cbits) | cells, sort=True)
+        key = pair.astype(np.int64) << bits
+        for i in range(0, key.size, _CHUNK):
+            key[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, key.size))
+    else:
+        key = np.empty(persons.size, dtype=np.int64)
+        for i in range(0, key.size, _CHUNK):
+            j = min(i + _CHUNK, key.size)
+            part = persons[i:j] << (cbits + bits)
+            part |= cells[i:j] << bits
+            part |= np.arange(i, j)
+            key[i:j] = part
+    key.sort()
+    return key, bits, uniq
+
+
+def _key_runs(key: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, size) of the runs of equal ``key >> bits`` in a sorted key (in chunks)."""
+    new = np.empty(key.size, dtype=bool)
+    new[:1] = True
+    for i in range(1, key.size, _CHUNK):
+        j = min(i + _CHUNK, key.size)
+        np.not_equal(key[i:j] >> bits, key[i - 1 : j - 1] >> bits, out=new[i:j])
+    start = np.flatnonzero(new)
+    return start, np.diff(start, append=key.size)
+
+
 def bound_rows(
     cells: np.ndarray,
     persons: np.ndarray | None,
@@ -142,41 +178,38 @@ def bound_rows(
     code of each row (-1: outside the public keys, dropped); ``persons``: the person code
     of each row (non-negative), or None when one record is the unit.
 
-    The (person, cell) pairs are grouped by one sort of ``pair 2^b + row`` (values only:
-    the pair code ``person n_cells + cell`` above the row's index), so a person's pairs
-    are adjacent; then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
+    The (person, cell) pairs are grouped by one sort of ``pair 2^b + row``
+    (:func:`_sorted_key`; values only), so a person's pairs are adjacent, in the order of
+    (person, cell); then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
     ``max_rows`` rows of each kept pair."""
     if persons is None:
         valid = cells >= 0
         return valid, np.bincount(cells[valid], minlength=n_cells)
-    rows = None if cells.size == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
-    pair = persons * np.int64(n_cells)
-    pair += cells
+    n = cells.size
+    rows = None if n == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
     if rows is not None:
-        pair = pair[rows]
-    keep = np.zeros(cells.size, dtype=bool)
-    if pair.size == 0:
-        return keep, np.zeros(n_cells, dtype=np.int64)
-    bits = int(pair.size - 1).bit_length()
-    uniq = None
-    if (int(persons.max()) + 1) * n_cells >= 1 << (63 - bits):  # recode: pairs < 2^31
-        pair, uniq = pd.factorize(pair, sort=True)
-        pair = pair.astype(np.int64)
-    pair <<= bits
-    for i in range(0, pair.size, _CHUNK):  # the row index, in chunks (no n-sized arange)
-        pair[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, pair.size))
-    pair.sort()
-    order = np.empty(pair.size, dtype=np.int32)  # rows < 2^31 (MAX_ROWS_TOTAL)
-    np.bitwise_and(pair, (1 << bits) - 1, out=order, casting="unsafe")
-    pair >>= bits  # the pair codes, sorted
-    start, size = _runs(pair)
-    upair = pair[start] if uniq is None else uniq[pair[start]]
-    del pair
-    p_person, p_cell = upair // n_cells, upair % n_cells
-    keep_pair = _keep_random(*_runs(p_person), max_groups, rng)
+        persons, cells = persons[rows], cells[rows]
+    if cells.size == 0:
+        return np.zeros(n, dtype=bool), np.zeros(n_cells, dtype=np.int64)
+    persons = persons.astype(np.int64, copy=False)
+    key, bits, uniq = _sorted_key(persons, cells.astype(np.int64, copy=False), n_cells)
+    start, size = _key_runs(key, bits)
+    upair = key[start] >> bits
+    if uniq is not None:
+        upair = uniq[upair]
+    cbits = int(n_cells - 1).bit_length()
+    keep_pair = _keep_random(*_runs(upair >> cbits), max_groups, rng)
     kept = _keep_random(start, size, max_rows, rng, keep_pair)
-    keep[order if rows is None else rows[order]] = kept
-    return keep, np.bincount(p_cell[keep_pair], minlength=n_cells)
+    key &= (1 << bits) - 1  # the row of each sorted position (int64 indices scatter fast)
+    keep = np.zeros(cells.size, dtype=bool)
+    keep[key] = kept
+    del key, kept
+    people = np.bincount(upair[keep_pair] & ((1 << cbits) - 1), minlength=n_cells)
+    if rows is not None:
+        full = np.zeros(n, dtype=bool)
+        full[rows[keep]] = True
+        keep = full
+    return keep, people
 
 
 def cell_codes(df: pd.DataFrame, by: tuple[str, ...], keys: pd.DataFrame | None):
