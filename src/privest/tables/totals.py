@@ -194,17 +194,21 @@ def bound_rows(
     persons = persons.astype(np.int64, copy=False)
     key, bits, uniq = _sorted_key(persons, cells.astype(np.int64, copy=False), n_cells)
     start, size = _key_runs(key, bits)
-    upair = key[start] >> bits
+    upair = key[start]
+    upair >>= bits
     if uniq is not None:
         upair = uniq[upair]
     cbits = int(n_cells - 1).bit_length()
-    keep_pair = _keep_random(*_runs(upair >> cbits), max_groups, rng)
+    p_cell = (upair & ((1 << cbits) - 1)).astype(np.int32)  # n_cells <= n < 2^31
+    upair >>= cbits  # the person of each pair, in place
+    keep_pair = _keep_random(*_runs(upair), max_groups, rng)
+    del upair
     kept = _keep_random(start, size, max_rows, rng, keep_pair)
     key &= (1 << bits) - 1  # the row of each sorted position (int64 indices scatter fast)
     keep = np.zeros(cells.size, dtype=bool)
     keep[key] = kept
     del key, kept
-    people = np.bincount(upair[keep_pair] & ((1 << cbits) - 1), minlength=n_cells)
+    people = np.bincount(p_cell[keep_pair], minlength=n_cells)
     if rows is not None:
         full = np.zeros(n, dtype=bool)
         full[rows[keep]] = True
