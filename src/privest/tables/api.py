@@ -84,20 +84,21 @@ def table_totals(
     return cell_totals(data, plan, keys, rng, clip)
 
 
-def _sorted(totals: CellTotals, public: bool) -> np.ndarray:
-    """The released cells' order: the public key table's, else by key (never the data's
-    order of appearance, which is not public)."""
+def _sorted(keys: pd.DataFrame, index: np.ndarray, public: bool) -> np.ndarray:
+    """The order of the released cells ``index`` (rows of ``keys``): the public key
+    table's, else by key (never the data's order of appearance, which is not public)."""
     if public:
-        return np.arange(len(totals.keys))
+        return np.arange(index.size)
     try:
-        return np.lexsort([totals.keys[c].to_numpy() for c in reversed(totals.keys.columns)])
+        return np.lexsort([keys[c].to_numpy()[index] for c in reversed(keys.columns)])
     except TypeError:  # keys of mixed types: by their text
-        text = totals.keys.astype(str)
-        return np.lexsort([text[c].to_numpy() for c in reversed(text.columns)])
+        text = keys.astype(str)
+        return np.lexsort([text[c].to_numpy()[index] for c in reversed(text.columns)])
 
 
-def _select(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> tuple[CellTotals, dict]:
-    """The cells released and the primitives already drawn (the thresholded rows)."""
+def _select(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """The cells released (their rows in ``totals``) and the primitives already drawn (the
+    thresholded rows)."""
     drawn: dict[str, np.ndarray] = {}
     if plan.selection == "threshold":
         noise = plan.primitives["rows"].noise
@@ -107,15 +108,15 @@ def _select(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> tuple[C
     elif plan.selection == "optimal":
         keep = optimal_select(totals.people, *plan.selection_params, rng)
     else:
-        return totals, drawn
-    return totals.take(np.flatnonzero(keep)), drawn
+        return np.arange(len(totals.rows)), drawn
+    return np.flatnonzero(keep), drawn
 
 
 def release_table(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> PrivateTable:
     """Select the cells, add the noise and finish every aggregate (module docstring)."""
-    totals, drawn = _select(totals, plan, rng)
-    order = _sorted(totals, plan.public_keys)
-    totals = totals.take(order)
+    index, drawn = _select(totals, plan, rng)
+    order = _sorted(totals.keys, index, plan.public_keys)
+    totals = totals.take(index[order])  # one take: the selection, then the order
     if "rows" in drawn:
         drawn["rows"] = drawn["rows"][order]
     prims = plan.primitives
@@ -127,13 +128,13 @@ def release_table(totals: CellTotals, plan: Plan, rng: np.random.Generator) -> P
         if prim.kind == "point":
             drawn[key] = sample_point(totals, prim, rng)
     rows = (drawn["rows"], prims["rows"].noise) if "rows" in prims else None
-    columns = {}
+    names, columns = [], []
     for agg in plan.aggregates:
-        cols = _aggregate(agg, plan, totals, drawn, rows, rng)
-        for suffix, col in zip(SUFFIXES, cols, strict=True):
-            columns[agg.output + suffix] = col
-    # one concatenation, not a column insertion per output (their cost grows with width)
-    values = pd.DataFrame(columns, index=totals.keys.index)
+        names += [agg.output + suffix for suffix in SUFFIXES]
+        columns += _aggregate(agg, plan, totals, drawn, rows, rng)
+    # the float columns as one new block (no column aliases an array of another), then
+    # one concatenation with the keys: no insertion per column (their cost grows)
+    values = pd.DataFrame(np.column_stack(columns), columns=names, index=totals.keys.index)
     out = PrivateTable(pd.concat([totals.keys, values], axis=1))
     out.guarantee, out.plan, out.randomness = plan.guarantee, plan, rng_kind(rng)
     return out
