@@ -37,7 +37,8 @@ OpenDP's margin needs public ``max_length`` and ``max_groups``: n (the number of
 ``--speed`` times privest alone against pandas (no anchors) on the generated data at
 ``--sizes`` (e.g. 1e5,1e6,1e7), the runs of each size interleaved (pandas, privest, and with
 ``--baseline SRC`` the privest of another source tree in a worker process, e.g. the main
-branch's, for a before/after in the same run), medians of ``--reps``; and the peak memory
+branch's, for a before/after in the same run), medians of ``--reps`` of the wall and the CPU
+time (``time.process_time``, which other jobs' load does not inflate); and the peak memory
 each allocates for one release beyond the data (tracemalloc, which numpy reports to).
 
 ``--dask`` releases the same table from a Dask frame generated lazily by partitions of
@@ -376,11 +377,11 @@ def _worker() -> None:
         case = cases.setdefault(n, persons_case(n))
         if seed < 0:  # warm-up
             privest_table(case, 0)
-            print(0.0, flush=True)
+            print(0.0, 0.0, flush=True)
             continue
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         privest_table(case, seed)
-        print(time.perf_counter() - t, flush=True)
+        print(time.perf_counter() - t, time.process_time() - c, flush=True)
 
 
 def _peak(fn: Callable[[], object]) -> float:
@@ -405,10 +406,16 @@ def speed(sizes: list[int], reps: int, baseline: str | None) -> list[dict]:
             env=env,
         )
 
-    def base(n: int, seed: int) -> float:
+    def base(n: int, seed: int) -> tuple[float, float]:
         worker.stdin.write(f"{n} {seed}\n")
         worker.stdin.flush()
-        return float(worker.stdout.readline())
+        wall, cpu = worker.stdout.readline().split()
+        return float(wall), float(cpu)
+
+    def timed(fn: Callable[[], object]) -> tuple[float, float]:
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        return time.perf_counter() - t, time.process_time() - c
 
     rows = []
     for n in sizes:
@@ -416,15 +423,16 @@ def speed(sizes: list[int], reps: int, baseline: str | None) -> list[dict]:
         privest_table(case, 0)
         if worker:
             base(n, -1)
-        times: dict[str, list[float]] = {"pandas": [], "privest": [], "baseline": []}
+        times: dict[str, list[tuple[float, float]]] = {"pandas": [], "privest": [], "baseline": []}
         for r in range(reps):
-            times["pandas"].append(pandas_floor(case, repeat=1))
-            t = time.perf_counter()
-            privest_table(case, 1000 + r)
-            times["privest"].append(time.perf_counter() - t)
+            times["pandas"].append(timed(lambda c=case: pandas_floor(c, repeat=1)))
+            times["privest"].append(timed(lambda c=case, s=1000 + r: privest_table(c, s)))
             if worker:
                 times["baseline"].append(base(n, 1000 + r))
-        row = {"n": n, **{k: float(np.median(v)) for k, v in times.items() if v}}
+        row: dict = {"n": n}
+        for k, v in times.items():
+            if v:  # medians of the wall and the CPU time (process_time: not the others' load)
+                row[k], row[k + "_cpu"] = (float(x) for x in np.median(np.array(v), axis=0))
         row["pandas_mib"] = _peak(lambda c=case: pandas_floor(c, repeat=1)) / 2**20
         row["privest_mib"] = _peak(lambda c=case: privest_table(c, 1)) / 2**20
         row["data_mib"] = case.df.memory_usage(deep=True).sum() / 2**20
@@ -438,12 +446,17 @@ def speed(sizes: list[int], reps: int, baseline: str | None) -> list[dict]:
 
 def print_speed(row: dict) -> None:
     p = row["pandas"]
+    pc = row["pandas_cpu"]
     line = (
-        f"n={row['n']:.0e}: pandas {p * 1e3:.1f} ms, privest {row['privest'] * 1e3:.1f} ms "
-        f"({row['privest'] / p:.1f}x)"
+        f"n={row['n']:.0e}: wall / CPU ms: pandas {p * 1e3:.1f} / {pc * 1e3:.1f}, privest "
+        f"{row['privest'] * 1e3:.1f} / {row['privest_cpu'] * 1e3:.1f} "
+        f"({row['privest'] / p:.2f}x / {row['privest_cpu'] / pc:.2f}x)"
     )
     if "baseline" in row:
-        line += f", baseline {row['baseline'] * 1e3:.1f} ms ({row['baseline'] / p:.1f}x)"
+        line += (
+            f", baseline {row['baseline'] * 1e3:.1f} / {row['baseline_cpu'] * 1e3:.1f} "
+            f"({row['baseline'] / p:.2f}x / {row['baseline_cpu'] / pc:.2f}x)"
+        )
     line += (
         f"; peak memory beyond the data ({row['data_mib']:.0f} MiB): pandas "
         f"{row['pandas_mib']:.1f} MiB, privest {row['privest_mib']:.1f} MiB"

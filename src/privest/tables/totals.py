@@ -139,7 +139,7 @@ def _sorted_key(persons: np.ndarray, cells: np.ndarray, n_cells: int):
     cbits = int(n_cells - 1).bit_length()
     uniq = None
     if (int(persons.max()) + 1) << cbits >= 1 << (63 - bits):  # recode: pairs < 2^31
-        pair, uniq = pd.factorize((persons << cbits) | cells, sort=True)
+        pair, uniq = pd.factorize((persons << cbits) | cells.astype(np.int64), sort=True)
         key = pair.astype(np.int64) << bits
         for i in range(0, key.size, _CHUNK):
             key[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, key.size))
@@ -148,7 +148,7 @@ def _sorted_key(persons: np.ndarray, cells: np.ndarray, n_cells: int):
         for i in range(0, key.size, _CHUNK):
             j = min(i + _CHUNK, key.size)
             part = persons[i:j] << (cbits + bits)
-            part |= cells[i:j] << bits
+            part |= cells[i:j].astype(np.int64) << bits
             part |= np.arange(i, j)
             key[i:j] = part
     key.sort()
@@ -162,8 +162,8 @@ def _key_runs(key: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
     for i in range(1, key.size, _CHUNK):
         j = min(i + _CHUNK, key.size)
         np.not_equal(key[i:j] >> bits, key[i - 1 : j - 1] >> bits, out=new[i:j])
-    start = np.flatnonzero(new)
-    return start, np.diff(start, append=key.size)
+    start = np.flatnonzero(new).astype(np.int32)  # n < 2^31: half the memory
+    return start, np.diff(start, append=np.int32(key.size))
 
 
 def bound_rows(
@@ -192,14 +192,15 @@ def bound_rows(
     if cells.size == 0:
         return np.zeros(n, dtype=bool), np.zeros(n_cells, dtype=np.int64)
     persons = persons.astype(np.int64, copy=False)
-    key, bits, uniq = _sorted_key(persons, cells.astype(np.int64, copy=False), n_cells)
+    key, bits, uniq = _sorted_key(persons, cells, n_cells)
     start, size = _key_runs(key, bits)
     upair = key[start]
     upair >>= bits
     if uniq is not None:
         upair = uniq[upair]
     cbits = int(n_cells - 1).bit_length()
-    p_cell = (upair & ((1 << cbits) - 1)).astype(np.int32)  # n_cells <= n < 2^31
+    p_cell = np.empty(upair.size, dtype=np.int32)  # n_cells <= n < 2^31
+    np.bitwise_and(upair, (1 << cbits) - 1, out=p_cell, casting="unsafe")
     upair >>= cbits  # the person of each pair, in place
     keep_pair = _keep_random(*_runs(upair), max_groups, rng)
     del upair
@@ -312,6 +313,7 @@ def cell_totals(
     if len(df) >= MAX_ROWS_TOTAL:
         raise ValidationError(f"data: at most {MAX_ROWS_TOTAL} rows per table in memory")
     cells, key_table = cell_codes(df, plan.by, keys)
+    cells = cells.astype(np.int32)  # n_cells <= rows < 2^31: half the memory held throughout
     n_cells = len(key_table)
     persons = None
     if plan.unit is not None:
