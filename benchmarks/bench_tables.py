@@ -374,7 +374,9 @@ def _worker() -> None:
     cases: dict[int, Case] = {}
     for line in sys.stdin:
         n, seed = (int(v) for v in line.split())
-        case = cases.setdefault(n, persons_case(n))
+        if n not in cases:  # made once per size (setdefault would remake it every time)
+            cases[n] = persons_case(n)
+        case = cases[n]
         if seed < 0:  # warm-up
             privest_table(case, 0)
             print(0.0, 0.0, flush=True)

@@ -130,7 +130,9 @@ def _runs(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, np.diff(start, append=sorted_values.size)
 
 
-def _sorted_key(persons: np.ndarray, cells: np.ndarray, n_cells: int):
+def _sorted_key(
+    persons: np.ndarray, cells: np.ndarray, n_cells: int
+) -> tuple[np.ndarray, int, np.ndarray | None]:
     """(sorted key, bits, uniq): one sort of ``pair 2^bits + row``, the pair code
     ``person 2^c + cell`` (``2^c >= n_cells``: shifts, not divisions) above the row index;
     recoded to the rank among the pairs (``uniq``: the codes) when it would not fit in 63
