@@ -27,6 +27,7 @@ import pandas as pd
 from scipy.special import expit
 
 from privest.accounting.zcdp import zcdp_rho_for
+from privest.errors import NoStandardErrorsWarning
 from privest.learn.results import FitResults
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import public_design
@@ -145,7 +146,7 @@ def logistic_inference(
             "results_: the shrinkage of the noisy GD steps could not be undone (the released "
             "fit is too far from any model's mean fit): no standard errors; more records, a "
             "larger epsilon or features on [-1, 1] help",
-            RuntimeWarning,
+            NoStandardErrorsWarning,
             stacklevel=3,
         )
         note = "no standard errors: the shrinkage of the T steps could not be undone"
