@@ -47,6 +47,8 @@ __all__ = [
     "INFERENCE_SHARE",
     "RESIDUAL_CLIP",
     "YY_SHARE",
+    "calibrated_pvalues",
+    "calibration_needed",
     "linear_inference",
     "noisy_square_sum",
     "residual_bound",
@@ -65,6 +67,8 @@ RESIDUAL_CLIP = 3.0
 N_DRAWS = 2000
 #: below this ratio of lambda_min(noisy X'X) to the noise's spectral norm, results_ warns
 UNSTABLE_RATIO = 2.0
+#: below this ratio the Wald p-values are calibrated by simulation (:func:`calibration_needed`)
+CALIBRATE_RATIO = 10.0
 Z975 = float(norm.ppf(0.975))
 
 
@@ -122,6 +126,25 @@ def robust_gram(theta: np.ndarray, rel: dict[str, Any]) -> np.ndarray:
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
+def _simulated_releases(
+    truth: np.ndarray,
+    gram: np.ndarray | None,
+    rel: dict[str, Any],
+    rng: np.random.Generator,
+    draws: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A*, b*) of ``draws`` simulated releases from a world whose X'X is the released A and
+    whose coefficients are ``truth``: A* = A + E*, b* = A truth + u* + e*, u* ~ N(0, gram)
+    (no sampling term if ``gram`` is None; module docstring)."""
+    d = truth.size
+    A = rel["S"]
+    b = A @ truth + rel["sd_xy"] * rng.standard_normal((draws, d))
+    if gram is not None:
+        vals, vecs = np.linalg.eigh(gram)
+        b += (rng.standard_normal((draws, d)) * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
+    return A + _sym_noise(rel["sd_xx"], d, draws, rng), b
+
+
 def simulated_cov(
     theta: np.ndarray,
     rel: dict[str, Any],
@@ -134,16 +157,61 @@ def simulated_cov(
     noise sds ``sd_xx`` (diagonal of X'X) and ``sd_xy``. ``sampling=False`` drops u* (the
     noise-only covariance, which undercovers the population value)."""
     d = theta.size
-    A = rel["S"]
-    b = A @ theta + rel["sd_xy"] * rng.standard_normal((draws, d))
-    if sampling:
-        vals, vecs = np.linalg.eigh(robust_gram(theta, rel))
-        b += (rng.standard_normal((draws, d)) * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
-    delta = ridge_free_solve(A + _sym_noise(rel["sd_xx"], d, draws, rng), b, rel["floor"]) - theta
+    gram = robust_gram(theta, rel) if sampling else None
+    A_sim, b_sim = _simulated_releases(theta, gram, rel, rng, draws)
+    delta = ridge_free_solve(A_sim, b_sim, rel["floor"]) - theta
     lo, hi = np.quantile(delta, [0.025, 0.975], axis=0)
     scale = (hi - lo) / (2.0 * Z975)
     corr = np.corrcoef(delta, rowvar=False) if d > 1 else np.ones((1, 1))
     return corr * np.outer(scale, scale)
+
+
+def _first_order_se(A: np.ndarray, theta: np.ndarray, mid: np.ndarray, rel: dict) -> np.ndarray:
+    """Standard errors of the first-order sandwich A^-1 (mid + s^2/2 (||theta||^2 I +
+    theta theta')) A^-1 (eigenvalues floored as in the solve), batched over A (k, d, d) and
+    theta (k, d); ``mid`` = M~ + s_xy^2 I."""
+    d = theta.shape[-1]
+    vals, vecs = np.linalg.eigh(A)
+    A_inv = np.einsum("kij,kj,klj->kil", vecs, 1.0 / np.maximum(vals, rel["floor"]), vecs)
+    norm2 = np.einsum("ki,ki->k", theta, theta)[:, None, None]
+    tt = norm2 * np.eye(d) + np.einsum("ki,kj->kij", theta, theta)
+    cov = A_inv @ (mid + rel["sd_xx"] ** 2 / 2.0 * tt) @ A_inv
+    return np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 0.0))
+
+
+def calibration_needed(rel: dict[str, Any]) -> bool:
+    """The public rule of the calibrated Wald tests: lambda_min of the released X'X below
+    :data:`CALIBRATE_RATIO` x the noise's spectral norm 2 sqrt(d) s / sqrt(2), read off the
+    releases only. Above it the solve's noise is within ~1% of its first-order law."""
+    d = rel["S"].shape[0]
+    noise_norm = 2.0 * math.sqrt(d) * rel["sd_xx"] / math.sqrt(2.0)
+    return bool(np.linalg.eigvalsh(rel["S"])[0] < CALIBRATE_RATIO * noise_norm)
+
+
+def calibrated_pvalues(
+    theta: np.ndarray, rel: dict[str, Any], rng: np.random.Generator, draws: int = N_DRAWS
+) -> np.ndarray:
+    """Two-sided p-values of theta_j = 0, each from its null simulated from the noise law
+    (docs/central-models.md, "Calibrated Wald tests"): the statistic is the Wald z with the
+    first-order sandwich's standard error; the null world has X'X = the released A and the
+    restricted solve (theta_j = 0, the rest A_kk^-1 b_k) as coefficients; each of ``draws``
+    simulated releases (:func:`_simulated_releases`, the sampling term M~) is solved and
+    studentised like the real one; p = (1 + #{|z*| >= |z|}) / (1 + draws). Post-processing."""
+    d = theta.size
+    A, b = rel["S"], rel["b"]
+    gram = robust_gram(theta, rel)
+    mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
+    z_obs = theta / _first_order_se(A[None], theta[None], mid, rel)[0]
+    out = np.empty(d)
+    for j in range(d):  # one simulated null per coefficient (d is small)
+        keep = np.arange(d) != j
+        truth = np.zeros(d)
+        truth[keep] = ridge_free_solve(A[np.ix_(keep, keep)], b[keep], rel["floor"])
+        A_sim, b_sim = _simulated_releases(truth, gram, rel, rng, draws)
+        t_sim = ridge_free_solve(A_sim, b_sim, rel["floor"])
+        z_sim = t_sim[:, j] / _first_order_se(A_sim, t_sim, mid, rel)[:, j]
+        out[j] = (1.0 + np.sum(np.abs(z_sim) >= abs(z_obs[j]))) / (1.0 + draws)
+    return out
 
 
 def linear_inference(
