@@ -435,6 +435,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
             if why:
                 msg = f"PrivateLinearRegression results_: {why[0]}"
                 warnings.warn(msg, UnstableIntervalWarning, 2)
+            null_p = np.full(theta.size, np.nan)  # NaN: the normal approximation
             if calibration_needed(self.released_stats_):  # a public rule (released scales)
                 null_p = calibrated_pvalues(theta, self.released_stats_, rng)
         how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"

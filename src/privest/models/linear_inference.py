@@ -166,17 +166,22 @@ def simulated_cov(
     return corr * np.outer(scale, scale)
 
 
-def _first_order_se(A: np.ndarray, theta: np.ndarray, mid: np.ndarray, rel: dict) -> np.ndarray:
-    """Standard errors of the first-order sandwich A^-1 (mid + s^2/2 (||theta||^2 I +
-    theta theta')) A^-1 (eigenvalues floored as in the solve), batched over A (k, d, d) and
-    theta (k, d); ``mid`` = M~ + s_xy^2 I."""
-    d = theta.shape[-1]
-    vals, vecs = np.linalg.eigh(A)
-    A_inv = np.einsum("kij,kj,klj->kil", vecs, 1.0 / np.maximum(vals, rel["floor"]), vecs)
-    norm2 = np.einsum("ki,ki->k", theta, theta)[:, None, None]
-    tt = norm2 * np.eye(d) + np.einsum("ki,kj->kij", theta, theta)
-    cov = A_inv @ (mid + rel["sd_xx"] ** 2 / 2.0 * tt) @ A_inv
-    return np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 0.0))
+def _floored_inverse(A: np.ndarray, floor: float) -> np.ndarray:
+    """A^-1 of symmetric (k, d, d) matrices with eigenvalues floored at ``floor`` (the
+    solve's post-processing, :func:`ridge_free_solve`)."""
+    vals, vecs = np.linalg.eigh((A + np.swapaxes(A, -1, -2)) / 2.0)
+    return (vecs / np.maximum(vals, floor)[:, None, :]) @ np.swapaxes(vecs, 1, 2)
+
+
+def _wald_z(A_inv: np.ndarray, b: np.ndarray, mid: np.ndarray, sd_xx: float, j: int) -> np.ndarray:
+    """Wald z of coefficient j: theta = A^-1 b over the standard error of the first-order
+    sandwich A^-1 (mid + s^2/2 (||theta||^2 I + theta theta')) A^-1, batched over A^-1
+    (k, d, d) and b (k, d); ``mid`` = M~ + s_xy^2 I."""
+    theta = np.einsum("kij,kj->ki", A_inv, b)
+    a = A_inv[:, j, :]  # row j of A^-1
+    norm2 = np.sum(theta**2, axis=1) * np.sum(a**2, axis=1) + np.sum(a * theta, axis=1) ** 2
+    var = np.einsum("ki,ij,kj->k", a, mid, a) + sd_xx**2 / 2.0 * norm2
+    return theta[:, j] / np.sqrt(np.maximum(var, 1e-300))
 
 
 def calibration_needed(rel: dict[str, Any]) -> bool:
@@ -201,16 +206,18 @@ def calibrated_pvalues(
     A, b = rel["S"], rel["b"]
     gram = robust_gram(theta, rel)
     mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
-    z_obs = theta / _first_order_se(A[None], theta[None], mid, rel)[0]
+    # the noises of the simulated releases do not depend on the null's coefficients: one
+    # set of draws (and one decomposition of the simulated X'X) serves every coefficient
+    A_sim, noise = _simulated_releases(np.zeros(d), gram, rel, rng, draws)
+    inv_sim, inv = _floored_inverse(A_sim, rel["floor"]), _floored_inverse(A[None], rel["floor"])
     out = np.empty(d)
-    for j in range(d):  # one simulated null per coefficient (d is small)
+    for j in range(d):
         keep = np.arange(d) != j
         truth = np.zeros(d)
         truth[keep] = ridge_free_solve(A[np.ix_(keep, keep)], b[keep], rel["floor"])
-        A_sim, b_sim = _simulated_releases(truth, gram, rel, rng, draws)
-        t_sim = ridge_free_solve(A_sim, b_sim, rel["floor"])
-        z_sim = t_sim[:, j] / _first_order_se(A_sim, t_sim, mid, rel)[:, j]
-        out[j] = (1.0 + np.sum(np.abs(z_sim) >= abs(z_obs[j]))) / (1.0 + draws)
+        z_obs = _wald_z(inv, b[None], mid, rel["sd_xx"], j)[0]
+        z_sim = _wald_z(inv_sim, noise + A @ truth, mid, rel["sd_xx"], j)
+        out[j] = (1.0 + np.sum(np.abs(z_sim) >= abs(z_obs))) / (1.0 + draws)
     return out
 
 
