@@ -31,6 +31,12 @@ directions (undercoverage, 0.83 on the ten diabetes features) and the first-orde
 overstates the spread (overcoverage, 0.99). There each standard error is the larger of the
 two (conservative), and the results say so, in a note and an UnstableIntervalWarning
 (docs/central-models.md gives the cells).
+
+Those conservative standard errors make the normal-approximation Wald test reject a true
+zero almost never. Where lambda_min(A) is below :data:`CALIBRATE_RATIO` x the noise's
+spectral norm (a public rule), the p-values of the coefficients come from a null simulated
+by the same simulation (:func:`calibrated_pvalues`; docs/central-models.md, "Calibrated Wald
+tests"; the simulation-calibrated tests of Awan and Wang).
 """
 
 from __future__ import annotations
