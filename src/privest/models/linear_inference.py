@@ -193,7 +193,7 @@ def _wald_z(A_inv: np.ndarray, b: np.ndarray, mid: np.ndarray, sd_xx: float, j: 
 def calibration_needed(rel: dict[str, Any]) -> bool:
     """The public rule of the calibrated Wald tests: lambda_min of the released X'X below
     :data:`CALIBRATE_RATIO` x the noise's spectral norm 2 sqrt(d) s / sqrt(2), read off the
-    releases only. Above it the solve's noise is within ~1% of its first-order law."""
+    releases only; above it the normal approximation is used."""
     d = rel["S"].shape[0]
     noise_norm = 2.0 * math.sqrt(d) * rel["sd_xx"] / math.sqrt(2.0)
     return bool(np.linalg.eigvalsh(rel["S"])[0] < CALIBRATE_RATIO * noise_norm)
