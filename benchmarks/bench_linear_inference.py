@@ -12,9 +12,12 @@ errors (a fallback) and the share flagged unstable.
 
 Type I error: a pure-noise feature z, made exactly orthogonal to the constant, the features
 and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
-s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back).
+s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back),
+calibrated (``results_.pvalues``) and by the normal approximation of the same z, on the same
+releases. Power: the same with y + beta z (z's population coefficient beta).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
+        [--power-reps 200] [--only coverage|type1|power]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.datasets import load_diabetes
 
 import privest as pv
@@ -133,11 +137,18 @@ def noise_population(seed: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return np.column_stack([X, z]), y, np.vstack([bounds, [-0.1, 0.1]]), y_bounds
 
 
-def type1_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
+def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str, float]:
+    """Rejection rates at 0.05 of z's coefficient = 0 over ``reps`` releases, on the same
+    releases: the calibrated p-values of ``results_`` ("new": simulated null where the public
+    rule asks for it) and the normal approximation of the same z ("old"). ``beta`` is z's
+    population coefficient (y + beta z; y_bounds widened for the largest beta of POWER)."""
     X, y, bounds, y_bounds = noise_population()
+    y = y + beta * X[:, -1]
+    pad = 0.1 * max(abs(k) for k in POWER_MULTIPLES) * nonprivate_se(n) if beta else 0.0
+    y_bounds = (y_bounds[0] - pad, y_bounds[1] + pad) if pad else y_bounds
     rng = np.random.default_rng(300)
     reject = {"new": 0, "old": 0}
-    unstable = 0
+    unstable = calibrated = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         with warnings.catch_warnings():
@@ -150,17 +161,27 @@ def type1_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
                 method="adassp",
                 random_state=r,
             ).fit(X[idx], y[idx])
-        unstable += any("unstable" in note for note in m.results_.notes)
-        z_coef = m.results_.params.to_numpy()[-1]
-        old = _user_se(m, old_se(m.released_stats_, n), bounds)[-1]
-        reject["new"] += bool(m.results_.pvalues.to_numpy()[-1] < 0.05)
-        reject["old"] += bool(abs(z_coef) > 1.959963984540054 * old)
+        res = m.results_
+        unstable += any("unstable" in note for note in res.notes)
+        calibrated += getattr(res, "null_pvalues", None) is not None
+        normal_p = 2.0 * norm.sf(abs(res.tvalues.to_numpy()[-1]))
+        reject["new"] += bool(res.pvalues.to_numpy()[-1] < 0.05)
+        reject["old"] += bool(normal_p < 0.05)
     return {
         "new": reject["new"] / reps,
         "old": reject["old"] / reps,
         "mc_se": math.sqrt(0.05 * 0.95 / reps),
         "unstable": unstable / reps,
+        "calibrated": calibrated / reps,
     }
+
+
+def nonprivate_se(n: int) -> float:
+    """The non-private (OLS) standard error of z's coefficient at n in the noise population."""
+    X, y, _, _ = noise_population()
+    D = np.column_stack([np.ones(len(y)), X])
+    r = y - D @ np.linalg.lstsq(D, y, rcond=None)[0]
+    return float(r.std() / (X[:, -1].std() * math.sqrt(n)))
 
 
 CELLS = [
@@ -176,35 +197,60 @@ CELLS = [
     ("fair", [0, 1, 2, 3], 10_000, 4.0),
     ("fair", [0, 1, 2, 3], 100_000, 1.0),
 ]
-TYPE1_CELLS = [(300, 0.5), (300, 1.0), (1_000, 0.5), (1_000, 1.0)]
+TYPE1_CELLS = [(n, eps) for n in (300, 1_000, 10_000) for eps in (0.5, 1.0, 4.0)]
+#: power: z's population coefficient in multiples of its non-private standard error
+POWER_CELLS = [(1_000, 1.0), (10_000, 1.0)]
+POWER_MULTIPLES = [0.0, 4.0, 8.0, 16.0, 32.0]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=500)
+    parser.add_argument("--power-reps", type=int, default=200)
+    parser.add_argument("--only", choices=["coverage", "type1", "power"], default=None)
     args = parser.parse_args(argv)
+    if args.only in (None, "coverage"):
+        coverage_table(args.reps)
+    if args.only in (None, "type1"):
+        print(
+            "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "
+            "| calibrated share | unstable |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for n, eps in TYPE1_CELLS:
+            t = rejections(n, eps, args.reps)
+            print(
+                f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
+                f"| {t['calibrated']:.2f} | {t['unstable']:.2f} |",
+                flush=True,
+            )
+    if args.only in (None, "power"):
+        print(
+            "\n| n | epsilon | beta / non-private se | rejection, calibrated "
+            "| normal approximation |"
+        )
+        print("|---|---|---|---|---|")
+        for n, eps in POWER_CELLS:
+            for k in POWER_MULTIPLES:
+                t = rejections(n, eps, args.power_reps, k * nonprivate_se(n))
+                print(f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} |", flush=True)
+
+
+def coverage_table(reps: int) -> None:
+    """The coverage table of the module docstring."""
     print(
         "| data (columns) | n | epsilon | worst / mean coverage, new | old | MC se "
         "| width / non-private HC, new | old | no SE | unstable |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for data, cols, n, eps in CELLS:
-        c = cell(data, cols, n, eps, args.reps)
+        c = cell(data, cols, n, eps, reps)
         new, old = c["new"], c["old"]
         print(
             f"| {data} {cols} | {n} | {eps:g} | {new['worst']:.3f} / {new['mean']:.3f} "
             f"| {old['worst']:.3f} / {old['mean']:.3f} | {c['mc_se']:.3f} "
             f"| {new['ratio']:.2f} | {old['ratio']:.2f} | {c['no_se']:.2f} "
             f"| {c['unstable']:.2f} |",
-            flush=True,
-        )
-    print("\n| n | epsilon | type I error, new | old | MC se | unstable |")
-    print("|---|---|---|---|---|---|")
-    for n, eps in TYPE1_CELLS:
-        t = type1_cell(n, eps, args.reps)
-        print(
-            f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
-            f"| {t['unstable']:.2f} |",
             flush=True,
         )
 

@@ -64,6 +64,12 @@ class UnstableIntervalWarning(UserWarning):
     (docs/central-models.md, "Standard errors, intervals and Wald tests")."""
 
 
+class NoStandardErrorsWarning(UserWarning):
+    """A central model's ``results_`` carry no standard errors because the inference could
+    not be computed from its releases (e.g. the noisy GD bootstrap could not undo the
+    shrinkage of the fit's steps); the results' notes say why (docs/central-models.md)."""
+
+
 class PrivacyHabitWarning(UserWarning):
     """A scikit-learn habit that spends or leaks privacy around a private estimator: a
     data-dependent scaler before it in a Pipeline, or a model search / cross-validation

@@ -96,7 +96,7 @@ def _logistic_fit(X: np.ndarray, y: np.ndarray, r: int, **kw) -> pv.PrivateLogis
     kw.setdefault("inference", "bootstrap")
     kw.setdefault("method", "noisy_gd")  # the bootstrap's fit
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", pv.NoStandardErrorsWarning)
         return pv.PrivateLogisticRegression(
             epsilon=1.0, delta=1e-6, bounds=(-1, 1), random_state=r, **kw
         ).fit(X, y)

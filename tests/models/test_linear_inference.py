@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 from sklearn.datasets import load_diabetes
 from threadpoolctl import threadpool_limits
 
@@ -249,3 +250,85 @@ def test_linear_coverage_where_sampling_dominates() -> None:
             hits.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
     cover = np.mean(hits, axis=0)
     assert np.all(np.abs(cover - 0.95) <= 3.5 * math.sqrt(0.95 * 0.05 / reps)), cover
+
+
+def _noise_population() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Diabetes bmi, bp, s5 and a pure-noise z orthogonal to (1, X, y) in the population:
+    z's population coefficient is exactly 0 (as in benchmarks/bench_linear_inference.py)."""
+    X, y = load_diabetes(return_X_y=True)
+    X = X[:, [2, 3, 8]]
+    z = np.random.default_rng(7).uniform(-1.0, 1.0, len(y))
+    B = np.column_stack([np.ones(len(y)), X, y])
+    z = z - B @ np.linalg.lstsq(B, z, rcond=None)[0]
+    z *= 0.1 / np.abs(z).max()
+    bounds = np.vstack([np.column_stack([X.min(0), X.max(0)]), [-0.1, 0.1]])
+    return np.column_stack([X, z]), y, bounds
+
+
+def test_calibrated_pvalues_follow_the_public_rule_and_are_labelled() -> None:
+    """Below CALIBRATE_RATIO x the noise norm the slopes' p-values come from the simulated
+    null and summary() says so (the intercept keeps the normal approximation); a
+    well-determined fit keeps the normal approximation, and there the simulated null agrees
+    with it (a p-value from 2,000 draws has sd <= 0.011)."""
+    X, y, bounds = _noise_population()
+    idx = np.random.default_rng(1).integers(0, len(y), 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
+        m = pv.PrivateLinearRegression(
+            epsilon=1.0, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=0
+        ).fit(X[idx], y[idx])
+    res = m.results_
+    assert linear_inference.calibration_needed(m.released_stats_)
+    assert np.isnan(res.null_pvalues["intercept"]) and not res.null_pvalues[1:].isna().any()
+    assert np.allclose(res.pvalues[1:], res.null_pvalues[1:])
+    assert "p-values: simulated null" in str(res.summary())
+    assert "normal approximation for intercept" in str(res.summary())
+    big = np.random.default_rng(2).integers(0, len(y), 100_000)
+    ok = pv.PrivateLinearRegression(
+        epsilon=4.0, bounds=bounds[[0, 1]], y_bounds=(25, 346), method="adassp", random_state=0
+    ).fit(X[big][:, [0, 1]], y[big])
+    rel = ok.released_stats_
+    assert not linear_inference.calibration_needed(rel)
+    assert "p-values: normal approximation" in str(ok.results_.summary())
+    theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+    d = theta.size
+    mid = robust_gram(theta, rel) + rel["sd_xy"] ** 2 * np.eye(d)
+    inv = linear_inference._floored_inverse(rel["S"][None], rel["floor"])
+    z = linear_inference._wald_z(inv, rel["b"][None], mid, rel["sd_xx"], 0)[0]
+    # move bmi's estimate to about 1.5 standard errors from 0, where p is in the body
+    shift = np.zeros(d)
+    shift[0] = theta[0] * (1.0 - 1.5 / z)
+    shifted = {**rel, "b": rel["b"] - rel["S"] @ shift}
+    theta_s = theta - shift
+    sim = linear_inference.calibrated_pvalues(theta_s, shifted, np.random.default_rng(3))
+    mid = robust_gram(theta_s, shifted) + rel["sd_xy"] ** 2 * np.eye(d)
+    z = linear_inference._wald_z(inv, shifted["b"][None], mid, rel["sd_xx"], 0)[0]
+    normal = 2 * norm.sf(np.abs([z]))
+    assert 0.01 < normal[0] < 0.99  # a p-value in the body, where the two can be compared
+    assert abs(sim[0] - normal[0]) <= 4 * math.sqrt(0.25 / 2000), (sim[0], normal[0])
+
+
+@pytest.mark.slow
+def test_calibrated_wald_test_holds_its_level_where_the_normal_one_does_not() -> None:
+    """Diabetes with a pure-noise z at n = 1000, epsilon 1 (every release unstable): the
+    calibrated test of z's zero coefficient rejects at 0.05 within the Monte Carlo band;
+    the normal approximation of the same z (the control) never rejects, below the band."""
+    X, y, bounds = _noise_population()
+    reps, rng = 200, np.random.default_rng(300)
+    calibrated = normal = 0
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
+        for r in range(reps):
+            idx = rng.integers(0, len(y), 1000)
+            res = (
+                pv.PrivateLinearRegression(
+                    epsilon=1.0, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
+                )
+                .fit(X[idx], y[idx])
+                .results_
+            )
+            calibrated += bool(res.pvalues.iloc[-1] < 0.05)
+            normal += bool(2 * norm.sf(abs(res.tvalues.iloc[-1])) < 0.05)
+    band = 3.0 * math.sqrt(0.05 * 0.95 / reps)
+    assert abs(calibrated / reps - 0.05) <= band, calibrated / reps
+    assert normal / reps < 0.05 - band, normal / reps

@@ -20,19 +20,23 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit
 
 from privest.accounting.zcdp import zcdp_rho_for
+from privest.errors import NoStandardErrorsWarning
 from privest.learn.results import FitResults
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import public_design
 
 __all__ = [
     "LOGISTIC_SHARE",
+    "CalibratedFitResults",
     "central_results",
     "logistic_cov",
     "logistic_inference",
@@ -145,7 +149,7 @@ def logistic_inference(
             "results_: the shrinkage of the noisy GD steps could not be undone (the released "
             "fit is too far from any model's mean fit): no standard errors; more records, a "
             "larger epsilon or features on [-1, 1] help",
-            RuntimeWarning,
+            NoStandardErrorsWarning,
             stacklevel=3,
         )
         note = "no standard errors: the shrinkage of the T steps could not be undone"
@@ -153,6 +157,40 @@ def logistic_inference(
     how = "parametric bootstrap (sampling and privacy noise)"
     note = "params: the fit with the shrinkage of its T steps undone (indirect inference)"
     return central_results(est, t_tilde, cov, fd, n, "noisy_gd", how, [note])
+
+
+@dataclass
+class CalibratedFitResults(FitResults):
+    """:class:`~privest.learn.results.FitResults` whose ``pvalues`` come from a null
+    simulated from the noise law where ``null_pvalues`` is not NaN (the normal approximation
+    elsewhere); ``summary()`` says which (docs/central-models.md, "Calibrated Wald tests")."""
+
+    null_pvalues: pd.Series | None = None
+    #: how the simulated p-values were obtained (a line of the summary)
+    calibration: str = ""
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided p-values: simulated null where calibrated, normal approximation else."""
+        z = np.abs(self.tvalues.to_numpy())
+        normal = 2 * stats.norm.sf(z)
+        sim = np.full(z.size, np.nan) if self.null_pvalues is None else self.null_pvalues
+        p = np.where(np.isnan(sim) | np.isnan(z), normal, sim)
+        return pd.Series(p, index=self.params.index, name="p_value")
+
+    def summary(self, alpha: float = 0.05) -> Any:
+        """The table and header of :meth:`FitResults.summary`, plus a line naming which
+        p-values are calibrated by simulation and which use the normal approximation."""
+        out = super().summary(alpha)
+        sim = self.null_pvalues
+        done = [] if sim is None else [str(k) for k, v in sim.items() if not np.isnan(v)]
+        line = "p-values: normal approximation"
+        if done:
+            rest = [str(k) for k in self.params.index if str(k) not in done]
+            line = f"p-values: {self.calibration} for {', '.join(done)}"
+            line += f"; normal approximation for {', '.join(rest)}" if rest else ""
+        out.header.append(line)
+        return out
 
 
 def central_results(
@@ -164,9 +202,13 @@ def central_results(
     method: str,
     inference: str,
     notes: list[str],
+    null_pvalues: np.ndarray | None = None,
 ) -> FitResults:
     """The :class:`~privest.learn.results.FitResults` of a central fit in the user's
-    coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'."""
+    coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'.
+    ``null_pvalues`` (theta coordinates) are simulated p-values of the coefficients (the
+    intercept, a combination of theta, keeps the normal approximation): a
+    :class:`CalibratedFitResults` then."""
     p = est.n_features_in_
     names = list(getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)]))
     J = np.eye(p, theta.size)
@@ -177,7 +219,13 @@ def central_results(
     if est.fit_intercept:
         params[0] += design["y_centre"]
     index = pd.Index([str(v) for v in names], name="parameter")
-    return FitResults(
+    extra: dict[str, Any] = {}
+    if null_pvalues is not None:
+        sim = np.full(params.size, np.nan)
+        sim[int(est.fit_intercept) :] = null_pvalues[:p]
+        calibration = "simulated null (2,000 draws from the noise law)"
+        extra = {"null_pvalues": pd.Series(sim, index=index), "calibration": calibration}
+    return (CalibratedFitResults if extra else FitResults)(
         params=pd.Series(params, index=index, name="coef"),
         cov=None if cov is None else J @ cov @ J.T,
         on_bound=pd.Series(False, index=index),
@@ -189,4 +237,5 @@ def central_results(
         guarantee=est.guarantee,
         notes=notes,
         spent=SPENT,
+        **extra,
     )

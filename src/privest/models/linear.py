@@ -58,6 +58,8 @@ from privest.models.inference import central_results
 from privest.models.linear_inference import (
     INFERENCE_SHARE,
     YY_SHARE,
+    calibrated_pvalues,
+    calibration_needed,
     linear_inference,
     noisy_square_sum,
     residual_bound,
@@ -427,14 +429,18 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
         what = "fell back to the private constant" if self.fallback_ else self.method_
         why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
-        cov = None
+        cov = null_p = None
         if ok:
             theta, cov, why = linear_inference(self.released_stats_, rng)
             if why:
                 msg = f"PrivateLinearRegression results_: {why[0]}"
                 warnings.warn(msg, UnstableIntervalWarning, 2)
+            null_p = np.full(theta.size, np.nan)  # NaN: the normal approximation
+            if calibration_needed(self.released_stats_):  # a public rule (released scales)
+                null_p = calibrated_pvalues(theta, self.released_stats_, rng)
         how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
-        self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
+        args = (theta, cov, design, n, self.method_, how, why, null_p)
+        self.results_ = central_results(self, *args)
         return self
 
     def _maybe_fall_back(
