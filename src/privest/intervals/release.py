@@ -120,8 +120,6 @@ def _fused_totals(
     inference: str,
     domain: Domain,
     clip: bool,
-    centre: float,
-    cap: float,
 ) -> tuple[dict[str, int], dict[str, int]] | None:
     """For a numpy array and a population interval of a mean, sum or variance: the exact
     totals of the point and of the first auxiliary mean (the spread, or the variance's
@@ -130,13 +128,16 @@ def _fused_totals(
     same releases, as a pass each. None otherwise (each release reads the data itself)."""
     if not isinstance(x, np.ndarray) or inference != "population":
         return None
-    lo, hi = domain.interval()
     if statistic == "variance":
-        aux = Derived(None, lo, hi)
+        aux = Derived(None, *domain.interval())
     elif statistic in ("mean", "sum"):
-        aux = Derived(partial(_squared_deviation, centre=centre), 0.0, cap)
+        centre, cap = spread_plan(domain)
+        ends = np.array(domain.interval())
+        _squared_deviation(ends, ends, centre)  # rounding is monotone: the largest values
+        aux = Derived(partial(_squared_deviation, centre=centre), 0.0, cap, ends.max() <= cap)
     else:
         return None
+    lo, hi = domain.interval()
     own, (aux_totals,) = exact_totals_with(x, (lo, hi), (aux,), statistic=statistic, clip=clip)
     return own, aux_totals
 
@@ -182,8 +183,7 @@ def release_with_inference(
     kw = dict(domain=domain, clip=clip, quantile=quantile, **(options or {}))
     if statistic in ("median", "quantile"):
         return _order(x, statistic, split, n, domain, mechanism, inference, release, alpha, kw)
-    centre, cap = spread_plan(domain)
-    fused = _fused_totals(x, statistic, inference, domain, clip, centre, cap)
+    fused = _fused_totals(x, statistic, inference, domain, clip)
     own, aux_totals = fused if fused is not None else (None, None)
     point, mech = release(
         x, statistic, epsilon=split["point"], mechanism=mechanism, totals=own, **kw
@@ -195,6 +195,7 @@ def release_with_inference(
     if inference == "population" and statistic == "variance":
         aux = _variance_fourth(x, point, split, n, domain, clip, release, aux_totals)
     elif inference == "population":
+        centre, cap = spread_plan(domain)
         data = None if aux_totals else _squared_deviations(x, domain.interval(), centre)
         spread, smech = release(
             data,

@@ -132,11 +132,13 @@ class Derived:
     records, with public bounds ``(lo, hi)`` into which the mapped values are clipped
     (``clip=True``); ``f=None``: the records themselves (with the records' clipped count). Its
     totals come from the pass that reads the records for another statistic
-    (:func:`exact_totals_with`)."""
+    (:func:`exact_totals_with`). ``within=True``: the caller has shown that ``f`` maps the
+    records' bounds into ``[lo, hi]`` (nothing to clip, so no check)."""
 
     f: Any
     lo: float
     hi: float
+    within: bool = False
 
 
 def _derived_part(chunk: np.ndarray, v: np.ndarray, d: Derived, inside: bool) -> tuple[int, int]:
@@ -160,7 +162,7 @@ def _pass(arr: np.ndarray, a: float, b: float, own: Any, derived: tuple) -> tupl
     over the chunks; None if a record lies outside ``[a, b]`` or is NaN."""
     sums: list[int] | None = None
     parts = [[0, 0] for _ in derived]
-    inside = [d.f is None and d.lo <= a and b <= d.hi for d in derived]
+    inside = [d.within or (d.f is None and d.lo <= a and b <= d.hi) for d in derived]
     for item in _chunks(arr, a, b):
         if item is None:
             return None
