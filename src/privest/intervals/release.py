@@ -196,7 +196,8 @@ def release_with_inference(
         aux = _variance_fourth(x, point, split, n, domain, clip, release, aux_totals)
     elif inference == "population":
         centre, cap = spread_plan(domain)
-        data = None if aux_totals else _squared_deviations(x, domain.interval(), centre)
+        fuse = aux_totals is not None
+        data = None if fuse else _squared_deviations(x, domain.interval(), centre)
         spread, smech = release(
             data,
             "mean",
