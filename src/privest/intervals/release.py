@@ -301,9 +301,12 @@ def _variance_fourth(
     )
     v, cap = fourth_plan(float(m), float(point), domain)
     data, totals = None, None
-    if isinstance(x, np.ndarray):
-        aux = Derived(partial(_fourth_deviation, mean=float(m), v=v), 0.0, cap)
-        _, (totals,) = exact_totals_with(x, (lo, hi), (aux,), clip=clip)
+    if isinstance(x, np.ndarray):  # the point's pass checked the records (clip=False)
+        f = partial(_fourth_deviation, mean=float(m), v=v)
+        ends = np.array([lo, hi])
+        f(ends, ends)  # rounding is monotone: the largest values are at the ends or at m
+        aux = Derived(f, 0.0, cap, max(ends.max(), v * v) <= cap)
+        _, (totals,) = exact_totals_with(x, (lo, hi), (aux,), clip=clip, checked=True)
     else:
         data = ((_records(x).clip(lo, hi) - float(m)) ** 2 - v) ** 2
     fourth, fmech = release(

@@ -79,14 +79,14 @@ _CHUNK = 16 * _BLOCK
 _TWO64 = 1 << 64
 
 
-def _chunks(arr: np.ndarray, a: float, b: float):
+def _chunks(arr: np.ndarray, a: float, b: float, check: bool = True):
     """``(chunk, buffer)`` pairs over ``arr``, each chunk checked to lie in ``[a, b]`` on
-    the way (in the cache; NaN fails ``min >= a``); ``None`` is yielded once, and the
-    iteration stops, at the first chunk that does not."""
+    the way (in the cache; NaN fails ``min >= a``) unless ``check=False``; ``None`` is
+    yielded once, and the iteration stops, at the first chunk that does not."""
     buf = np.empty(min(arr.size, _CHUNK))
     for start in range(0, arr.size, _CHUNK):
         chunk = arr[start : start + _CHUNK]
-        if not (chunk.min() >= a and chunk.max() <= b):
+        if check and not (chunk.min() >= a and chunk.max() <= b):
             yield None
             return
         yield chunk, buf[: chunk.size]
@@ -156,14 +156,16 @@ def _derived_part(chunk: np.ndarray, v: np.ndarray, d: Derived, inside: bool) ->
     return clipped, _grid_sum(src, v, _dyadic_exponent(d.lo, d.hi, _GRID_BITS))
 
 
-def _pass(arr: np.ndarray, a: float, b: float, own: Any, derived: tuple) -> tuple | None:
+def _pass(
+    arr: np.ndarray, a: float, b: float, own: Any, derived: tuple, check: bool = True
+) -> tuple | None:
     """One pass through the memory, chunk by chunk (in the cache): ``own(chunk, buffer)``
     (a tuple of integer sums) and each :class:`Derived` mean's ``(clipped, t1)``, added up
     over the chunks; None if a record lies outside ``[a, b]`` or is NaN."""
     sums: list[int] | None = None
     parts = [[0, 0] for _ in derived]
     inside = [d.within or (d.f is None and d.lo <= a and b <= d.hi) for d in derived]
-    for item in _chunks(arr, a, b):
+    for item in _chunks(arr, a, b, check):
         if item is None:
             return None
         chunk, v = item
@@ -273,12 +275,15 @@ def exact_totals_with(
     *,
     statistic: str | None = None,
     clip: bool = False,
+    checked: bool = False,
 ) -> tuple[dict[str, int], list[dict[str, int]]]:
     """:func:`exact_totals` of the ``statistic`` (``"mean"``, ``"sum"``, ``"variance"``;
     None: none) on the records in ``bounds`` and the mean totals of each :class:`Derived`
     map of them (with its bounds), in ONE pass through the memory: what a release and the
     releases of its interval read (the spread of a mean, the centring mean of a variance;
-    :mod:`privest.intervals.release`). Each is equal to the totals of its own pass."""
+    :mod:`privest.intervals.release`). Each is equal to the totals of its own pass.
+    ``checked=True``: an earlier pass of the same release checked that the records (a
+    float64 array, ``clip=False``) lie in ``bounds``; this one does not check again."""
     ((a, b),) = check_bounds(bounds, 1).tolist()
     own = None
     if statistic == "variance":
@@ -288,7 +293,7 @@ def exact_totals_with(
         own = partial(_own_sum, p=_dyadic_exponent(a, b, _GRID_BITS))
     fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
     arr, clipped = x, 0
-    got = _pass(arr, a, b, own, derived) if fast and not clip else None  # checks on the way
+    got = _pass(arr, a, b, own, derived, not checked) if fast and not clip else None
     if got is None:  # other types, clip=True, or bad values: the checks name the problem
         arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
         got = _pass(arr, a, b, own, derived)
