@@ -7,8 +7,9 @@ Rows (issue 31, "Speed"), at n = 10^4, 10^5, 10^6, 10^7 (best of ``--repeat``):
   diffprivlib does not import);
 * the two-stage median (``mechanism="two_stage"``) against ``numpy.sort`` (goal <= 2x);
 * start-up, in fresh processes: the first ``private_median`` (does it import scikit-learn
-  or scipy.signal? goal: neither) and ``privest stat`` on a missing file (goal <= 0.5 s to
-  the error, <= 1 s of imports), wall and CPU seconds and the number of modules loaded.
+  or scipy.signal? goal: neither), ``privest stat`` on a missing file and with a column
+  the file does not have (goal <= 0.5 s to the error) and a successful ``privest stat``
+  mean (goal <= 1 s of imports), wall and CPU seconds and the number of modules loaded.
 
 Run it against another checkout with ``PYTHONPATH=that/src`` for a before/after in one
 session.
@@ -22,9 +23,11 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -86,20 +89,33 @@ _CLI = """
 import sys, time, resource, contextlib, io
 t = time.perf_counter()
 from privest.cli import main
-with contextlib.redirect_stderr(io.StringIO()):
-    status = main(["stat", "/nonexistent/missing.csv", "--column", "a", "--stat", "median",
-                   "--epsilon", "1", "--bounds", "0:1"])
+with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+    status = main(["stat", PATH, "--column", COLUMN, "--stat", "mean", "--epsilon", "1",
+                   "--bounds", "0:1", "--seed", "1"])
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "modules": len(sys.modules),
-      "status": status}))
+      "status": status, "pandas": "pandas" in sys.modules}))
 """
+
+
+def _cli(path: str, column: str) -> str:
+    return _CLI.replace("PATH", repr(path)).replace("COLUMN", repr(column))
 
 
 def startup(repeat: int) -> dict:
     """Best-of-``repeat`` fresh processes for each start-up row (module docstring)."""
     out = {}
-    for what, code in (("first private_median", _FIRST), ("privest stat, missing file", _CLI)):
+    tmp = tempfile.TemporaryDirectory()
+    csv = Path(tmp.name) / "d.csv"
+    csv.write_text("a,b\n0.5,0.25\n0.75,0.5\n")
+    rows = (
+        ("first private_median", _FIRST),
+        ("privest stat, missing file", _cli("/nonexistent/missing.csv", "a")),
+        ("privest stat, missing column", _cli(str(csv), "zz")),
+        ("privest stat, a mean", _cli(str(csv), "a")),
+    )
+    for what, code in rows:
         runs = []
         for _ in range(repeat):
             res = subprocess.run(
@@ -110,6 +126,7 @@ def startup(repeat: int) -> dict:
             )
             runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
         out[what] = min(runs, key=lambda r: r["wall"])
+    tmp.cleanup()
     return out
 
 

@@ -175,22 +175,26 @@ def test_cli_refuses_past_the_total_without_reading_the_file(tmp_path, monkeypat
     reads = []
     import privest.commands._common as common
 
-    real = common.read_csv
+    real_csv, real_header = common.read_csv, common.read_header
 
-    def spy(path, sep, text_columns=(), header_only=False):
-        reads.append(header_only)
-        return real(path, sep, text_columns, header_only)
+    def spy_csv(path, sep, text_columns=()):
+        reads.append("records")
+        return real_csv(path, sep, text_columns)
 
-    monkeypatch.setattr(common, "read_csv", spy)
-    monkeypatch.setattr("privest.commands.stat.read_csv", spy)
+    def spy_header(path, sep):
+        reads.append("header")
+        return real_header(path, sep)
+
+    monkeypatch.setattr("privest.commands.stat.read_csv", spy_csv)
+    monkeypatch.setattr("privest.commands.stat.read_header", spy_header)
     argv = ["stat", str(data), "--column", "age", "--stat", "mean", "--bounds", "18:90"]
     assert main([*argv, "--epsilon", "0.8", "--budget", str(ledger)]) == 0
     # the public header first (a misspelt --column is refused before any charge: issue 30),
     # then, admitted, the records (negative control)
-    assert reads == [True, False]
+    assert reads == ["header", "records"]
     reads.clear()
     assert main([*argv, "--epsilon", "0.5", "--budget", str(ledger)]) == 1
-    assert reads == [True]  # refused before any record was read
+    assert reads == ["header"]  # refused before any record was read
     assert "exceed" in capsys.readouterr().err
     assert len(Budget.open(ledger).spends) == 1
 

@@ -34,6 +34,7 @@ __all__ = [
     "parse_bounds",
     "parse_pair",
     "read_csv",
+    "read_header",
     "resolve_table_format",
     "table_to_stdout",
 ]
@@ -204,17 +205,14 @@ def parse_pair(spec: str, option: str) -> tuple[float, float]:
     return bounds
 
 
-def read_csv(
-    path: str, sep: str, text_columns: Sequence[str] = (), header_only: bool = False
-) -> Any:
+def read_csv(path: str, sep: str, text_columns: Sequence[str] = ()) -> Any:
     """A CSV file as a DataFrame; a one-column read with "," retries ";", tab and "|".
 
     ``text_columns`` (e.g. record ids) are read as text, not parsed as numbers, so that an
     empty cell cannot turn the column into floats; the library canonicalises them.
-    ``header_only`` reads the column names alone (the public schema; no record is read), as
-    the commands do before they charge a budget. A header that names a column twice is
-    refused (pandas would rename the second one silently). Parse errors name the file and
-    the kind of problem, never a cell.
+    :func:`read_header` reads the column names alone, as the commands do before they charge
+    a budget. A header that names a column twice is refused (pandas would rename the second
+    one silently). Parse errors name the file and the kind of problem, never a cell.
     """
     import pandas as pd
 
@@ -223,15 +221,14 @@ def read_csv(
     if len(sep) != 1:
         raise ValidationError(f"--sep: {sep!r} must be one character, e.g. ',' or ';'")
     dtype = {c: str for c in text_columns}
-    nrows = 0 if header_only else None
     try:
-        df = pd.read_csv(p, sep=sep, dtype=dtype, nrows=nrows)
+        df = pd.read_csv(p, sep=sep, dtype=dtype)
         if df.shape[1] == 1 and sep == ",":  # e.g. the UCI wine files use ';'
             with p.open(newline="") as f:
                 header = f.readline()
             sep = next((c for c in ";\t|" if c in header), sep)
             if sep != ",":
-                df = pd.read_csv(p, sep=sep, dtype=dtype, nrows=nrows)
+                df = pd.read_csv(p, sep=sep, dtype=dtype)
         raw = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str).iloc[0].tolist()
     except UnicodeDecodeError:
         raise ValidationError(f"input: {path!r} is not a UTF-8 text (CSV) file") from None
@@ -252,6 +249,43 @@ def read_csv(
             "its own name"
         )
     return df
+
+
+def read_header(path: str, sep: str) -> list[str]:
+    """The column names of a CSV file (its public schema; no record is read), read with the
+    csv module, so that a command refused for its header (a misspelt column) answers before
+    pandas is imported. The same names, separator detection and refusals as
+    :func:`read_csv`: blank lines before the header are skipped, an empty name is pandas'
+    ``Unnamed: i``, a name given twice is refused."""
+    import csv
+
+    check_input_file(path)
+    if len(sep) != 1:
+        raise ValidationError(f"--sep: {sep!r} must be one character, e.g. ',' or ';'")
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+            line = ""
+            while not line.strip():  # pandas skips blank lines before the header
+                line = fh.readline()
+                if not line:
+                    raise ValidationError(
+                        f"input: {path!r} is empty; expected a CSV file with a header"
+                    )
+        raw = next(csv.reader([line], delimiter=sep))
+        if len(raw) == 1 and sep == ",":  # e.g. the UCI wine files use ';'
+            sep = next((c for c in ";\t|" if c in line), sep)
+            raw = next(csv.reader([line], delimiter=sep))
+    except UnicodeDecodeError:
+        raise ValidationError(f"input: {path!r} is not a UTF-8 text (CSV) file") from None
+    except csv.Error:  # the csv module's messages name no cell either
+        raise ValidationError(f"input: cannot parse {path!r} as CSV") from None
+    twice = sorted({c for c in raw if raw.count(c) > 1})
+    if twice:
+        raise ValidationError(
+            f"input: the header of {path!r} names {twice} more than once; give every column "
+            "its own name"
+        )
+    return [c or f"Unnamed: {i}" for i, c in enumerate(raw)]
 
 
 def check_input_file(path: str, option: str = "input") -> None:

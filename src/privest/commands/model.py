@@ -28,6 +28,7 @@ from privest.commands._common import (
     emit_table,
     parse_pair,
     read_csv,
+    read_header,
 )
 from privest.errors import NothingReleasedWarning, ValidationError
 
@@ -341,7 +342,7 @@ def run(args: argparse.Namespace, console: Any) -> None:
     """Fit the ePTR model; print (and write) the released output and its guarantee."""
     from privest.rng import make_rng, randomness_note
 
-    header = [str(c) for c in read_csv(args.input, args.sep, header_only=True).columns]
+    header = read_header(args.input, args.sep)
     features = _features(args, header)
     model = _build(args, make_rng(args.seed), len(features))
     charge_ledger(

@@ -23,6 +23,7 @@ from privest.commands._common import (
     charge_ledger,
     parse_bounds,
     read_csv,
+    read_header,
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.commands._zil import add_mechanism_arguments, mechanism_from_args
@@ -103,7 +104,7 @@ def _run(args: argparse.Namespace, console: Any) -> None:
     if args.engine == "dask":
         names = get_engine("dask").columns(args.input)
     else:
-        names = list(read_csv(args.input, args.sep, text, header_only=True).columns)
+        names = read_header(args.input, args.sep)
     if args.id_column:
         if args.id_column not in names:
             raise ValidationError(f"--id-column: {args.id_column!r} is not a column of the input")

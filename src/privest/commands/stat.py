@@ -28,6 +28,7 @@ from privest.commands._common import (
     emit_table,
     parse_pair,
     read_csv,
+    read_header,
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
 from privest.errors import ValidationError
@@ -127,7 +128,7 @@ def _columns(args: argparse.Namespace) -> list[str]:
             raise ValidationError(
                 f"input: cannot read {args.input!r} as Parquet ({type(exc).__name__})"
             ) from None
-    return [str(c) for c in read_csv(args.input, args.sep, header_only=True).columns]
+    return read_header(args.input, args.sep)
 
 
 def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from privest.errors import ValidationError
 from privest.intervals.ranks import endpoint_plan
 from privest.intervals.results import CountInference, MomentInference, OrderInference
 from privest.mechanisms.laplace import LaplaceLaw
+from privest.mechanisms.profiles.exact import Derived, exact_totals_with
 from privest.mechanisms.profiles.reaches import quantile_target, rank_level
 from privest.mechanisms.profiles.variance import variance_sup
 from privest.released import PrivateStatistic
@@ -61,8 +63,10 @@ SHARES: dict[str, dict[str, float]] = {
     "count": {},
 }
 
-#: ``release(data, statistic, epsilon=, mechanism=, domain=, clip=, quantile=, **options)``
-#: -> (PrivateStatistic, mechanism): one release, no budget charged (the caller charged)
+#: ``release(data, statistic, epsilon=, mechanism=, domain=, clip=, quantile=, totals=,
+#: **options)`` -> (PrivateStatistic, mechanism): one release, no budget charged (the caller
+#: charged); ``totals``: the exact totals of ``data`` for the statistic, summed already
+#: (:func:`_fused_totals`), or None (the release reads ``data``)
 Release = Callable[..., tuple[PrivateStatistic, Any]]
 
 
@@ -90,14 +94,52 @@ def _records(x: Any) -> Any:
 
 
 def _squared_deviations(x: Any, interval: tuple[float, float], centre: float) -> Any:
-    """(clip(x) - centre)^2 over the records; for arrays in one new array, in place (the
-    spread's input at 10^7 records cost three whole-array temporaries)."""
-    if isinstance(x, np.ndarray) or not hasattr(x, "clip"):
-        data = np.clip(np.asarray(x, dtype=float), *interval)
-        data -= centre
-        data *= data
-        return data
-    return (x.clip(*interval) - centre) ** 2  # a Series or a backend's array
+    """(clip(x) - centre)^2 over the records of data not held as a numpy array (a Series,
+    a backend's array); an array's are summed chunk by chunk (:func:`_fused_totals`)."""
+    return (_records(x).clip(*interval) - centre) ** 2
+
+
+def _squared_deviation(x: np.ndarray, out: np.ndarray, centre: float) -> None:
+    """``(x - centre)^2`` into ``out``: the records' map of the mean's and the sum's spread
+    (the same float operations as :func:`_squared_deviations`)."""
+    np.subtract(x, centre, out=out)
+    np.multiply(out, out, out=out)
+
+
+def _fourth_deviation(x: np.ndarray, out: np.ndarray, mean: float, v: float) -> None:
+    """``((x - mean)^2 - v)^2`` into ``out``: the records' map of the variance's fourth
+    moment (:func:`fourth_plan`)."""
+    _squared_deviation(x, out, mean)
+    np.subtract(out, v, out=out)
+    np.multiply(out, out, out=out)
+
+
+def _fused_totals(
+    x: Any,
+    statistic: str,
+    inference: str,
+    domain: Domain,
+    clip: bool,
+) -> tuple[dict[str, int], dict[str, int]] | None:
+    """For a numpy array and a population interval of a mean, sum or variance: the exact
+    totals of the point and of the first auxiliary mean (the spread, or the variance's
+    centring mean) from ONE pass over the records
+    (:func:`~privest.mechanisms.profiles.exact.exact_totals_with`); the same totals, so the
+    same releases, as a pass each. None otherwise (each release reads the data itself)."""
+    if not isinstance(x, np.ndarray) or inference != "population":
+        return None
+    if statistic == "variance":
+        aux = Derived(None, *domain.interval())
+    elif statistic in ("mean", "sum"):
+        centre, cap = spread_plan(domain)
+        ends = np.array(domain.interval())
+        _squared_deviation(ends, ends, centre)  # rounding is monotone: the largest values
+        aux = Derived(partial(_squared_deviation, centre=centre), 0.0, cap, ends.max() <= cap)
+    else:
+        return None
+    lo, hi = domain.interval()
+    own, (aux_totals,) = exact_totals_with(x, (lo, hi), (aux,), statistic=statistic, clip=clip)
+    return own, aux_totals
 
 
 def _laplace_scale(mech: Any, n: int, what: str) -> float:
@@ -141,16 +183,21 @@ def release_with_inference(
     kw = dict(domain=domain, clip=clip, quantile=quantile, **(options or {}))
     if statistic in ("median", "quantile"):
         return _order(x, statistic, split, n, domain, mechanism, inference, release, alpha, kw)
-    point, mech = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
+    fused = _fused_totals(x, statistic, inference, domain, clip)
+    own, aux_totals = fused if fused is not None else (None, None)
+    point, mech = release(
+        x, statistic, epsilon=split["point"], mechanism=mechanism, totals=own, **kw
+    )
     if statistic == "count":
         return point, _count(point, mech, n, inference, split)
     scale = _laplace_scale(mech, n, statistic)
     aux: dict[str, float] = {}
     if inference == "population" and statistic == "variance":
-        aux = _variance_fourth(x, point, split, n, domain, clip, release)
+        aux = _variance_fourth(x, point, split, n, domain, clip, release, aux_totals)
     elif inference == "population":
         centre, cap = spread_plan(domain)
-        data = _squared_deviations(x, domain.interval(), centre)
+        fuse = aux_totals is not None
+        data = None if fuse else _squared_deviations(x, domain.interval(), centre)
         spread, smech = release(
             data,
             "mean",
@@ -158,6 +205,7 @@ def release_with_inference(
             mechanism="laplace",
             domain=Domain(bounds=(0.0, cap)),
             clip=True,
+            totals=aux_totals,
         )
         aux = {
             "spread": float(spread),
@@ -237,8 +285,10 @@ def _variance_fourth(
     domain: Domain,
     clip: bool,
     release: Release,
+    centre_totals: dict[str, int] | None = None,
 ) -> dict[str, float]:
-    """The centring mean, then the mean of ``((x - m)^2 - v)^2`` (module docstring)."""
+    """The centring mean (from ``centre_totals`` if the point's pass summed them), then the
+    mean of ``((x - m)^2 - v)^2`` (module docstring; an array's in one chunked pass)."""
     lo, hi = domain.interval()
     m, _ = release(
         x,
@@ -247,9 +297,18 @@ def _variance_fourth(
         mechanism="laplace",
         domain=Domain(bounds=(lo, hi)),
         clip=clip,
+        totals=centre_totals,
     )
     v, cap = fourth_plan(float(m), float(point), domain)
-    data = ((_records(x).clip(lo, hi) - float(m)) ** 2 - v) ** 2
+    data, totals = None, None
+    if isinstance(x, np.ndarray):  # the point's pass checked the records (clip=False)
+        f = partial(_fourth_deviation, mean=float(m), v=v)
+        ends = np.array([lo, hi])
+        f(ends, ends)  # rounding is monotone: the largest values are at the ends or at m
+        aux = Derived(f, 0.0, cap, max(ends.max(), v * v) <= cap)
+        _, (totals,) = exact_totals_with(x, (lo, hi), (aux,), clip=clip, checked=True)
+    else:
+        data = ((_records(x).clip(lo, hi) - float(m)) ** 2 - v) ** 2
     fourth, fmech = release(
         data,
         "mean",
@@ -257,6 +316,7 @@ def _variance_fourth(
         mechanism="laplace",
         domain=Domain(bounds=(0.0, cap)),
         clip=True,
+        totals=totals,
     )
     return {
         "spread": float(fourth),

@@ -205,9 +205,14 @@ def _with_inference(
     n = record_count(x) if dom.n_public else None
     gen = resolve_rng(rng)
 
-    def release(data: Any, statistic: str, *, epsilon: float, mechanism: str, **kw: Any):
+    def release(
+        data: Any, statistic: str, *, epsilon: float, mechanism: str, totals: Any = None, **kw: Any
+    ):
         one = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
-        law, size = statistic_law(data, one)
+        if totals is not None and hasattr(one, "law_from_totals"):  # summed in a shared pass
+            law, size = one.law_from_totals(totals), totals["n"]
+        else:
+            law, size = statistic_law(data, one)
         return one.release_from_law(law, size, gen), one
 
     point, interval = release_with_inference(

@@ -100,7 +100,7 @@ def _algorithm1(
     lam: float,
     zero_prob: float,
     rng: np.random.Generator,
-    ranges: np.ndarray | None = None,
+    ranges: float | np.ndarray | None = None,
     rounders: tuple[Rounder | None, Rounder | None] = (None, None),
     check: Callable[[np.ndarray], np.ndarray] | None = None,
     rows: int | None = None,
@@ -196,10 +196,16 @@ def bounds_error(columns: list[str]) -> BoundsError:
     return err
 
 
+def _per_column(values: np.ndarray) -> float | np.ndarray:
+    """A per-column factor (d,) as one float if all are equal (the same products, faster)."""
+    v = np.asarray(values, dtype=float)
+    return float(v[0]) if v.size and bool(np.all(v == v[0])) else v
+
+
 def _snapper(grid: np.ndarray) -> Rounder:
     """In-place rounding of (rows, d) blocks to multiples of ``grid`` (d,): powers of two,
     so the scaling is exact."""
-    inverse = 1.0 / grid
+    inverse = 1.0 / (grid := _per_column(grid))
 
     def snap(values: np.ndarray) -> None:
         values *= inverse
@@ -211,6 +217,7 @@ def _snapper(grid: np.ndarray) -> Rounder:
 
 def _stepper(step: np.ndarray) -> Rounder:
     """In-place rounding of (rows, d) blocks to multiples of the public ``step`` (d,)."""
+    step = _per_column(step)
 
     def to_step(values: np.ndarray) -> None:
         values /= step
@@ -530,6 +537,7 @@ class ZILMechanism(Mechanism):
         ranges = self.bounds[:, 1] - self.bounds[:, 0]
         snap = _snapper(output_grid(self.lam * ranges))
         round_x1 = snap if self.resolution is None else _stepper(self.resolution)
+        ranges = _per_column(ranges)
         x1, x2 = np.empty((n, d)), np.empty((n, d))
         plain = np.setdiff1d(np.arange(d), cols)  # released as they are
         if plain.size:
@@ -556,9 +564,10 @@ class ZILMechanism(Mechanism):
         public bounds, clipped with ``clip=True``, else a :class:`BoundsError` naming every
         column of ``x`` with a value outside (no value, row or count)."""
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
+        flat = isinstance(_per_column(lo), float) and isinstance(_per_column(hi), float)
 
         def check(block: np.ndarray) -> np.ndarray:
-            low, high = _column_range(block)
+            low, high = (block.min(), block.max()) if flat else _column_range(block)
             if np.all(low >= lo) and np.all(high <= hi):
                 return block
             if self.clip:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,14 @@ from privest.mechanisms.profiles.sensitivity import global_sensitivity
 from privest.mechanisms.profiles.variance import variance_global_sensitivity, variance_sup
 from privest.validation import as_float_vector, check_bounds
 
-__all__ = ["ExactStatistic", "exact_statistic", "exact_totals", "statistic_from_totals"]
+__all__ = [
+    "Derived",
+    "ExactStatistic",
+    "exact_statistic",
+    "exact_totals",
+    "exact_totals_with",
+    "statistic_from_totals",
+]
 
 _TWO = Fraction(2)
 
@@ -71,42 +79,34 @@ _CHUNK = 16 * _BLOCK
 _TWO64 = 1 << 64
 
 
-def _chunks(arr: np.ndarray, a: float, b: float):
+def _chunks(arr: np.ndarray, a: float, b: float, check: bool = True):
     """``(chunk, buffer)`` pairs over ``arr``, each chunk checked to lie in ``[a, b]`` on
-    the way (in the cache; NaN fails ``min >= a``); ``None`` is yielded once, and the
-    iteration stops, at the first chunk that does not."""
+    the way (in the cache; NaN fails ``min >= a``) unless ``check=False``; ``None`` is
+    yielded once, and the iteration stops, at the first chunk that does not."""
     buf = np.empty(min(arr.size, _CHUNK))
     for start in range(0, arr.size, _CHUNK):
         chunk = arr[start : start + _CHUNK]
-        if not (chunk.min() >= a and chunk.max() <= b):
+        if check and not (chunk.min() >= a and chunk.max() <= b):
             yield None
             return
         yield chunk, buf[: chunk.size]
 
 
-def _exact_grid_sum(arr: np.ndarray, p: int, a: float, b: float) -> int | None:
-    """``sum(round(arr 2^p))`` exactly, for ``|arr| 2^p < 2^41`` (module docstring); None if
-    a record lies outside ``[a, b]`` or is NaN. One pass through the memory, chunk by chunk:
-    the float sums of blocks of 4096 such multiples are exact (below 2^53), and so is their
-    int64 total."""
-    scale = math.ldexp(1.0, p)  # a power of two: the products are exact
-    total = 0
-    for item in _chunks(arr, a, b):
-        if item is None:
-            return None
-        chunk, v = item
-        np.multiply(chunk, scale, out=v)
-        np.rint(v, out=v)
-        whole = v.size - v.size % _BLOCK
-        total += int(v[:whole].reshape(-1, _BLOCK).sum(axis=1).astype(np.int64).sum())
-        total += int(v[whole:].sum())
-    return total
+def _grid_sum(src: np.ndarray, v: np.ndarray, p: int) -> int:
+    """``sum(round(src 2^p))`` exactly, for ``|src| 2^p < 2^41`` (module docstring), through
+    the buffer ``v`` (``src`` may be ``v``): the float sums of blocks of 4096 such multiples
+    are exact (below 2^53), and so is their int64 total."""
+    np.multiply(src, math.ldexp(1.0, p), out=v)  # a power of two: the products are exact
+    np.rint(v, out=v)
+    whole = v.size - v.size % _BLOCK
+    return int(v[:whole].reshape(-1, _BLOCK).sum(axis=1).astype(np.int64).sum()) + int(
+        v[whole:].sum()
+    )
 
 
-def _exact_moments(arr: np.ndarray, mid: float, q: int, a: float, b: float) -> tuple | None:
-    """``(sum k, sum k^2)`` exactly for ``k = round((arr - mid) 2^q)``, ``|k| < 2^31``; None
-    if a record lies outside ``[a, b]`` or is NaN. One pass through the memory, chunk by
-    chunk (at most 2^16 records each):
+def _moments(chunk: np.ndarray, v: np.ndarray, mid: float, q: int) -> tuple[int, int]:
+    """``(sum k, sum k^2)`` exactly for ``k = round((chunk - mid) 2^q)``, ``|k| < 2^31``
+    (at most 2^16 records):
 
     * ``sum k``: the float sum of integers below 2^31 in magnitude stays below 2^47, so
       every partial sum is exact;
@@ -115,22 +115,67 @@ def _exact_moments(arr: np.ndarray, mid: float, q: int, a: float, b: float) -> t
       records, unit roundoff ``u = 2^-53``; Higham 2002, Sec. 3.1 and 4.2); since
       ``2^42 < 2^63``, ``T`` is the one number ``= S mod 2^64`` within ``2^63`` of it.
     """
-    scale = math.ldexp(1.0, q)
-    t1 = t2 = 0
-    for item in _chunks(arr, a, b):
+    np.subtract(chunk, mid, out=v)
+    np.multiply(v, math.ldexp(1.0, q), out=v)  # = ldexp(chunk - mid, q): exact
+    np.rint(v, out=v)
+    k = v.astype(np.int64)
+    t1 = int(v.sum())
+    near = float(np.multiply(v, v, out=v).sum())  # T within 2^42
+    np.multiply(k, k, out=k)  # wraps modulo 2^64
+    wrapped = int(k.sum()) % _TWO64
+    return t1, wrapped + _TWO64 * round((near - wrapped) / _TWO64)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """The mean of a record-wise map ``f(records, out)`` of the (checked or clipped)
+    records, with public bounds ``(lo, hi)`` into which the mapped values are clipped
+    (``clip=True``); ``f=None``: the records themselves (with the records' clipped count). Its
+    totals come from the pass that reads the records for another statistic
+    (:func:`exact_totals_with`). ``within=True``: the caller has shown that ``f`` maps the
+    records' bounds into ``[lo, hi]`` (nothing to clip, so no check)."""
+
+    f: Any
+    lo: float
+    hi: float
+    within: bool = False
+
+
+def _derived_part(chunk: np.ndarray, v: np.ndarray, d: Derived, inside: bool) -> tuple[int, int]:
+    """``(clipped, t1)`` of one chunk of a :class:`Derived` mean (through the buffer ``v``):
+    the mapped values clipped into ``[lo, hi]`` as :func:`prepare_data` does (``inside``:
+    the records themselves, already checked within these bounds), then their grid sum."""
+    src = chunk
+    if d.f is not None:
+        d.f(chunk, v)
+        src = v
+    clipped = 0
+    if not (inside or (src.min() >= d.lo and src.max() <= d.hi)):
+        clipped = int(np.count_nonzero((src < d.lo) | (src > d.hi)))
+        src = np.clip(src, d.lo, d.hi, out=v)
+    return clipped, _grid_sum(src, v, _dyadic_exponent(d.lo, d.hi, _GRID_BITS))
+
+
+def _pass(
+    arr: np.ndarray, a: float, b: float, own: Any, derived: tuple, check: bool = True
+) -> tuple | None:
+    """One pass through the memory, chunk by chunk (in the cache): ``own(chunk, buffer)``
+    (a tuple of integer sums) and each :class:`Derived` mean's ``(clipped, t1)``, added up
+    over the chunks; None if a record lies outside ``[a, b]`` or is NaN."""
+    sums: list[int] | None = None
+    parts = [[0, 0] for _ in derived]
+    inside = [d.within or (d.f is None and d.lo <= a and b <= d.hi) for d in derived]
+    for item in _chunks(arr, a, b, check):
         if item is None:
             return None
         chunk, v = item
-        np.subtract(chunk, mid, out=v)
-        np.multiply(v, scale, out=v)  # = ldexp(chunk - mid, q): exact
-        np.rint(v, out=v)
-        k = v.astype(np.int64)
-        t1 += int(v.sum())
-        near = float(np.multiply(v, v, out=v).sum())  # T within 2^42
-        np.multiply(k, k, out=k)  # wraps modulo 2^64
-        wrapped = int(k.sum()) % _TWO64
-        t2 += wrapped + _TWO64 * round((near - wrapped) / _TWO64)
-    return t1, t2
+        got = own(chunk, v) if own is not None else ()
+        sums = list(got) if sums is None else [s + g for s, g in zip(sums, got, strict=True)]
+        for acc, d, ins in zip(parts, derived, inside, strict=True):
+            clipped, t1 = _derived_part(chunk, v, d, ins)
+            acc[0] += clipped
+            acc[1] += t1
+    return tuple(sums or ()), parts
 
 
 def _dyadic_exponent(a: float, b: float, bits: int) -> int:
@@ -220,26 +265,52 @@ def exact_totals(
         return {"n": int(ind.size), "clipped": 0, "t1": int(ind.sum())}
     if name not in ("mean", "sum", "variance"):
         raise ValidationError(f"statistic: {statistic!r} is not a sum of records")
+    return exact_totals_with(x, bounds, (), statistic=name, clip=clip)[0]
+
+
+def exact_totals_with(
+    x: Any,
+    bounds: Any,
+    derived: tuple[Derived, ...],
+    *,
+    statistic: str | None = None,
+    clip: bool = False,
+    checked: bool = False,
+) -> tuple[dict[str, int], list[dict[str, int]]]:
+    """:func:`exact_totals` of the ``statistic`` (``"mean"``, ``"sum"``, ``"variance"``;
+    None: none) on the records in ``bounds`` and the mean totals of each :class:`Derived`
+    map of them (with its bounds), in ONE pass through the memory: what a release and the
+    releases of its interval read (the spread of a mean, the centring mean of a variance;
+    :mod:`privest.intervals.release`). Each is equal to the totals of its own pass.
+    ``checked=True``: an earlier pass of the same release checked that the records (a
+    float64 array, ``clip=False``) lie in ``bounds``; this one does not check again."""
     ((a, b),) = check_bounds(bounds, 1).tolist()
-    mid, qexp = _variance_grid(a, b)
-    p = _dyadic_exponent(a, b, _GRID_BITS)
-
-    def totals(arr: np.ndarray) -> tuple | None:
-        if name == "variance":
-            return _exact_moments(arr, mid, qexp, a, b)
-        total = _exact_grid_sum(arr, p, a, b)
-        return None if total is None else (total,)
-
+    own = None
+    if statistic == "variance":
+        mid, qexp = _variance_grid(a, b)
+        own = partial(_moments, mid=mid, q=qexp)
+    elif statistic is not None:
+        own = partial(_own_sum, p=_dyadic_exponent(a, b, _GRID_BITS))
     fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
     arr, clipped = x, 0
-    sums = totals(arr) if fast and not clip else None  # one pass checks and sums, in cache
-    if sums is None:  # other types, clip=True, or bad values: the checks name the problem
+    got = _pass(arr, a, b, own, derived, not checked) if fast and not clip else None
+    if got is None:  # other types, clip=True, or bad values: the checks name the problem
         arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
-        sums = totals(arr)
-    out = {"n": int(arr.size), "clipped": clipped, "t1": sums[0]}
-    if name == "variance":
-        out["t2"] = sums[1]
-    return out
+        got = _pass(arr, a, b, own, derived)
+    sums, parts = got
+    n = int(arr.size)
+    out = {"n": n, "clipped": clipped, "t1": sums[0] if sums else 0}
+    if statistic == "variance":
+        out["t2"] = sums[1] if sums else 0
+    means = [
+        {"n": n, "clipped": c + (clipped if d.f is None else 0), "t1": t1}
+        for d, (c, t1) in zip(derived, parts, strict=True)
+    ]
+    return out, means
+
+
+def _own_sum(chunk: np.ndarray, v: np.ndarray, p: int) -> tuple[int]:
+    return (_grid_sum(chunk, v, p),)
 
 
 def statistic_from_totals(
