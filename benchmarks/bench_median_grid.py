@@ -14,8 +14,9 @@ property of the mechanism):
 * the candidate rule of the issue, "the grid where the exact error law on a reference shape
   predicts a gain" (reference: a normal with the bounds at +-4 sd), and its regret (its
   error over the better of the two) against the default's regret, over every cell;
-* an oracle public rule that knows these shapes: the grid exactly in the cells where it is
-  at or below the default on all of them (what any public rule could gain, at best).
+* the best public rule on these shapes (an oracle that knows them): per cell, the one of
+  the two with the smaller geometric-mean regret over the shapes; no rule that reads only
+  public inputs does better on them.
 
 Shapes on bounds (0, 100): normal with sd 12.5 (spread over the bounds), 2.5, 0.25 and
 0.01 (concentrated), and a Cauchy with scale 1, clipped (heavy tails). All exact laws; OpenDP's
@@ -91,8 +92,10 @@ def main(argv: list[str] | None = None) -> dict:
                 picks_grid = ratio[0] < 1  # the candidate rule: reference shape only
                 regret_rule += list(np.where(picks_grid, ratio, 1.0) / np.minimum(ratio, 1.0))
                 regret_default += list(1.0 / np.minimum(ratio, 1.0))
-                safe = ratio.max() <= 1.0  # the oracle: the grid where it never loses here
-                regret_oracle += list(np.where(safe, ratio, 1.0) / np.minimum(ratio, 1.0))
+                grid_regret = ratio / np.minimum(ratio, 1.0)  # the oracle: per cell, the
+                keep_regret = 1.0 / np.minimum(ratio, 1.0)  # better of the two over shapes
+                better = np.log(grid_regret).mean() < np.log(keep_regret).mean()
+                regret_oracle += list(grid_regret if better else keep_regret)
                 cells.append((n, eps, q, ratio, odp_ratio, picks_grid))
                 odp_txt = " ".join(f"{v:.3f}" for v in odp_ratio)
                 print(
@@ -116,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name, reg in (
         ("default (staircase)", regret_default),
         ("reference rule", regret_rule),
-        ("oracle public rule", regret_oracle),
+        ("best public rule on these shapes", regret_oracle),
     ):
         r = np.asarray(reg)
         print(
