@@ -89,11 +89,14 @@ def main(argv: list[str] | None = None) -> dict:
                 rows = [errors(x, q, eps, shifts, odp) for _, x in data]
                 ratio = np.array([r["PF grid"] / r["default"] for r in rows])
                 odp_ratio = [r["OpenDP"] / r["default"] for r in rows if "OpenDP" in r]
+                grid_regret, keep_regret = (
+                    ratio / np.minimum(ratio, 1.0),
+                    1 / np.minimum(ratio, 1.0),
+                )
                 picks_grid = ratio[0] < 1  # the candidate rule: reference shape only
-                regret_rule += list(np.where(picks_grid, ratio, 1.0) / np.minimum(ratio, 1.0))
-                regret_default += list(1.0 / np.minimum(ratio, 1.0))
-                grid_regret = ratio / np.minimum(ratio, 1.0)  # the oracle: per cell, the
-                keep_regret = 1.0 / np.minimum(ratio, 1.0)  # better of the two over shapes
+                regret_rule += list(grid_regret if picks_grid else keep_regret)
+                regret_default += list(keep_regret)
+                # the oracle: per cell, the better of the two over the shapes
                 better = np.log(grid_regret).mean() < np.log(keep_regret).mean()
                 regret_oracle += list(grid_regret if better else keep_regret)
                 cells.append((n, eps, q, ratio, odp_ratio, picks_grid))
