@@ -337,11 +337,16 @@ def fused_logistic_step(
             multiply(V[j - 1], S, out=V[j])
         dot(mats[K], cvecs[K], out=qflat[K])
         dot(qs[K], views[K], out=AB)
+        # theta <- theta - gamma (X'(y a) / nb + (alpha - sigma^2 mean b) theta_n)
+        shrink = gamma * (alpha - sigma2 * (add(AB[1]) / nb))
         multiply(AB[0], y, out=AB[0])
         g = dot(AB[0], X, out=grad)
-        g /= nb
-        g += (alpha - sigma2 * (add(AB[1]) / nb)) * (theta if noised is None else thn)
-        g *= gamma
+        g *= gamma / nb
+        if noised is None:
+            theta *= 1.0 - shrink
+        else:
+            multiply(thn, shrink, out=thn)
+            theta -= thn
         theta -= g
         sq = float(dot(theta, theta))
         if sq > r2:  # the projection on the ball of radius ``radius``
