@@ -152,6 +152,7 @@ class BatchedObjective:
         if idx is None and memo is not None and np.array_equal(memo[0], theta):
             out = memo[1]
         else:
+            memo = None  # drop the previous point's arrays before making this one's
             out = []
             for g in self.groups:
                 orders = self._orders(g, derivs or idx is None)
