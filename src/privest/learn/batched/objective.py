@@ -53,7 +53,7 @@ class BatchedObjective:
         self.n_reps, self.n = groups[0].y.shape
         w = np.asarray(noise_var, dtype=float)
         self.wp = np.concatenate([[0.0], w]) if loss.fit_intercept else w
-        self._memo: tuple[np.ndarray, list[np.ndarray]] | None = None
+        self._memo: tuple[np.ndarray, list[dict[int, np.ndarray]]] | None = None
 
     # ----------------------------------------------------------------- constructors
     @classmethod

@@ -252,6 +252,20 @@ def fused_exponential_step(
     return step
 
 
+def _series_matrix(C: np.ndarray, K: int, w: float) -> np.ndarray:
+    """G with G @ (c_0, ..., c_K) = the coefficients, shape (2: a, b; L = 2K + 2 powers of
+    sig; 2: sig(m), sig(-m)) flattened, of a = w A_K(m) - (1 - w) A_K(-m) and
+    b = w B_K(m) + (1 - w) B_K(-m) (:func:`~privest.learn.iwp_losses.iwp_gradient`)."""
+    L = 2 * K + 2
+    g = np.zeros((2, L, 2, K + 1))
+    for k in range(K + 1):
+        col_a = np.array([-1.0, 1.0] + [0.0] * (L - 2)) if k == 0 else C[:L, 2 * k]  # f^(2k+1)
+        g[0, :, 0, k], g[0, :, 1, k] = w * col_a, -(1.0 - w) * col_a
+        if k < K:  # f^(2k+2) = P_{2k+1}
+            g[1, :, 0, k], g[1, :, 1, k] = w * C[:L, 2 * k + 1], (1.0 - w) * C[:L, 2 * k + 1]
+    return g.reshape(4 * L, K + 1)
+
+
 def fused_logistic_step(
     order: int | tuple[np.ndarray, np.ndarray] | None,
     w: float,
@@ -283,17 +297,7 @@ def fused_logistic_step(
     grid = bests = None
     if not isinstance(order, (int, np.integer)):
         grid, bests = order[0].tolist(), order[1].tolist()
-    # per K: G[K] @ (c_0..c_K) = the coefficients Q (2: a, b; L powers; 2: sig(m), sig(-m))
-    mats = {}
-    for K in range(k_top + 1):
-        L = 2 * K + 2
-        g = np.zeros((2, L, 2, K + 1))
-        for k in range(K + 1):
-            col_a = np.array([-1.0, 1.0] + [0.0] * (L - 2)) if k == 0 else C[:L, 2 * k]
-            g[0, :, 0, k], g[0, :, 1, k] = w * col_a, -(1.0 - w) * col_a
-            if k < K:
-                g[1, :, 0, k], g[1, :, 1, k] = w * C[:L, 2 * k + 1], (1.0 - w) * C[:L, 2 * k + 1]
-        mats[K] = g.reshape(4 * L, K + 1)
+    mats = {K: _series_matrix(C, K, w) for K in range(k_top + 1)}
     r2 = math.inf if radius is None else radius * radius
     grad, thn, cvec = np.empty(p), np.empty(p), np.ones(k_top + 1)  # cvec[0] = c_0 = 1
     cvecs = [cvec[: K + 1] for K in range(k_top + 1)]
