@@ -32,7 +32,7 @@ from privest.learn.iwp_losses import (
     plain_gradient,
 )
 from privest.learn.losses import get_margin_loss
-from privest.learn.weierstrass import inverse_weight
+from privest.learn.weierstrass import best_orders, inverse_weight
 from privest.validation import check_positive
 
 __all__ = [
@@ -174,6 +174,16 @@ def plan_run(
     return plan, state
 
 
+def _fused_order(order: int | str, f: Any) -> int | tuple[np.ndarray, np.ndarray] | None:
+    """A truncated series' order for a fused step: K, (t grid, best K) for ``"auto"`` with
+    the loss's ``order_table``, or None (an order the generic step refuses, loudly)."""
+    if isinstance(order, str):
+        return best_orders(f) if order == "auto" and f.order_table is not None else None
+    if isinstance(order, (bool, np.bool_)) or not isinstance(order, (int, np.integer)):
+        return None
+    return int(order) if order >= 0 else None
+
+
 def _step_fns(plan: SGDPlan, p: int, R: int) -> tuple[Callable, Callable | None]:
     """The gradient of the plan's method and, for one replication, the loss's fused step."""
     grad = _gradient_fn(
@@ -181,7 +191,9 @@ def _step_fns(plan: SGDPlan, p: int, R: int) -> tuple[Callable, Callable | None]
     )
     if R != 1 or plan.task != "classification":
         return grad, None
-    fused = get_margin_loss(plan.loss).sgd_step(
+    f = get_margin_loss(plan.loss)
+    fused = f.sgd_step(
+        order=_fused_order(plan.order, f),
         w=inverse_weight(plan.epsilon_y) if plan.method == "iwp" else 1.0,
         sigma2=plan.sigma2,
         alpha=float(plan.alpha),

@@ -50,6 +50,7 @@ __all__ = [
     "SquaredLoss",
     "bernoulli_inverse",
     "bernoulli_transform",
+    "best_orders",
     "choose_order",
     "compute_order_table",
     "get_margin_loss",
@@ -228,7 +229,8 @@ def load_order_table(file: str = "logistic_truncation_bias.json") -> tuple[np.nd
     return np.asarray(table["t_grid"], dtype=float), np.asarray(table["bias"], dtype=float)
 
 
-def _order_table(loss: str | MarginLoss) -> tuple[np.ndarray, np.ndarray]:
+def best_orders(loss: str | MarginLoss) -> tuple[np.ndarray, np.ndarray]:
+    """(t grid, K* at each grid point) of the loss's ``order_table`` (:func:`choose_order`)."""
     f = get_margin_loss(loss)
     if f.order_table is None:
         raise ValidationError(
@@ -241,6 +243,6 @@ def _order_table(loss: str | MarginLoss) -> tuple[np.ndarray, np.ndarray]:
 def choose_order(t: float | np.ndarray, loss: str | MarginLoss = "logistic") -> np.ndarray:
     """K* = argmin_{K in {1, 2, 3}} bias_K(t), t = sigma^2 ||theta||^2 / 2 (optimal truncation),
     read from the loss's ``order_table``."""
-    t_grid, best = _order_table(loss)
+    t_grid, best = best_orders(loss)
     idx = np.clip(np.searchsorted(t_grid, np.asarray(t, dtype=float)), 0, t_grid.size - 1)
     return best[idx]

@@ -53,6 +53,7 @@ class BatchedObjective:
         self.n_reps, self.n = groups[0].y.shape
         w = np.asarray(noise_var, dtype=float)
         self.wp = np.concatenate([[0.0], w]) if loss.fit_intercept else w
+        self._memo: tuple[np.ndarray, list[dict[int, np.ndarray]]] | None = None
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -127,7 +128,7 @@ class BatchedObjective:
         groups = [_Group(g.design[idx], g.y[idx], g.plain, g.lap) for g in self.groups]
         new = object.__new__(BatchedObjective)
         new.loss, new.groups, new.wp = self.loss, groups, self.wp
-        new.n_reps, new.n = len(idx), self.n
+        new.n_reps, new.n, new._memo = len(idx), self.n, None
         return new
 
     # ----------------------------------------------------------------- evaluations
@@ -140,14 +141,33 @@ class BatchedObjective:
             out |= {2, 3, 4} if derivs else {2}
         return tuple(sorted(out))
 
+    def _evals(
+        self, theta: np.ndarray, idx: np.ndarray | None, derivs: bool
+    ) -> list[dict[int, np.ndarray]]:
+        """phi^(k)(y, D theta) of each group, at every order :meth:`derivs` needs. A value of
+        all replicates computes them too and keeps them for a :meth:`derivs` at the same
+        theta (a line search's accepted point is the next Newton step's): one pass over each
+        design and one sigmoid saved, the same numbers."""
+        memo, self._memo = self._memo, None
+        if idx is None and memo is not None and np.array_equal(memo[0], theta):
+            out = memo[1]
+        else:
+            memo = None  # drop the previous point's arrays before making this one's
+            out = []
+            for g in self.groups:
+                orders = self._orders(g, derivs or idx is None)
+                u = g.design.lin(theta, idx)
+                vals = self.loss.phi_derivs(_take(g.y, idx), u, orders)
+                out.append(dict(zip(orders, vals, strict=True)))
+        if idx is None and not derivs:
+            self._memo = (theta.copy(), out)
+        return out
+
     def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
         """Mean corrected loss of each replicate (of replicates ``idx`` when given)."""
         s = (self.wp * theta * theta).sum(axis=1)
         f = np.zeros(len(theta))
-        for g in self.groups:
-            orders = self._orders(g, False)
-            u = g.design.lin(theta, idx)
-            vals = dict(zip(orders, self.loss.phi_derivs(_take(g.y, idx), u, orders), strict=True))
+        for g, vals in zip(self.groups, self._evals(theta, idx, False), strict=True):
             if g.plain:
                 f += g.plain * vals[0].mean(axis=1)
             if g.lap:
@@ -160,10 +180,8 @@ class BatchedObjective:
         b = self.wp * theta
         s = (b * theta).sum(axis=1)
         f, grad, hess = np.zeros(len(theta)), np.zeros(theta.shape), np.zeros((len(theta), p, p))
-        for g in self.groups:
-            orders = self._orders(g, True)
-            u = g.design.lin(theta)
-            v = dict(zip(orders, self.loss.phi_derivs(g.y, u, orders), strict=True))
+        for g, v in zip(self.groups, self._evals(theta, None, True), strict=True):
+            u = v[2]  # every group has phi'': its shape is u's
             gvec = np.zeros_like(u)
             hvec = np.zeros_like(u)
             if g.plain:

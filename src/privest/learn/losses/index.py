@@ -7,7 +7,7 @@ IWP-SGD the margin form and its inverse Weierstrass transform)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from privest.learn.gram import weighted_gram
 from privest.learn.losses.base import Loss, _check_tau, _rho, _sigmoid, _softplus
 from privest.learn.losses.margin import (
     MarginLoss,
+    fused_logistic_step,
     logistic_margin_derivative,
     logistic_margin_derivatives,
     squared_margin_derivative,
@@ -307,6 +308,9 @@ class LogisticLoss(IndexLoss, MarginLoss):
 
     def derivatives(self, z: np.ndarray, orders: list[int]) -> list[np.ndarray]:
         return logistic_margin_derivatives(z, orders)
+
+    def sgd_step(self, **settings) -> Callable[..., float] | None:
+        return fused_logistic_step(**settings)
 
     def predict_class(self, x: np.ndarray, theta: np.ndarray) -> np.ndarray:
         """Class labels in {0, 1} (1 where P(y = 1 | x) >= 1/2)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -170,6 +171,7 @@ class ExponentialLoss(MarginLoss):
         return (e if need_loss else None), -e, e
 
     def sgd_step(self, **settings) -> Callable[..., float]:
+        settings.pop("order", None)  # the closed form has no truncation order
         return fused_exponential_step(**settings)
 
 
@@ -241,6 +243,115 @@ def fused_exponential_step(
             multiply(thn, shrink, out=thn)
             theta -= thn
         theta -= grad
+        sq = float(dot(theta, theta))
+        if sq > r2:  # the projection on the ball of radius ``radius``
+            theta *= radius / math.sqrt(sq)
+            sq = r2
+        return sq
+
+    return step
+
+
+def _series_matrix(C: np.ndarray, K: int, w: float) -> np.ndarray:
+    """G with G @ (c_0, ..., c_K) = the coefficients, shape (2: a, b; L = 2K + 2 powers of
+    sig; 2: sig(m), sig(-m)) flattened, of a = w A_K(m) - (1 - w) A_K(-m) and
+    b = w B_K(m) + (1 - w) B_K(-m) (:func:`~privest.learn.iwp_losses.iwp_gradient`)."""
+    L = 2 * K + 2
+    g = np.zeros((2, L, 2, K + 1))
+    for k in range(K + 1):
+        col_a = np.array([-1.0, 1.0] + [0.0] * (L - 2)) if k == 0 else C[:L, 2 * k]  # f^(2k+1)
+        g[0, :, 0, k], g[0, :, 1, k] = w * col_a, -(1.0 - w) * col_a
+        if k < K:  # f^(2k+2) = P_{2k+1}
+            g[1, :, 0, k], g[1, :, 1, k] = w * C[:L, 2 * k + 1], (1.0 - w) * C[:L, 2 * k + 1]
+    return g.reshape(4 * L, K + 1)
+
+
+def fused_logistic_step(
+    order: int | tuple[np.ndarray, np.ndarray] | None,
+    w: float,
+    sigma2: float,
+    alpha: float,
+    p: int,
+    radius: float | None,
+    noised: np.ndarray | None,
+    corrected: bool,
+) -> Callable[..., float] | None:
+    """One IWP-SGD step of the logistic loss's truncated series for one replication, fused,
+    theta in place (``None``, the generic step, for the naive and oracle fits or an order
+    the generic step refuses).
+
+    The same quantities as :func:`~privest.learn.iwp_losses.iwp_gradient` (App. D.5): with
+    f^{(1)} = sig - 1 and f^{(n)} = P_{n-1}(sig) for n >= 2, the truncated A_K and B_K are
+    polynomials in sig = sigmoid(+-m) whose coefficients are the packaged P_n's combined
+    with c_k = (-s/2)^k / k!, so a step is one sigmoid of (m, -m), its powers, one product
+    with the (a, b) coefficients of this step, and the gradient's product, in preallocated
+    buffers. ``order``: K, or (t grid, best K) of the loss's ``order_table`` ("auto": K
+    read at t = s/2 each step). Arguments and return value as the exponential's fused step.
+    """
+    if not corrected or order is None:
+        return None
+    C = sigmoid_coefficients()
+    k_top = int(order) if isinstance(order, (int, np.integer)) else int(order[1].max())
+    if 2 * k_top >= C.shape[1]:
+        return None  # beyond the tabulated P_n: the generic step raises
+    grid = bests = None
+    if not isinstance(order, (int, np.integer)):
+        grid, bests = order[0].tolist(), order[1].tolist()
+    mats = {K: _series_matrix(C, K, w) for K in range(k_top + 1)}
+    r2 = math.inf if radius is None else radius * radius
+    grad, thn, cvec = np.empty(p), np.empty(p), np.ones(k_top + 1)  # cvec[0] = c_0 = 1
+    cvecs = [cvec[: K + 1] for K in range(k_top + 1)]
+    qflat = {K: np.empty(m.shape[0]) for K, m in mats.items()}
+    qs = {K: q.reshape(2, -1) for K, q in qflat.items()}
+    dot, multiply, negative, expit, add = (
+        np.dot, np.multiply, np.negative, special.expit, np.add.reduce
+    )  # fmt: skip
+    bufs: dict[int, tuple] = {}
+
+    def buffers(nb: int) -> tuple:
+        """Per batch size: the powers V (row j: sig^j of (m, -m)), the (2L, nb) views of
+        their first L rows, and the (a, b) buffer."""
+        V = np.empty((2 * k_top + 2, 2, nb))
+        V[0] = 1.0
+        views = {K: V[: 2 * K + 2].reshape(4 * K + 4, nb) for K in mats}
+        bufs[nb] = (V, views, np.empty((2, nb)))
+        return bufs[nb]
+
+    def step(theta, X, y, neg_y, gamma, sq) -> float:
+        nb = y.size
+        V, views, AB = bufs.get(nb) or buffers(nb)
+        S = V[1]
+        dot(X, theta, out=S[0])
+        multiply(S[0], y, out=S[0])  # m = y theta'x
+        negative(S[0], out=S[1])
+        expit(S, out=S)  # sig(m), sig(-m)
+        if noised is not None:
+            multiply(theta, noised, out=thn)
+            sq = float(dot(thn, thn))
+        s = sigma2 * sq
+        if grid is None:
+            K = k_top
+        else:  # K = the best order at t = s / 2 (the table's searchsorted, clipped)
+            K = bests[min(bisect_left(grid, 0.5 * s), len(grid) - 1)]
+        coef = 1.0
+        for k in range(1, K + 1):
+            coef = coef * (-s / 2.0) / k
+            cvec[k] = coef
+        for j in range(2, 2 * K + 2):  # the powers sig^j (np.vander's order of products)
+            multiply(V[j - 1], S, out=V[j])
+        dot(mats[K], cvecs[K], out=qflat[K])
+        dot(qs[K], views[K], out=AB)
+        # theta <- theta - gamma (X'(y a) / nb + (alpha - sigma^2 mean b) theta_n)
+        shrink = gamma * (alpha - sigma2 * (add(AB[1]) / nb))
+        multiply(AB[0], y, out=AB[0])
+        g = dot(AB[0], X, out=grad)
+        g *= gamma / nb
+        if noised is None:
+            theta *= 1.0 - shrink
+        else:
+            multiply(thn, shrink, out=thn)
+            theta -= thn
+        theta -= g
         sq = float(dot(theta, theta))
         if sq > r2:  # the projection on the ball of radius ``radius``
             theta *= radius / math.sqrt(sq)
