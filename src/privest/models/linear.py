@@ -76,6 +76,7 @@ __all__ = [
     "PrivateLinearRegression",
     "adassp",
     "choose_linear_method",
+    "constant_beats_slopes",
     "noisy_gram",
     "public_design",
 ]
@@ -92,6 +93,9 @@ FALLBACK_RATIO = 2.0
 Y_SHARE_SD = 1.0 / math.sqrt(2.0)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
+#: share of the variance of a response uniform on ``y_bounds`` that the reference slopes of
+#: :func:`constant_beats_slopes` explain (a modest signal: the rule guards the weak ones)
+REFERENCE_R2 = 0.25
 
 
 def choose_linear_method(
@@ -136,6 +140,51 @@ def choose_linear_method(
     eptr_risk = q * eptr_sd**2 + (1.0 - q) * theta_norm**2
     adassp_risk = min(adassp_sd**2, theta_norm**2)  # the ridge shrinks towards 0
     return "eptr" if eptr_risk < adassp_risk else "adassp"
+
+
+def constant_beats_slopes(
+    n: int,
+    p: int,
+    epsilon: float,
+    delta: float,
+    bounds: Any,
+    y_bounds: Any,
+    inference_share: float = INFERENCE_SHARE,
+) -> bool:
+    """The public rule of ``method="auto"`` (issue 31): True when, at a public reference, the
+    private constant predictor (the private mean of y with the whole budget) is predicted to
+    have a lower test MSE than ``"auto"``'s AdaSSP fit (with an intercept). Public inputs only.
+
+    Reference: features independent and uniform on the box (as in
+    :func:`choose_linear_method`), a response uniform on ``y_bounds`` of which the slopes
+    explain :data:`REFERENCE_R2` of the variance, spread evenly over the features. The slopes'
+    predicted excess risk is the ridge regression risk at that design, sum_j s_j [(lambda
+    t_j / (n s_j + lambda))^2 + sigma^2 / (n s_j + lambda)^2] (s_j = h_j^2 / 3, t_j the
+    reference slopes, lambda AdaSSP's ridge at the reference lambda_min, sigma^2 the noise
+    variance of X^T y plus that of X^T X times ||t||^2); they gain the explained variance
+    minus that. The intercept of ``"auto"`` carries the error of its private mean
+    (:data:`Y_MEAN_SHARE` of rho) plus the constant column's noise; the constant's, that of
+    a mean with all of rho. The constant wins when its intercept advantage exceeds the gain.
+    """
+    b = check_bounds(bounds, p)
+    yb = check_bounds(y_bounds, 1, "y_bounds")[0]
+    d = public_design(b, yb, True)
+    rho_all = zcdp_rho_for(epsilon, delta)
+    rho = (1.0 - Y_MEAN_SHARE) * (1.0 - inference_share) * rho_all
+    r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
+    B2, hy, c2, dims = d["x_radius"] ** 2, d["y_radius"], d["const"] ** 2, d["dims"]
+    sd_xx = B2 / math.sqrt(2.0 * r_xx)  # an off-diagonal entry of the noisy X^T X
+    sd_xy = 2.0 * math.sqrt(B2) * hy / math.sqrt(2.0 * r_xy)
+    lam_lower = max(n * d["min_half"] ** 2 / 3.0 - 1.645 * B2 / math.sqrt(2.0 * r_lam), 0.0)
+    ridge = max(0.0, math.sqrt(dims * math.log(2.0 * dims**2 / ADASSP_FAILURE)) * sd_xx - lam_lower)
+    s = ((b[:, 1] - b[:, 0]) / 2.0) ** 2 / 3.0
+    t2 = REFERENCE_R2 * hy**2 / 3.0 / p / s  # squared reference slopes
+    noise = sd_xy**2 + sd_xx**2 * float(np.sum(t2))
+    den = n * s + ridge
+    gain = float(np.sum(s * t2 - s * (ridge**2 * t2 + noise) / den**2))
+    var_mean = (Y_SHARE_SD * 2.0 * hy / n) ** 2 / rho_all  # a private mean with all of rho
+    intercept_cost = var_mean / Y_MEAN_SHARE + c2 * noise / (n * c2 + ridge) ** 2 - var_mean
+    return intercept_cost >= gain
 
 
 def noisy_gram(
@@ -357,9 +406,11 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         if self.method != "auto":
             return self.method
         bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
-        return choose_linear_method(
-            n, p, self.epsilon, self.delta, bounds, self.y_bounds, self.fit_intercept
-        )
+        share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+        args = (n, p, self.epsilon, self.delta, bounds, self.y_bounds)
+        if self.fit_intercept and constant_beats_slopes(*args, share):
+            return "constant"
+        return choose_linear_method(*args, self.fit_intercept)
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
@@ -382,7 +433,11 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.released_ = True
         self.fallback_ = False
         rho = rho_all = zcdp_rho_for(self.epsilon, self.delta)
-        if self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
+        if self.method_ == "constant":  # the public rule: the private mean with all of rho
+            design["y_centre"] = private_mean_response(y, yb, rho_all, rng)
+            theta = np.zeros(Xc.shape[1])
+            self._say_fallback("the public rule predicts that noisy slopes cannot beat it", 3)
+        elif self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
             # centre y at its private mean (Y_MEAN_SHARE of rho): the ridge then shrinks
             # towards the private constant predictor, not towards the centre of y_bounds
             y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho, rng)
@@ -390,7 +445,9 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
             design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
             rho *= 1.0 - Y_MEAN_SHARE
         yc = y - design["y_centre"]
-        if self.method_ == "adassp":
+        if self.method_ == "constant":
+            pass
+        elif self.method_ == "adassp":
             share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
             out = adassp(
                 Xc,
@@ -453,14 +510,18 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         shift = out["xty"][p] / (design["const"] * n)
         constant = np.zeros_like(theta)
         constant[p] = shift * var_y / (var_y + var_c) / design["const"]
-        warnings.warn(
-            "PrivateLinearRegression: the noisy slopes are predicted to add more error than "
-            "they explain at this n and epsilon; fell back to the private mean of y "
-            "(fallback_ is True)",
-            ConstantFallbackWarning,
-            stacklevel=3,
-        )
+        self._say_fallback("its released quantities predict more noise than signal", 4)
         return constant
+
+    def _say_fallback(self, why: str, stacklevel: int) -> None:
+        """Set ``fallback_`` and warn (ConstantFallbackWarning; no data value is named)."""
+        self.fallback_ = True
+        warnings.warn(
+            f"PrivateLinearRegression output the private mean of y (zero slopes; fallback_ is "
+            f"True): at this n, epsilon and these bounds {why}",
+            ConstantFallbackWarning,
+            stacklevel=stacklevel + 1,
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""
