@@ -24,12 +24,16 @@ conversion meets (epsilon, delta)); zCDP composes by addition (Bun and Steinke 2
 ``method="eptr"`` fits :class:`~privest.models.eptr_ols.EPTRLinearRegression` (tight constants,
 private c0) on the same centred rows. ``method="auto"`` applies :func:`choose_linear_method`, a
 function of public inputs only (n, p, epsilon, delta and the bounds), never of the data.
-When it picks AdaSSP with an intercept, ``"auto"`` also (issue 31) centres y at a private mean
-(share :data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant
-predictor rather than towards the centre of ``y_bounds``, and falls back to that constant
-(``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`) when the released
-quantities predict that the noisy slopes explain less than :data:`FALLBACK_RATIO` times the
-variance their noise adds (post-processing of DP outputs; docs/central-models.md).
+With an intercept, ``"auto"`` first applies the public rule :func:`constant_beats_slopes`
+(issue 31): where noisy slopes are predicted not to beat the private constant predictor at a
+public reference, it releases the private mean of y with the whole budget (``method_`` is
+``"constant"``, ``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`). Where it
+picks AdaSSP, it centres y at a private mean (share :data:`Y_MEAN_SHARE` of rho), so that the
+ridge shrinks towards the private constant rather than towards the centre of ``y_bounds``,
+and still falls back to the constant when the released quantities predict that the noisy
+slopes explain less than :data:`FALLBACK_RATIO` times the variance their noise adds (then
+the inference share buys a second private mean; post-processing and adaptive composition;
+docs/central-models.md).
 """
 
 from __future__ import annotations
@@ -432,39 +436,27 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.ridge_ = None
         self.released_ = True
         self.fallback_ = False
-        rho = rho_all = zcdp_rho_for(self.epsilon, self.delta)
+        rho_all = zcdp_rho_for(self.epsilon, self.delta)
+        share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
         if self.method_ == "constant":  # the public rule: the private mean with all of rho
             design["y_centre"] = private_mean_response(y, yb, rho_all, rng)
             theta = np.zeros(Xc.shape[1])
             self._say_fallback("the public rule predicts that noisy slopes cannot beat it", 3)
-        elif self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
-            # centre y at its private mean (Y_MEAN_SHARE of rho): the ridge then shrinks
-            # towards the private constant predictor, not towards the centre of y_bounds
-            y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho, rng)
-            design["y_centre"] = y_mean
-            design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
-            rho *= 1.0 - Y_MEAN_SHARE
-        yc = y - design["y_centre"]
-        if self.method_ == "constant":
-            pass
+        elif self.method_ == "adassp" and self.method == "auto" and self.fit_intercept:
+            theta = self._auto_adassp(Xc, y, design, yb, rho_all, share, rng)
         elif self.method_ == "adassp":
-            share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
             out = adassp(
                 Xc,
-                yc,
+                y - design["y_centre"],
                 design["x_radius"],
                 design["y_radius"],
                 self.epsilon,
                 self.delta,
                 rng,
                 share,
-                rho=rho,
+                rho=rho_all,
             )
-            theta = out["theta"]
-            self.ridge_ = out["ridge"]
-            self.released_stats_ = out["released"]
-            if self.method == "auto" and self.fit_intercept:
-                theta = self._maybe_fall_back(theta, out, design, yb, rho_all, n)
+            theta, self.ridge_, self.released_stats_ = out["theta"], out["ridge"], out["released"]
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
@@ -475,7 +467,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
                 y_radius=design["y_radius"] * (1 + 1e-12),
                 clip=True,
                 random_state=rng,
-            ).fit(Xc, yc)
+            ).fit(Xc, y - design["y_centre"])
             theta, self.released_ = model.coef_, model.released_
         self.coef_ = theta[:p].copy()
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
@@ -494,22 +486,49 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.results_ = central_results(self, theta, cov, design, n, self.method_, how, why)
         return self
 
-    def _maybe_fall_back(
-        self, theta: np.ndarray, out: dict, design: dict, yb: np.ndarray, rho_all: float, n: int
+    def _auto_adassp(
+        self,
+        Xc: np.ndarray,
+        y: np.ndarray,
+        design: dict,
+        yb: np.ndarray,
+        rho_all: float,
+        share: float,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """``method="auto"``: keep the slopes only if, judged on released quantities only,
-        they explain more than FALLBACK_RATIO times the variance their noise adds; else the
-        private constant, the private mean pooled by inverse variance with the mean in the
-        constant column's noisy X^T y (post-processing). Sets ``fallback_``."""
-        p = theta.size - 1
-        self.fallback_ = out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
-        if not self.fallback_:
+        """``method="auto"`` with AdaSSP (module docstring): y centred at a private mean
+        (:data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant;
+        AdaSSP on the rest but for the inference ``share``; then the slopes are kept only if,
+        judged on released quantities only, they explain more than FALLBACK_RATIO times the
+        variance their noise adds. Kept: the inference share goes to the standard errors'
+        releases. Else: to a second private mean, and the constant is the inverse-variance
+        pool of the two means and the mean in the constant column's noisy X^T y (adaptive
+        composition; post-processing). Sets ``fallback_``, ``ridge_``, ``released_stats_``."""
+        n, p = Xc.shape[0], Xc.shape[1] - 1
+        rho = (1.0 - Y_MEAN_SHARE) * rho_all
+        y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho_all, rng)
+        design["y_centre"] = y_mean
+        design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
+        yc = y - y_mean
+        x_r, y_r = design["x_radius"], design["y_radius"]
+        out = adassp(Xc, yc, x_r, y_r, self.epsilon, self.delta, rng, rho=(1.0 - share) * rho)
+        theta, self.ridge_, self.released_stats_ = out["theta"], out["ridge"], out["released"]
+        if out["predicted_explained"] > FALLBACK_RATIO * out["predicted_excess"]:
+            if share:
+                self.released_stats_.update(
+                    inference_releases(Xc, yc, out["released"], y_r, share * rho, rng)
+                )
             return theta
-        var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
-        var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
-        shift = out["xty"][p] / (design["const"] * n)
+        unit = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2  # a mean's variance times its rho
+        means = [(y_mean, unit / (Y_MEAN_SHARE * rho_all))]
+        if share:
+            means.append((private_mean_response(y, yb, share * rho, rng), unit / (share * rho)))
+        c = design["const"]
+        means.append((y_mean + out["xty"][p] / (c * n), (out["noise_sds"][2] / (c * n)) ** 2))
+        w = np.array([1.0 / v for _, v in means])
+        pooled = float(np.dot(w, [m for m, _ in means]) / w.sum())
         constant = np.zeros_like(theta)
-        constant[p] = shift * var_y / (var_y + var_c) / design["const"]
+        constant[p] = (pooled - y_mean) / c
         self._say_fallback("its released quantities predict more noise than signal", 4)
         return constant
 
@@ -520,7 +539,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
             f"PrivateLinearRegression output the private mean of y (zero slopes; fallback_ is "
             f"True): at this n, epsilon and these bounds {why}",
             ConstantFallbackWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
 
     def predict(self, X: Any) -> np.ndarray:
