@@ -181,7 +181,7 @@ def _bayes(
     ok = np.isfinite(c0)
     c0 = np.where(ok, c0, 1.0 / k)
     q = release_probability(np.maximum(n_min - c0 * n - 1.0, 0.0), eps, delta)
-    alphas = np.array([bayes_local_sensitivity(n, model.x_radius, c) for c in c0])
+    alphas = np.array([bayes_local_sensitivity(n, model.ball_radius(p), c) for c in c0])
     law, refusal = _released(q, alphas, ok, eps, delta, k * (p + 1), cal)
     names = [f"prior {c}" for c in labels]
     names += [f"mean {c} x{j}" for c in labels for j in range(p)]
