@@ -91,8 +91,11 @@ ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: zCDP share of the private mean of y that centres the response in ``method="auto"``
 Y_MEAN_SHARE = 0.1
 #: ``method="auto"`` falls back to the private constant unless the slopes' predicted explained
-#: variance exceeds this multiple of their predicted noise variance
-FALLBACK_RATIO = 2.0
+#: variance exceeds this multiple of their predicted noise variance (the excess): the noisy
+#: explained variance is inflated by about one excess, so 2 is break-even; 3 keeps the slopes
+#: only when their estimated gain is about two of its noise sds (sqrt(2 / d) excess, d ~ 10)
+#: above zero (issue 31: at 2, noisy slopes were kept in ~10% of weak-signal fits)
+FALLBACK_RATIO = 3.0
 #: the sd of a rho-zCDP Gaussian is sensitivity / sqrt(2 rho): the factor 1 / sqrt(2)
 Y_SHARE_SD = 1.0 / math.sqrt(2.0)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
