@@ -350,6 +350,8 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         _check_constants(self.constants)
         check_eptr_parameters(self.epsilon, self.delta, self._calibration)
+        if self.x_radius != "auto":
+            check_positive(self.x_radius, "x_radius")
         for name in ("theta_radius", "local_sensitivity_factor"):
             check_positive(getattr(self, name), name)
         if self.y_radius is not None:
