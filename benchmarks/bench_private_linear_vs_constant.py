@@ -12,8 +12,8 @@ constant predictor (the private mean of y at the same total (epsilon, delta): on
 Gaussian release of the sum, sensitivity hi - lo, drawn from the generator the models get
 for the same seed, so that where the default releases the constant the two are equal) and
 diffprivlib's ``LinearRegression`` (pure epsilon-DP; its median, as it diverges in some
-fits). A cell is flagged when the
-default's mean test MSE is above the constant's, with the z of the paired difference.
+fits). A cell is flagged when the default's mean test MSE is above the constant's, with the
+z of the paired difference.
 
 Run in the bench venv: ``.venv-bench/bin/python benchmarks/bench_private_linear_vs_constant.py``.
 """
