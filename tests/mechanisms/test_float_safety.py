@@ -213,8 +213,8 @@ def test_private_regressions_release_only_lattice_values(model, monkeypatch):
 
     monkeypatch.setattr(LatticeGaussian, "release", spy)
     gen = np.random.default_rng(9)
-    X = gen.uniform(0, 1, (80, 2))
-    y = np.clip(X @ [0.5, -0.3] + 0.1 * gen.standard_normal(80), 0, 1)
+    X = gen.uniform(0, 1, (200, 2))  # n above the public constant rule (issue 31)
+    y = np.clip(X @ [0.5, -0.3] + 0.1 * gen.standard_normal(200), 0, 1)
     if model.startswith("linear"):
         kw = {} if model == "linear with standard errors" else {"inference": "none"}
         est = PrivateLinearRegression(

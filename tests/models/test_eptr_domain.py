@@ -137,3 +137,49 @@ def test_domain_survives_clone_and_set_params(build):
     other = Domain(n=100)
     assert clone(copy.set_params(domain=other)).get_params()["domain"] == other
     assert clone(build()).get_params()["domain"] is None
+
+
+def test_bayes_x_radius_auto_is_the_norm_bound_of_the_public_box():
+    """x_radius="auto" (default) reads R_x off the public box, never the data: a typical
+    feature box fits without BoundsError, the same R_x on swapped data; without a box the
+    unit ball is kept and the error names the way out; an explicit x_radius is kept."""
+    from privest.errors import BoundsError
+
+    rng = np.random.default_rng(5)
+    box = [(0.0, 10.0), (20.0, 25.0)]
+    X = np.column_stack([rng.uniform(0, 10, 400), rng.uniform(20, 25, 400)])
+    y = (X[:, 0] > 5).astype(int)
+    kw = dict(epsilon=2.0, delta=1e-3, classes=[0, 1], random_state=0)
+    radius = np.hypot(5.0, 2.5) * (1 + 1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NothingReleasedWarning)
+        for Xs in (X, np.full_like(X, 20.0)[:, ::-1].clip([0, 20], [10, 25])):
+            m = EPTRBayesClassifier(**kw, bounds=box).fit(Xs, y)
+            assert m.x_radius_ == radius
+        by_domain = EPTRBayesClassifier(**kw, domain=Domain(bounds=box)).fit(X, y)
+        assert by_domain.x_radius_ == radius
+        assert EPTRBayesClassifier(**kw, x_radius=30.0).fit(X, y).x_radius_ == 30.0
+    with pytest.raises(BoundsError, match="bounds= or domain="):
+        EPTRBayesClassifier(**kw).fit(X, y)
+    with pytest.raises(BoundsError, match="outside the public ball"):
+        EPTRBayesClassifier(**kw, bounds=box, x_radius=1.0).fit(X, y)
+
+
+def test_ols_x_radius_auto_is_the_norm_bound_of_the_domain_box():
+    """EPTRLinearRegression(x_radius="auto", the default) takes R_x = ||max(|lo|, |hi|)|| of
+    domain.bounds (no centring), the same on swapped data; without a box, the unit ball."""
+    from privest.errors import BoundsError
+
+    rng = np.random.default_rng(6)
+    box = [(0.0, 10.0), (-3.0, 2.0)]
+    X = np.column_stack([rng.uniform(0, 10, 300), rng.uniform(-3, 2, 300)])
+    y = X @ [0.1, 0.2] + 0.1 * rng.standard_normal(300)
+    kw = dict(epsilon=2.0, delta=1e-3, theta_radius=1.0, clip=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NothingReleasedWarning)
+        for Xs in (X, np.zeros_like(X)):
+            m = EPTRLinearRegression(**kw, domain=Domain(bounds=box)).fit(Xs, y)
+            assert m.x_radius_ == np.hypot(10.0, 3.0) * (1 + 1e-12)
+        assert EPTRLinearRegression(**kw).fit(X, y).x_radius_ == 1.0
+    with pytest.raises(BoundsError, match="outside the public bounds"):
+        EPTRLinearRegression(**{**kw, "clip": False}).fit(X, y)

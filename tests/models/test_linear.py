@@ -14,6 +14,8 @@ from privest.models.linear import (
     ADASSP_SHARES,
     PrivateLinearRegression,
     choose_linear_method,
+    constant_beats_slopes,
+    private_mean_response,
     public_design,
 )
 
@@ -169,13 +171,16 @@ def test_lattice_noise_is_within_1_6_percent_of_the_continuous_zcdp_calibration(
 @pytest.mark.parametrize("epsilon", [1e-3, 1e-4])
 def test_a_fit_at_tiny_epsilon_answers(epsilon):
     """No hang at small epsilon (issue 30: no result in 240 s at 1e-3): the noise's variance
-    outgrows int64 and is drawn in Python integers; the output is finite."""
+    outgrows int64 and is drawn in Python integers; the output is finite. (The default
+    releases the private constant there, by the public rule; AdaSSP is asked for by name.)"""
     rng = np.random.default_rng(3)
     X, y = rng.uniform(-1, 1, (200, 2)), rng.uniform(-1, 1, 200)
-    model = PrivateLinearRegression(
-        epsilon=epsilon, delta=1e-12, bounds=(-1, 1), y_bounds=(-1, 1), random_state=0
-    ).fit(X, y)
+    kw = dict(epsilon=epsilon, delta=1e-12, bounds=(-1, 1), y_bounds=(-1, 1), random_state=0)
+    model = PrivateLinearRegression(**kw, method="adassp").fit(X, y)
     assert model.method_ == "adassp" and np.all(np.isfinite(model.coef_))
+    with pytest.warns(ConstantFallbackWarning):
+        model = PrivateLinearRegression(**kw).fit(X, y)
+    assert model.method_ == "constant" and np.isfinite(model.intercept_)
 
 
 def _skewed(rng, n):
@@ -228,3 +233,75 @@ def test_fallback_is_said_and_only_when_the_slopes_cannot_pay():
     assert not m.fallback_ and m.method_ == "adassp"
     paper = PrivateLinearRegression(epsilon=0.3, method="adassp", **kw).fit(X[:200], y[:200])
     assert not paper.fallback_  # the paper's AdaSSP never falls back
+
+
+def test_the_constant_rule_reads_no_data():
+    """The rule takes public inputs only; swapping the data (a signal, a sentinel) never
+    changes the decision, which is the constant at small n epsilon and slopes elsewhere."""
+    import inspect
+
+    assert set(inspect.signature(constant_beats_slopes).parameters) == {
+        "n", "p", "epsilon", "delta", "bounds", "y_bounds", "inference_share"
+    }  # fmt: skip
+    rng = np.random.default_rng(21)
+    kw = dict(delta=1e-6, bounds=(-1, 1), y_bounds=(-2, 2), random_state=0)
+    for n, eps, expected in ((300, 0.5, "constant"), (300, 4.0, "adassp"), (2000, 1.0, "adassp")):
+        X, y, _ = _data(rng, n=n)
+        picks = set()
+        for Xs, ys in ((X, y), (np.full_like(X, 0.999), np.full_like(y, -1.999)), (-X, y[::-1])):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConstantFallbackWarning)
+                picks.add(PrivateLinearRegression(epsilon=eps, **kw).fit(Xs, ys).method_)
+        assert picks == {expected}
+        rule = constant_beats_slopes(n, 4, eps, 1e-6, (-1, 1), (-2, 2))
+        assert rule == (expected == "constant")
+    # no intercept, or a method named by the user: the rule is not applied
+    m = PrivateLinearRegression(epsilon=0.5, method="adassp", **kw)
+    assert m.chosen_method(300, 4) == "adassp"
+    m = PrivateLinearRegression(epsilon=0.5, fit_intercept=False, **kw)
+    assert m.chosen_method(300, 4) != "constant"
+
+
+def test_the_rule_releases_the_private_mean_with_the_whole_budget():
+    """When the rule says so, the intercept is exactly the private mean of y released at the
+    whole budget's rho (same generator), the slopes are zero, it is said, and the guarantee is
+    the whole (epsilon, delta); a mean at Y_MEAN_SHARE of rho (the after-the-fact path's)
+    differs (negative control)."""
+    rng = np.random.default_rng(22)
+    X, y, _ = _data(rng, n=300)
+    yb = np.array([-2.0, 2.0])
+    rho = zcdp_rho_for(0.5, 1e-6)
+    for s in range(5):
+        m = PrivateLinearRegression(
+            epsilon=0.5,
+            delta=1e-6,
+            bounds=(-1, 1),
+            y_bounds=tuple(yb),
+            random_state=np.random.default_rng(s),
+        )
+        with pytest.warns(ConstantFallbackWarning, match="public rule"):
+            m.fit(X, y)
+        assert m.method_ == "constant" and m.fallback_ and np.all(m.coef_ == 0)
+        assert (m.guarantee_.eps, m.guarantee_.dlt) == (0.5, 1e-6)  # the whole budget
+        assert m.intercept_ == private_mean_response(y, yb, rho, np.random.default_rng(s))
+        assert m.intercept_ != private_mean_response(y, yb, 0.1 * rho, np.random.default_rng(s))
+        assert np.all(np.isnan(m.results_.bse))
+
+
+def test_the_after_the_fact_fallback_still_applies_above_the_rule():
+    """Above the public rule (n = 2000), a response with no usable slope still falls back on
+    the released quantities (method_ stays "adassp"), and says so."""
+    rng = np.random.default_rng(23)
+    X, y = _skewed(rng, 2000)
+    kw = dict(epsilon=1.0, delta=1e-6, bounds=(-1, 1), y_bounds=(-1, 1))
+    assert not constant_beats_slopes(2000, 4, 1.0, 1e-6, (-1, 1), (-1, 1))
+    fell = []
+    for s in range(5):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            m = PrivateLinearRegression(**kw, random_state=s).fit(X, y)
+        assert m.method_ == "adassp"
+        said = any(issubclass(x.category, ConstantFallbackWarning) for x in w)
+        assert said == m.fallback_
+        fell.append(m.fallback_)
+    assert any(fell)

@@ -64,6 +64,7 @@ from privest.models.eptr_ols import (
     gamma_scale,
     lambda_min_lower,
     lambda_min_sensitivity,
+    ols_local_sensitivity,
 )
 from privest.validation import check_positive
 
@@ -137,21 +138,26 @@ def _ols(model: EPTRLinearRegression, n: int, p: int) -> tuple[list[str], Any, f
     check_eptr_parameters(model.epsilon, delta, cal)
     check_eptr_parameters(eps, delta, cal)
     rng = np.random.default_rng(SEED)
-    lam = _ols_lambda(n, p, float(model.x_radius), rng)
+    R = model.ball_radius(p)
+    ry = R * model.theta_radius if model.y_radius is None else model.y_radius
+    lam = _ols_lambda(n, p, R, rng)
     if model.c0 == "auto":
-        sens = lambda_min_sensitivity(n, p, model.x_radius)
+        sens = lambda_min_sensitivity(n, p, R)
         mech = LatticeLaplace(model.epsilon * model.c0_share, sens)
         lower = lambda_min_lower(lam + _laplace(mech.scale, lam.size, rng), mech.scale)
-        args = (model.x_radius, model.theta_radius, model._y_radius, eps, delta, model.constants)
+        args = (R, model.theta_radius, ry, eps, delta, model.constants)
         c0 = np.array([auto_c0(v, n, p, *args) for v in lower], dtype=float)  # None -> nan
     else:
         c0 = np.full(lam.size, check_positive(model.c0, "c0"))
     ok = np.isfinite(c0)
     c0 = np.where(ok, c0, 1.0)
-    scale = gamma_scale(model.x_radius, model.constants)
+    scale = gamma_scale(R, model.constants)
     q = release_probability(np.maximum(lam - c0 * n - scale, 0.0) / scale, eps, delta)
-    law, refusal = _released(q, model._alpha(n, c0), ok, eps, delta, p, cal)
-    note = f"assumes feature rows uniform in the ball of radius {model.x_radius:g}"
+    alpha = model.local_sensitivity_factor * ols_local_sensitivity(
+        n, R, model.theta_radius, c0, ry, model.constants
+    )
+    law, refusal = _released(q, alpha, ok, eps, delta, p, cal)
+    note = f"assumes feature rows uniform in the ball of radius {R:g}"
     return [f"coef x{j}" for j in range(p)], law, refusal, note
 
 
@@ -181,7 +187,7 @@ def _bayes(
     ok = np.isfinite(c0)
     c0 = np.where(ok, c0, 1.0 / k)
     q = release_probability(np.maximum(n_min - c0 * n - 1.0, 0.0), eps, delta)
-    alphas = np.array([bayes_local_sensitivity(n, model.x_radius, c) for c in c0])
+    alphas = np.array([bayes_local_sensitivity(n, model.ball_radius(p), c) for c in c0])
     law, refusal = _released(q, alphas, ok, eps, delta, k * (p + 1), cal)
     names = [f"prior {c}" for c in labels]
     names += [f"mean {c} x{j}" for c in labels for j in range(p)]

@@ -16,7 +16,7 @@ import numpy as np
 from privest.domain import Domain
 from privest.errors import BoundsError
 
-__all__ = ["feature_bounds", "public_design"]
+__all__ = ["box_radius", "feature_bounds", "public_design"]
 
 
 def feature_bounds(domain: Domain | None, bounds: Any, names: Any = None) -> Any:
@@ -65,3 +65,12 @@ def public_design(bounds: np.ndarray, y_bounds: np.ndarray, fit_intercept: bool)
         "dims": lo.size + int(fit_intercept),
         "min_half": float(np.min(np.append((hi - lo) / 2.0, [const] if fit_intercept else []))),
     }
+
+
+def box_radius(bounds: np.ndarray, centred: bool) -> float:
+    """The norm bound of a public box ((p, 2) array): sqrt(sum h_j^2) for rows centred at the
+    box centre (h the half-widths), ||max(|lo|, |hi|)|| otherwise; a hair above it
+    (1e-12 relative) so that float rounding of a row in the box never leaves the ball."""
+    lo, hi = bounds[:, 0], bounds[:, 1]
+    reach = (hi - lo) / 2.0 if centred else np.maximum(np.abs(lo), np.abs(hi))
+    return float(np.linalg.norm(reach)) * (1.0 + 1e-12)

@@ -51,7 +51,7 @@ from privest.mechanisms.eptr import (
     release_probability,
 )
 from privest.mechanisms.samplers.lattice import LatticeLaplace
-from privest.models.central import feature_bounds
+from privest.models.central import box_radius, feature_bounds
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -131,6 +131,9 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     classes : the public list of the K labels. Required: the label set is never read off
         the data.
     x_radius : R_x, public radius; feature rows outside the ball are projected onto it.
+        ``"auto"`` (default): the norm bound of the public box (``bounds`` or
+        ``domain.bounds``) around its centre, sqrt(sum of squared half-widths); 1 (the
+        paper's unit ball) when no box is given.
     c0 : public level in (0, 1/K) (release needs every class larger than c0 n + 1), or
         ``"auto"`` (module docstring; spends ``c0_share`` of epsilon).
     c0_share : share of epsilon spent on c0 when ``c0="auto"`` (default 0.1).
@@ -152,7 +155,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         (instead of, or agreeing with, ``bounds=``); swap neighbours only (Theorem 3.1
         replaces one record, n public): add/remove or a person unit is refused.
 
-    Fitted attributes: ``classes_``, ``released_``, ``class_prior_``, ``means_``,
+    Fitted attributes: ``classes_``, ``x_radius_`` (the R_x used), ``released_``,
+    ``class_prior_``, ``means_``,
     ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``: all public.
 
     scikit-learn's ``check_estimator`` passes but for four checks: ``check_dtype_object``
@@ -176,7 +180,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         epsilon: float = 1.0,
         delta: float = 1e-6,
         classes: Any = None,
-        x_radius: float = 1.0,
+        x_radius: float | str = "auto",
         c0: float | str = 0.05,
         c0_share: float = 0.1,
         bounds: Any = None,
@@ -217,8 +221,19 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     def _eptr_epsilon(self) -> float:
         return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
 
+    def _box(self) -> Any:
+        return feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+
+    def ball_radius(self, p: int) -> float:
+        """The public R_x for p features: ``x_radius``, or under ``"auto"`` the norm bound
+        of the public box around its centre (1 without a box). Reads no data."""
+        if self.x_radius != "auto":
+            return float(check_positive(self.x_radius, "x_radius"))
+        b = self._box()
+        return 1.0 if b is None else box_radius(check_bounds(b, p), centred=True)
+
     def _centre(self, X: np.ndarray) -> np.ndarray:
-        b = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
+        b = self._box()
         if b is None:
             return X
         b = check_bounds(b, X.shape[1])
@@ -230,7 +245,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             isinstance(self.c0_share, int | float) and 0 < self.c0_share < 1
         ):
             raise ValidationError(f"c0_share: {self.c0_share!r}; accepted: a number in (0, 1)")
-        check_positive(self.x_radius, "x_radius")
+        if self.x_radius != "auto":
+            check_positive(self.x_radius, "x_radius")
         if self.classes is None:
             raise ValidationError(
                 "classes: the public list of labels is required (it is never read off the data)"
@@ -247,6 +263,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         if self.bottom not in ("random", "fixed"):
             raise ValidationError(f"bottom: {self.bottom!r}; accepted: 'random' or 'fixed'")
         X, y = validate_fit_data(self, X, y, classifier=True)
+        self.x_radius_ = self.ball_radius(X.shape[1])
         X = self._centre(X)
         order = np.argsort(classes)
         pos = np.searchsorted(classes[order], y)
@@ -258,10 +275,16 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"y: contains labels outside the public classes {classes.tolist()}; every "
                 "label must be one of them"
             )
-        if not self.clip and project_rows(X, self.x_radius)[1].any():
+        if not self.clip and project_rows(X, self.x_radius_)[1].any():
+            hint = (
+                "; or give the features' box as bounds= or domain= (x_radius='auto' then "
+                "uses its norm bound)"
+                if self.x_radius == "auto" and self._box() is None
+                else ""
+            )
             raise BoundsError(
-                f"X: some rows lie outside the public ball ||x|| <= {self.x_radius}; pass "
-                "clip=True to project them"
+                f"X: some rows lie outside the public ball ||x|| <= {self.x_radius_:.6g}; pass "
+                f"clip=True to project them{hint}"
             )
         return X, labels, classes
 
@@ -271,8 +294,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         if self.bottom == "fixed":
             return np.full(k, 1.0 / k), np.zeros((k, p))
         mu = np.maximum(rng.dirichlet(np.ones(k)), c0)
-        means = self.x_radius * rng.standard_normal((k, p))
-        scale, _ = project_rows(means, self.x_radius)
+        means = self.x_radius_ * rng.standard_normal((k, p))
+        scale, _ = project_rows(means, self.x_radius_)
         return mu / mu.sum(), means * scale[:, None]
 
     def _private_c0(self, labels: np.ndarray, k: int, rng: np.random.Generator) -> float | None:
@@ -298,8 +321,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.local_sensitivity_ = self.noise_scale_ = None
         released = False
         if c0 is not None:
-            stats = bayes_statistics(X, labels, k, self.x_radius, c0)
-            self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius, c0)
+            stats = bayes_statistics(X, labels, k, self.x_radius_, c0)
+            self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius_, c0)
             dim = k * (p + 1)
             self.noise_scale_ = eptr_noise_scale(
                 self.local_sensitivity_, eps, self.delta, dim, self._calibration
@@ -318,7 +341,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             mu = np.maximum(value[:k], c0)
             mu /= mu.sum()
             means = value[k:].reshape(k, p)
-            scale, _ = project_rows(means, self.x_radius)
+            scale, _ = project_rows(means, self.x_radius_)
             means = means * scale[:, None]
         else:
             mu, means = self._bottom(k, p, rng, 0.5 / k if c0 is None else c0)
@@ -363,8 +386,8 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         c0 = getattr(self, "c0_", None) if self.c0 == "auto" else self.c0
         if c0 is None:
             return {"c0": None, "counts": np.bincount(labels, minlength=classes.size)}
-        stats = bayes_statistics(X, labels, classes.size, self.x_radius, c0)
-        alpha = bayes_local_sensitivity(X.shape[0], self.x_radius, c0)
+        stats = bayes_statistics(X, labels, classes.size, self.x_radius_, c0)
+        alpha = bayes_local_sensitivity(X.shape[0], self.x_radius_, c0)
         return {
             **stats,
             "M": ptr_threshold(self.epsilon, self.delta),

@@ -62,6 +62,7 @@ from privest.mechanisms.eptr import (
     release_probability,
 )
 from privest.mechanisms.samplers.lattice import LatticeLaplace
+from privest.models.central import box_radius, feature_bounds
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -70,7 +71,7 @@ from privest.sklearn_contract import (
     validate_predict_data,
     warn_privacy_habits,
 )
-from privest.validation import check_positive
+from privest.validation import check_bounds, check_positive
 
 __all__ = [
     "EPTRLinearRegression",
@@ -249,6 +250,9 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     epsilon, delta : privacy target; delta in (0, 1) (the paper uses 0.01; theory wants
         delta <= n^-3).
     x_radius : R_x, public radius of the feature rows (rows outside are projected onto it).
+        ``"auto"`` (default): the norm bound ||max(|lo|, |hi|)|| of ``domain.bounds`` (the
+        features' public box; no centring, as there is no intercept); 1 (the paper's unit
+        ball) when no box is given.
     theta_radius : R_theta, public radius of the coefficient vector.
     y_radius : R_y, public bound on |y| (responses are clipped to it); None means R_x R_theta,
         the paper's choice.
@@ -270,13 +274,15 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         data are read (refused fits release nothing); shared, never copied, by
         ``sklearn.base.clone``, so a grid search spends from it once per fit.
     domain : a :class:`~privest.Domain` stating the neighbour relation (docs/domain.md):
-        swap only (Theorem 4.1 replaces one record, n public); add/remove, a person unit,
-        and bounds (the public set is the ball ``x_radius``) are refused at ``fit``.
+        swap only (Theorem 4.1 replaces one record, n public); add/remove and a person unit
+        are refused at ``fit``; its bounds set R_x under ``x_radius="auto"`` and are refused
+        with a numeric ``x_radius`` (the public set is then that ball).
 
-    Fitted attributes: ``coef_``, ``released_``, ``c0_`` (the c0 used; a DP output under
-    ``"auto"``, None if the bottom was output up front), ``lambda_min_lower_`` (the released
-    lower bound, ``"auto"`` only), ``local_sensitivity_``, ``noise_scale_``, ``threshold_``
-    (M), ``guarantee_``: all public (data-dependent diagnostics are in ``explain``).
+    Fitted attributes: ``coef_``, ``x_radius_`` (the R_x used), ``released_``, ``c0_`` (the
+    c0 used; a DP output under ``"auto"``, None if the bottom was output up front),
+    ``lambda_min_lower_`` (the released lower bound, ``"auto"`` only),
+    ``local_sensitivity_``, ``noise_scale_``, ``threshold_`` (M), ``guarantee_``: all public
+    (data-dependent diagnostics are in ``explain``).
     """
 
     def __init__(
@@ -284,7 +290,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         *,
         epsilon: float = 1.0,
         delta: float = 1e-6,
-        x_radius: float = 1.0,
+        x_radius: float | str = "auto",
         theta_radius: float = 1.0,
         y_radius: float | None = None,
         c0: float | str = "auto",
@@ -318,16 +324,25 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         composition of the c0_share epsilon Laplace step and the ePTR step at the rest of
         epsilon); a ``domain`` with another relation or with bounds is refused here, before
         any data."""
-        eptr_domain(self.domain, "EPTRLinearRegression", "bounds", "resolution")
+        unused = ("resolution",) if self.x_radius == "auto" else ("bounds", "resolution")
+        eptr_domain(self.domain, "EPTRLinearRegression", *unused)
         return ApproxDP(self.epsilon, self.delta)
 
     @property
     def _calibration(self) -> str:
         return "analytic" if self.constants == "tight" else "classic"
 
+    def ball_radius(self, p: int) -> float:
+        """The public R_x for p features: ``x_radius``, or under ``"auto"`` the norm bound
+        of ``domain.bounds`` (1 without a box). Reads no data."""
+        if self.x_radius != "auto":
+            return float(check_positive(self.x_radius, "x_radius"))
+        b = feature_bounds(self.domain, None, getattr(self, "feature_names_in_", None))
+        return 1.0 if b is None else box_radius(check_bounds(b, p), centred=False)
+
     @property
     def _y_radius(self) -> float:
-        return self.x_radius * self.theta_radius if self.y_radius is None else self.y_radius
+        return self.x_radius_ * self.theta_radius if self.y_radius is None else self.y_radius
 
     def _eptr_epsilon(self) -> float:
         return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
@@ -335,7 +350,9 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         _check_constants(self.constants)
         check_eptr_parameters(self.epsilon, self.delta, self._calibration)
-        for name in ("x_radius", "theta_radius", "local_sensitivity_factor"):
+        if self.x_radius != "auto":
+            check_positive(self.x_radius, "x_radius")
+        for name in ("theta_radius", "local_sensitivity_factor"):
             check_positive(getattr(self, name), name)
         if self.y_radius is not None:
             check_positive(self.y_radius, "y_radius")
@@ -353,11 +370,12 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
                 "the guarantee"
             )
         X, y = validate_fit_data(self, X, y)
+        self.x_radius_ = self.ball_radius(X.shape[1])
         if not self.clip:
             ry = self._y_radius
-            if project_rows(X, self.x_radius)[1].any() or np.any(np.abs(y) > ry):
+            if project_rows(X, self.x_radius_)[1].any() or np.any(np.abs(y) > ry):
                 raise BoundsError(
-                    f"X/y: some records lie outside the public bounds ||x|| <= {self.x_radius}, "
+                    f"X/y: some records lie outside the public bounds ||x|| <= {self.x_radius_}, "
                     f"|y| <= {ry}; pass clip=True to project them (Algorithm 4, step 1)"
                 )
         return X, y
@@ -373,7 +391,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         return b
 
     def _warn_bottom(self, n: int, up_front: bool) -> None:
-        L = gamma_scale(self.x_radius, self.constants)
+        L = gamma_scale(self.x_radius_, self.constants)
         m = ptr_threshold(self._eptr_epsilon(), self.delta)
         need = f"c0 + {(m + 1.0) * L / n:.3g}"
         why = (
@@ -437,12 +455,12 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
 
     def _statistics(self, X: np.ndarray, y: np.ndarray, c0: float) -> dict[str, Any]:
         return ols_statistics(
-            X, y, self.x_radius, self.theta_radius, c0, self._y_radius, self.constants
+            X, y, self.x_radius_, self.theta_radius, c0, self._y_radius, self.constants
         )
 
     def _alpha(self, n: int, c0: float) -> float:
         return self.local_sensitivity_factor * ols_local_sensitivity(
-            n, self.x_radius, self.theta_radius, c0, self._y_radius, self.constants
+            n, self.x_radius_, self.theta_radius, c0, self._y_radius, self.constants
         )
 
     def _lambda_min(self, X: np.ndarray, y: np.ndarray) -> float:
@@ -452,7 +470,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         """Release lambda_min(S) at c0_share * epsilon, take its lower bound, apply auto_c0."""
         n, p = X.shape
         eps1 = self.epsilon * self.c0_share
-        mech = LatticeLaplace(eps1, lambda_min_sensitivity(n, p, self.x_radius))
+        mech = LatticeLaplace(eps1, lambda_min_sensitivity(n, p, self.x_radius_))
         noisy = float(mech.release(self._lambda_min(X, y), rng))
         lower = lambda_min_lower(noisy, mech.scale)
         self.lambda_min_lower_ = lower
@@ -460,7 +478,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             lower,
             n,
             p,
-            self.x_radius,
+            self.x_radius_,
             self.theta_radius,
             self._y_radius,
             self._eptr_epsilon(),
@@ -494,7 +512,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             else:
                 lam = self._lambda_min(X, y)
                 c0 = auto_c0(
-                    lam, n, p, self.x_radius, self.theta_radius, self._y_radius, eps,
+                    lam, n, p, self.x_radius_, self.theta_radius, self._y_radius, eps,
                     self.delta, self.constants,
                 )  # fmt: skip
         if c0 is None:

@@ -24,12 +24,16 @@ conversion meets (epsilon, delta)); zCDP composes by addition (Bun and Steinke 2
 ``method="eptr"`` fits :class:`~privest.models.eptr_ols.EPTRLinearRegression` (tight constants,
 private c0) on the same centred rows. ``method="auto"`` applies :func:`choose_linear_method`, a
 function of public inputs only (n, p, epsilon, delta and the bounds), never of the data.
-When it picks AdaSSP with an intercept, ``"auto"`` also (issue 31) centres y at a private mean
-(share :data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant
-predictor rather than towards the centre of ``y_bounds``, and falls back to that constant
-(``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`) when the released
-quantities predict that the noisy slopes explain less than :data:`FALLBACK_RATIO` times the
-variance their noise adds (post-processing of DP outputs; docs/central-models.md).
+With an intercept, ``"auto"`` first applies the public rule :func:`constant_beats_slopes`
+(issue 31): where noisy slopes are predicted not to beat the private constant predictor at a
+public reference, it releases the private mean of y with the whole budget (``method_`` is
+``"constant"``, ``fallback_``, :class:`~privest.errors.ConstantFallbackWarning`). Where it
+picks AdaSSP, it centres y at a private mean (share :data:`Y_MEAN_SHARE` of rho), so that the
+ridge shrinks towards the private constant rather than towards the centre of ``y_bounds``,
+and still falls back to the constant when the released quantities predict that the noisy
+slopes explain less than :data:`FALLBACK_RATIO` times the variance their noise adds (then
+the inference share buys a second private mean; post-processing and adaptive composition;
+docs/central-models.md).
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ __all__ = [
     "PrivateLinearRegression",
     "adassp",
     "choose_linear_method",
+    "constant_beats_slopes",
     "noisy_gram",
     "public_design",
 ]
@@ -88,12 +93,18 @@ ADASSP_SHARES = (0.2, 0.4, 0.4)
 #: zCDP share of the private mean of y that centres the response in ``method="auto"``
 Y_MEAN_SHARE = 0.1
 #: ``method="auto"`` falls back to the private constant unless the slopes' predicted explained
-#: variance exceeds this multiple of their predicted noise variance
-FALLBACK_RATIO = 2.0
+#: variance exceeds this multiple of their predicted noise variance (the excess): the noisy
+#: explained variance is inflated by about one excess, so 2 is break-even; 3 keeps the slopes
+#: only when their estimated gain is about two of its noise sds (sqrt(2 / d) excess, d ~ 10)
+#: above zero (issue 31: at 2, noisy slopes were kept in ~10% of weak-signal fits)
+FALLBACK_RATIO = 3.0
 #: the sd of a rho-zCDP Gaussian is sensitivity / sqrt(2 rho): the factor 1 / sqrt(2)
 Y_SHARE_SD = 1.0 / math.sqrt(2.0)
 #: failure probability of the ridge choice (Wang 2018, Alg. 2)
 ADASSP_FAILURE = 0.05
+#: share of the variance of a response uniform on ``y_bounds`` that the reference slopes of
+#: :func:`constant_beats_slopes` explain (a modest signal: the rule guards the weak ones)
+REFERENCE_R2 = 0.25
 
 
 def choose_linear_method(
@@ -138,6 +149,51 @@ def choose_linear_method(
     eptr_risk = q * eptr_sd**2 + (1.0 - q) * theta_norm**2
     adassp_risk = min(adassp_sd**2, theta_norm**2)  # the ridge shrinks towards 0
     return "eptr" if eptr_risk < adassp_risk else "adassp"
+
+
+def constant_beats_slopes(
+    n: int,
+    p: int,
+    epsilon: float,
+    delta: float,
+    bounds: Any,
+    y_bounds: Any,
+    inference_share: float = INFERENCE_SHARE,
+) -> bool:
+    """The public rule of ``method="auto"`` (issue 31): True when, at a public reference, the
+    private constant predictor (the private mean of y with the whole budget) is predicted to
+    have a lower test MSE than ``"auto"``'s AdaSSP fit (with an intercept). Public inputs only.
+
+    Reference: features independent and uniform on the box (as in
+    :func:`choose_linear_method`), a response uniform on ``y_bounds`` of which the slopes
+    explain :data:`REFERENCE_R2` of the variance, spread evenly over the features. The slopes'
+    predicted excess risk is the ridge regression risk at that design, sum_j s_j [(lambda
+    t_j / (n s_j + lambda))^2 + sigma^2 / (n s_j + lambda)^2] (s_j = h_j^2 / 3, t_j the
+    reference slopes, lambda AdaSSP's ridge at the reference lambda_min, sigma^2 the noise
+    variance of X^T y plus that of X^T X times ||t||^2); they gain the explained variance
+    minus that. The intercept of ``"auto"`` carries the error of its private mean
+    (:data:`Y_MEAN_SHARE` of rho) plus the constant column's noise; the constant's, that of
+    a mean with all of rho. The constant wins when its intercept advantage exceeds the gain.
+    """
+    b = check_bounds(bounds, p)
+    yb = check_bounds(y_bounds, 1, "y_bounds")[0]
+    d = public_design(b, yb, True)
+    rho_all = zcdp_rho_for(epsilon, delta)
+    rho = (1.0 - Y_MEAN_SHARE) * (1.0 - inference_share) * rho_all
+    r_lam, r_xx, r_xy = (s * rho for s in ADASSP_SHARES)
+    B2, hy, c2, dims = d["x_radius"] ** 2, d["y_radius"], d["const"] ** 2, d["dims"]
+    sd_xx = B2 / math.sqrt(2.0 * r_xx)  # an off-diagonal entry of the noisy X^T X
+    sd_xy = 2.0 * math.sqrt(B2) * hy / math.sqrt(2.0 * r_xy)
+    lam_lower = max(n * d["min_half"] ** 2 / 3.0 - 1.645 * B2 / math.sqrt(2.0 * r_lam), 0.0)
+    ridge = max(0.0, math.sqrt(dims * math.log(2.0 * dims**2 / ADASSP_FAILURE)) * sd_xx - lam_lower)
+    s = ((b[:, 1] - b[:, 0]) / 2.0) ** 2 / 3.0
+    t2 = REFERENCE_R2 * hy**2 / 3.0 / p / s  # squared reference slopes
+    noise = sd_xy**2 + sd_xx**2 * float(np.sum(t2))
+    den = n * s + ridge
+    gain = float(np.sum(s * t2 - s * (ridge**2 * t2 + noise) / den**2))
+    var_mean = (Y_SHARE_SD * 2.0 * hy / n) ** 2 / rho_all  # a private mean with all of rho
+    intercept_cost = var_mean / Y_MEAN_SHARE + c2 * noise / (n * c2 + ridge) ** 2 - var_mean
+    return intercept_cost >= gain
 
 
 def noisy_gram(
@@ -359,9 +415,11 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         if self.method != "auto":
             return self.method
         bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
-        return choose_linear_method(
-            n, p, self.epsilon, self.delta, bounds, self.y_bounds, self.fit_intercept
-        )
+        share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+        args = (n, p, self.epsilon, self.delta, bounds, self.y_bounds)
+        if self.fit_intercept and constant_beats_slopes(*args, share):
+            return "constant"
+        return choose_linear_method(*args, self.fit_intercept)
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
@@ -383,33 +441,27 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.ridge_ = None
         self.released_ = True
         self.fallback_ = False
-        rho = rho_all = zcdp_rho_for(self.epsilon, self.delta)
-        if self.method == "auto" and self.method_ == "adassp" and self.fit_intercept:
-            # centre y at its private mean (Y_MEAN_SHARE of rho): the ridge then shrinks
-            # towards the private constant predictor, not towards the centre of y_bounds
-            y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho, rng)
-            design["y_centre"] = y_mean
-            design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
-            rho *= 1.0 - Y_MEAN_SHARE
-        yc = y - design["y_centre"]
-        if self.method_ == "adassp":
-            share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+        rho_all = zcdp_rho_for(self.epsilon, self.delta)
+        share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+        if self.method_ == "constant":  # the public rule: the private mean with all of rho
+            design["y_centre"] = private_mean_response(y, yb, rho_all, rng)
+            theta = np.zeros(Xc.shape[1])
+            self._say_fallback("the public rule predicts that noisy slopes cannot beat it", 3)
+        elif self.method_ == "adassp" and self.method == "auto" and self.fit_intercept:
+            theta = self._auto_adassp(Xc, y, design, yb, rho_all, share, rng)
+        elif self.method_ == "adassp":
             out = adassp(
                 Xc,
-                yc,
+                y - design["y_centre"],
                 design["x_radius"],
                 design["y_radius"],
                 self.epsilon,
                 self.delta,
                 rng,
                 share,
-                rho=rho,
+                rho=rho_all,
             )
-            theta = out["theta"]
-            self.ridge_ = out["ridge"]
-            self.released_stats_ = out["released"]
-            if self.method == "auto" and self.fit_intercept:
-                theta = self._maybe_fall_back(theta, out, design, yb, rho_all, n)
+            theta, self.ridge_, self.released_stats_ = out["theta"], out["ridge"], out["released"]
         else:
             theta_radius = 2.0 * design["y_radius"] / design["min_half"]
             model = EPTRLinearRegression(
@@ -420,7 +472,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
                 y_radius=design["y_radius"] * (1 + 1e-12),
                 clip=True,
                 random_state=rng,
-            ).fit(Xc, yc)
+            ).fit(Xc, y - design["y_centre"])
             theta, self.released_ = model.coef_, model.released_
         self.coef_ = theta[:p].copy()
         const = theta[p] * design["const"] if self.fit_intercept else 0.0
@@ -443,30 +495,61 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         self.results_ = central_results(self, *args)
         return self
 
-    def _maybe_fall_back(
-        self, theta: np.ndarray, out: dict, design: dict, yb: np.ndarray, rho_all: float, n: int
+    def _auto_adassp(
+        self,
+        Xc: np.ndarray,
+        y: np.ndarray,
+        design: dict,
+        yb: np.ndarray,
+        rho_all: float,
+        share: float,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """``method="auto"``: keep the slopes only if, judged on released quantities only,
-        they explain more than FALLBACK_RATIO times the variance their noise adds; else the
-        private constant, the private mean pooled by inverse variance with the mean in the
-        constant column's noisy X^T y (post-processing). Sets ``fallback_``."""
-        p = theta.size - 1
-        self.fallback_ = out["predicted_explained"] <= FALLBACK_RATIO * out["predicted_excess"]
-        if not self.fallback_:
+        """``method="auto"`` with AdaSSP (module docstring): y centred at a private mean
+        (:data:`Y_MEAN_SHARE` of rho), so that the ridge shrinks towards the private constant;
+        AdaSSP on the rest but for the inference ``share``; then the slopes are kept only if,
+        judged on released quantities only, they explain more than FALLBACK_RATIO times the
+        variance their noise adds. Kept: the inference share goes to the standard errors'
+        releases. Else: to a second private mean, and the constant is the inverse-variance
+        pool of the two means and the mean in the constant column's noisy X^T y (adaptive
+        composition; post-processing). Sets ``fallback_``, ``ridge_``, ``released_stats_``."""
+        n, p = Xc.shape[0], Xc.shape[1] - 1
+        rho = (1.0 - Y_MEAN_SHARE) * rho_all
+        y_mean = private_mean_response(y, yb, Y_MEAN_SHARE * rho_all, rng)
+        design["y_centre"] = y_mean
+        design["y_radius"] = max(yb[1] - y_mean, y_mean - yb[0])
+        yc = y - y_mean
+        x_r, y_r = design["x_radius"], design["y_radius"]
+        out = adassp(Xc, yc, x_r, y_r, self.epsilon, self.delta, rng, rho=(1.0 - share) * rho)
+        theta, self.ridge_, self.released_stats_ = out["theta"], out["ridge"], out["released"]
+        if out["predicted_explained"] > FALLBACK_RATIO * out["predicted_excess"]:
+            if share:
+                self.released_stats_.update(
+                    inference_releases(Xc, yc, out["released"], y_r, share * rho, rng)
+                )
             return theta
-        var_y = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2 / (Y_MEAN_SHARE * rho_all)
-        var_c = (out["noise_sds"][2] / (design["const"] * n)) ** 2
-        shift = out["xty"][p] / (design["const"] * n)
+        unit = (Y_SHARE_SD * (yb[1] - yb[0]) / n) ** 2  # a mean's variance times its rho
+        means = [(y_mean, unit / (Y_MEAN_SHARE * rho_all))]
+        if share:
+            means.append((private_mean_response(y, yb, share * rho, rng), unit / (share * rho)))
+        c = design["const"]
+        means.append((y_mean + out["xty"][p] / (c * n), (out["noise_sds"][2] / (c * n)) ** 2))
+        w = np.array([1.0 / v for _, v in means])
+        pooled = float(np.dot(w, [m for m, _ in means]) / w.sum())
         constant = np.zeros_like(theta)
-        constant[p] = shift * var_y / (var_y + var_c) / design["const"]
-        warnings.warn(
-            "PrivateLinearRegression: the noisy slopes are predicted to add more error than "
-            "they explain at this n and epsilon; fell back to the private mean of y "
-            "(fallback_ is True)",
-            ConstantFallbackWarning,
-            stacklevel=3,
-        )
+        constant[p] = (pooled - y_mean) / c
+        self._say_fallback("its released quantities predict more noise than signal", 4)
         return constant
+
+    def _say_fallback(self, why: str, stacklevel: int) -> None:
+        """Set ``fallback_`` and warn (ConstantFallbackWarning; no data value is named)."""
+        self.fallback_ = True
+        warnings.warn(
+            f"PrivateLinearRegression output the private mean of y (zero slopes; fallback_ is "
+            f"True): at this n, epsilon and these bounds {why}",
+            ConstantFallbackWarning,
+            stacklevel=stacklevel,
+        )
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ + intercept_."""
