@@ -163,7 +163,8 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
             ).fit(X[idx], y[idx])
         res = m.results_
         unstable += any("unstable" in note for note in res.notes)
-        calibrated += getattr(res, "null_pvalues", None) is not None
+        sim = getattr(res, "null_pvalues", None)  # NaN where the normal approximation is used
+        calibrated += sim is not None and not np.isnan(sim.iloc[-1])
         normal_p = 2.0 * norm.sf(abs(res.tvalues.to_numpy()[-1]))
         reject["new"] += bool(res.pvalues.to_numpy()[-1] < 0.05)
         reject["old"] += bool(normal_p < 0.05)
