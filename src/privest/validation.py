@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from privest.errors import BoundsError, PrivacyParameterError, ValidationError
 
@@ -64,6 +63,8 @@ def check_real_data(arr: np.ndarray, name: str) -> None:
     """Refuse complex, text, date and mixed object data before a float conversion could
     read them silently (``1+2j`` as 1, ``[1, '2', 3.0]`` as numbers). The message names the
     kind of data, never a value."""
+    import pandas as pd
+
     kind = arr.dtype.kind
     if kind in "biuf":
         return
@@ -86,6 +87,8 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite, non-empty 2-D float array (a 1-D input becomes one column).
 
     Complex, text, date and mixed object data are refused (:func:`check_real_data`)."""
+    import pandas as pd
+
     names = None
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]

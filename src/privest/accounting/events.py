@@ -28,7 +28,6 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special
 
 from privest.accounting.pld import LOSS_MAX, PLD, pld_from_atoms, pld_from_law
 from privest.errors import ValidationError
@@ -167,6 +166,8 @@ class PureDPEvent(Event):
         return self.epsilon**2 / 2.0
 
     def pld(self, grid: float) -> PLD:
+        from scipy import special
+
         e = self.epsilon
         return pld_from_atoms([e, -e], [special.expit(e), special.expit(-e)], 0.0, grid)
 
@@ -200,6 +201,8 @@ class ApproxDPEvent(Event):
         return self.epsilon, self.delta
 
     def pld(self, grid: float) -> PLD:
+        from scipy import special
+
         e, keep = self.epsilon, 1.0 - self.delta
         masses = [keep * special.expit(e), keep * special.expit(-e)]
         return pld_from_atoms([e, -e], masses, self.delta, grid)
@@ -277,6 +280,8 @@ class GaussianEvent(Event):
         return self.mu**2 / 2.0
 
     def pld(self, grid: float) -> PLD:
+        from scipy import special
+
         m, s = self.mu**2 / 2.0, self.mu
         return pld_from_law(
             lambda x: special.ndtr((x - m) / s),

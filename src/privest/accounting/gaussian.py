@@ -25,7 +25,6 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, special
 
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.accounting.profiles import discrete_gaussian_delta, gaussian_delta
@@ -63,6 +62,8 @@ def gaussian_sigma(
     ``calibration`` is ``"classic"``, ``"analytic"`` or ``"paper_eq3"`` (module docstring).
     ``delta`` must be in (0, 1).
     """
+    from scipy import optimize
+
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta, allow_zero=False)
     sens = check_positive(sensitivity, "sensitivity")
@@ -129,6 +130,8 @@ class GaussianRRGuarantee(Guarantee):
         )
 
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        from scipy import special
+
         e = np.asarray(epsilon, dtype=float)
         if math.isinf(self.epsilon_y):
             out = _profile(e, self.sensitivity, self.sigma)

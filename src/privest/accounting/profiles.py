@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
 from privest.errors import PrivacyParameterError
 from privest.validation import check_delta
@@ -41,6 +40,8 @@ def gaussian_delta(epsilon: float, distance: float, sigma: float) -> float:
     Balle and Wang (2018) Thm 8; ``epsilon`` may be any real number (negative values are
     used by the ePTR pair audit). Returns max(0, 1 - e^eps) when ``distance == 0``.
     """
+    from scipy.special import log_ndtr, ndtr
+
     if distance <= 0:
         return max(0.0, -math.expm1(epsilon))
     a = distance / (2.0 * sigma)

@@ -16,7 +16,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 __all__ = ["count_interval", "count_noise_halfwidth", "count_pvalue", "count_tails"]
 
@@ -47,6 +46,8 @@ class _CountLaw:
     beyond it ``C + K`` lies on one side of every count, so the binomial's tails add whole."""
 
     def __init__(self, c: np.ndarray, n: int, r: float):
+        from scipy import special
+
         reach = _reach(r)
         self.c, self.n, self.r = c, n, r
         self.j_lo = max(0, int(c.min()) - reach)

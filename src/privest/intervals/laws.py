@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
 
 __all__ = ["error_cdf", "invert", "laplace_nodes", "normal_laplace_cdf", "pvalue"]
 
@@ -40,6 +39,8 @@ def normal_laplace_cdf(x: np.ndarray, sd: np.ndarray, b: np.ndarray) -> np.ndarr
     ``F = Phi(x/s) - (e^{s^2/2b^2 - x/b} Phi(x/s - s/b) - e^{s^2/2b^2 + x/b} Phi(-x/s - s/b))/2``
     (the normal-Laplace law, Reed 2006), in logs so that large ``s / b`` does not overflow.
     """
+    from scipy import special
+
     x, sd, b = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (x, sd, b)))
     out = np.empty(x.shape)
     only_normal = b <= 0

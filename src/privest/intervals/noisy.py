@@ -21,7 +21,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 __all__ = ["noise_interval", "ratio_interval"]
 
@@ -48,6 +47,8 @@ def ratio_interval(
     """``(estimate, se, lower, upper)`` of the mean (module docstring) from ``centred`` and
     ``count`` (the released values and their noise variance) and the released sum of
     squares ``square`` (None: the noise variance alone)."""
+    from scipy import special
+
     a, b = bounds
     c, half = (a + b) / 2.0, (b - a) / 2.0
     n = np.maximum(count[0], 1.0)

@@ -39,7 +39,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from privest.mechanisms.lattice_plm import stair_fraction
 from privest.mechanisms.profiles.reaches import quantile_target
@@ -218,6 +217,8 @@ def order_levels(
     rank error bound (alpha/8); each end fails w.p. at most alpha/2 (the order-statistic
     interval, David and Nagaraja 2003, Sec. 7.1; Drechsler et al. 2022 for private ones).
     A level outside (0, 1) means the public bound."""
+    from scipy import special
+
     q = quantile
     z = special.ndtri(1 - alpha / 4)
     offset = (z * np.sqrt(q * (1 - q) * n_lower) + rank_error + 1.0) / n_lower
@@ -227,4 +228,6 @@ def order_levels(
 def order_se(lower: Any, upper: Any, alpha: float) -> Any:
     """The standard error reported for an order-statistic interval: its width over
     ``2 z_(1 - alpha/2)`` (the interval is not symmetric)."""
+    from scipy import special
+
     return (upper - lower) / (2 * special.ndtri(1 - alpha / 2))

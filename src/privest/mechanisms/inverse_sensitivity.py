@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
@@ -51,6 +50,8 @@ class GridInverseSensitivityLaw(OutputLaw):
     """
 
     def __init__(self, profile: ReachProfile, epsilon: float, grid: ArrayLike):
+        from scipy.special import logsumexp
+
         if not isinstance(profile, ReachProfile):
             raise ValidationError(f"profile: {type(profile).__name__} is not a ReachProfile")
         self.epsilon = check_epsilon(epsilon)

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import roots_legendre
 
 from privest.domain import Domain
 from privest.errors import ValidationError
@@ -84,6 +83,8 @@ def pf_grid(a: float, b: float, resolution: float | None = None) -> LatticeGrid:
 
 @functools.lru_cache(maxsize=8)
 def _nodes(m: int) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.special import roots_legendre
+
     t, w = roots_legendre(m)
     return (t + 1) / 2, w / 2
 

@@ -69,7 +69,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
@@ -138,6 +137,8 @@ class LatticeProfileLaw(OutputLaw):
     """
 
     def __init__(self, profile: LatticeProfile, epsilon: float, shape: str = "texp"):
+        from scipy.special import logsumexp
+
         if shape not in SHAPES:
             raise ValidationError(f"shape: {shape!r} is not one of {', '.join(SHAPES)}")
         self.epsilon = check_epsilon(epsilon)

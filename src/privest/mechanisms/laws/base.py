@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import integrate, optimize
 
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.validation import check_probabilities
@@ -87,6 +86,8 @@ class OutputLaw(ABC):
         return out.reshape(q.shape)
 
     def _abs_quantile(self, target: float) -> float:
+        from scipy import optimize
+
         if target <= 0.0 or float(self.error_cdf(0.0)) >= target:
             return 0.0
         hi = 1.0
@@ -102,6 +103,8 @@ class OutputLaw(ABC):
 
     def _tail_integral(self, power: int) -> float:
         """int_0^inf power a^(power-1) P(|err| > a) da = E|err|^power (power 1 or 2)."""
+        from scipy import integrate
+
         top = float(self.error_quantile(1.0 - 1e-13))
         if not math.isfinite(top):
             return math.inf

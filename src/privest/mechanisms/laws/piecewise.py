@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize
-from scipy.special import logsumexp
 
 from privest.errors import ValidationError
 from privest.rng import resolve_rng
@@ -81,6 +79,8 @@ class PiecewiseDensity:
     center: float
 
     def __post_init__(self) -> None:
+        from scipy.special import logsumexp
+
         width = self.z1 - self.z0
         keep = width > 0
         if not keep.all():
@@ -223,6 +223,8 @@ def abs_error_quantile(
     reaches p; only the segments before that bound enter the root search (Brent's method
     on the exact CDF, relative tolerance 1e-12).
     """
+    from scipy import optimize
+
     q = check_probabilities(p)
     groups = []
     for sgn in (-1.0, 1.0):
