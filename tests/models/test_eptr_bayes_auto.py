@@ -84,3 +84,15 @@ def test_default_c0_is_auto_and_beats_the_old_default_and_the_majority_class():
     new, diff = np.array(new), np.array(new) - np.array(old)
     assert new.mean() - majority > 3 * new.std(ddof=1) / np.sqrt(new.size)
     assert diff.mean() > 3 * diff.std(ddof=1) / np.sqrt(diff.size)
+
+
+def test_explain_reports_the_fit_s_threshold_and_noise_under_the_default():
+    """explain() uses the ePTR part's epsilon (0.9 eps under c0="auto"), the dimension
+    K (p + 1) and the calibration of fit: its M and noise scale are the fitted ones."""
+    X, y = _data(np.random.default_rng(3), 2000)
+    for constants in ("tight", "paper"):
+        m = EPTRBayesClassifier(
+            epsilon=1.0, classes=[0, 1], bounds=(0, 6), constants=constants, random_state=0
+        ).fit(X, y)
+        info = m.explain(X, y)
+        assert info["M"] == m.threshold_ and info["noise_scale"] == m.noise_scale_

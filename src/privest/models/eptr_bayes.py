@@ -390,12 +390,11 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             return {"c0": None, "counts": np.bincount(labels, minlength=classes.size)}
         stats = bayes_statistics(X, labels, classes.size, self.x_radius_, c0)
         alpha = bayes_local_sensitivity(X.shape[0], self.x_radius_, c0)
+        eps, dim = self._eptr_epsilon(), classes.size * (X.shape[1] + 1)
         return {
             **stats,
-            "M": ptr_threshold(self.epsilon, self.delta),
-            "release_probability": float(
-                release_probability(stats["gamma"], self.epsilon, self.delta)
-            ),
+            "M": ptr_threshold(eps, self.delta),
+            "release_probability": float(release_probability(stats["gamma"], eps, self.delta)),
             "alpha": alpha,
-            "noise_scale": eptr_noise_scale(alpha, self.epsilon, self.delta),
+            "noise_scale": eptr_noise_scale(alpha, eps, self.delta, dim, self._calibration),
         }
