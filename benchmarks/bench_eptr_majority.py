@@ -6,9 +6,9 @@ scikit-learn ``breast_cancer`` (p = 30), statsmodels ``fair`` (affairs > 0, p = 
 70/30 and draws n training rows from the 70% with replacement; every variant is fitted on the
 same rows with the same seed. Columns: the majority-class rate of the test split, the private
 majority class (noisy class counts at the whole epsilon, argmax), the same model without
-noise (NOT private: what the noise costs), ``c0=0.05`` (the paper's
-level, the old default), ``c0="auto"`` and the class's current default; mean ± MC SE of the
-held-out accuracy and (k/reps) fits released. docs/eptr.md records the table.
+noise (NOT private: what the noise costs), ``c0=0.05`` (the old default), ``c0="auto"`` and
+the class's current default; mean ± MC SE of the held-out accuracy and (k/reps) fits
+released. docs/eptr.md records the table.
 
     python benchmarks/bench_eptr_majority.py --reps 10
 """
