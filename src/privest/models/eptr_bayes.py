@@ -134,8 +134,10 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         ``"auto"`` (default): the norm bound of the public box (``bounds`` or
         ``domain.bounds``) around its centre, sqrt(sum of squared half-widths); 1 (the
         paper's unit ball) when no box is given.
-    c0 : public level in (0, 1/K) (release needs every class larger than c0 n + 1), or
-        ``"auto"`` (module docstring; spends ``c0_share`` of epsilon).
+    c0 : ``"auto"`` (default since issue 31; module docstring; spends ``c0_share`` of
+        epsilon), or a public level in (0, 1/K) (release needs every class larger than
+        c0 n + 1). The paper fixes c0 per experiment (0.04 in its simulation E1, half the
+        smallest class share in E3); the old default 0.05 stays available as ``c0=0.05``.
     c0_share : share of epsilon spent on c0 when ``c0="auto"`` (default 0.1).
     bounds : optional public box of the features (or ``domain.bounds``; a mapping column ->
         pair for a DataFrame); rows are centred at its centre before the projection (and at
@@ -181,7 +183,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         delta: float = 1e-6,
         classes: Any = None,
         x_radius: float | str = "auto",
-        c0: float | str = 0.05,
+        c0: float | str = "auto",
         c0_share: float = 0.1,
         bounds: Any = None,
         constants: str = "tight",
@@ -388,12 +390,11 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             return {"c0": None, "counts": np.bincount(labels, minlength=classes.size)}
         stats = bayes_statistics(X, labels, classes.size, self.x_radius_, c0)
         alpha = bayes_local_sensitivity(X.shape[0], self.x_radius_, c0)
+        eps, dim = self._eptr_epsilon(), classes.size * (X.shape[1] + 1)
         return {
             **stats,
-            "M": ptr_threshold(self.epsilon, self.delta),
-            "release_probability": float(
-                release_probability(stats["gamma"], self.epsilon, self.delta)
-            ),
+            "M": ptr_threshold(eps, self.delta),
+            "release_probability": float(release_probability(stats["gamma"], eps, self.delta)),
             "alpha": alpha,
-            "noise_scale": eptr_noise_scale(alpha, self.epsilon, self.delta),
+            "noise_scale": eptr_noise_scale(alpha, eps, self.delta, dim, self._calibration),
         }
