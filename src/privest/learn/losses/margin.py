@@ -175,6 +175,31 @@ class ExponentialLoss(MarginLoss):
         return fused_exponential_step(**settings)
 
 
+def _shrink_and_project(
+    theta: np.ndarray,
+    thn: np.ndarray,
+    noised: np.ndarray | None,
+    shrink: float,
+    grad: np.ndarray,
+    r2: float,
+    radius: float | None,
+) -> float:
+    """The end of a fused step, in place: theta <- theta - shrink theta_n - grad (theta_n =
+    theta * noised, already in ``thn``; theta itself without noised coordinates), projected
+    on the ball of squared radius ``r2``; returns the new ||theta||^2."""
+    if noised is None:
+        theta *= 1.0 - shrink
+    else:
+        np.multiply(thn, shrink, out=thn)
+        theta -= thn
+    theta -= grad
+    sq = float(np.dot(theta, theta))
+    if sq > r2:  # the projection on the ball of radius ``radius``
+        theta *= radius / math.sqrt(sq)
+        sq = r2
+    return sq
+
+
 def fused_exponential_step(
     w: float,
     sigma2: float,
@@ -237,17 +262,7 @@ def fused_exponential_step(
         coef[1] = a1 * gamma * c
         dot(coef, M, out=grad)
         shrink = gamma * (alpha - s2 * c * (b0 * s_neg + b1 * s_pos))
-        if noised is None:
-            theta *= 1.0 - shrink
-        else:
-            multiply(thn, shrink, out=thn)
-            theta -= thn
-        theta -= grad
-        sq = float(dot(theta, theta))
-        if sq > r2:  # the projection on the ball of radius ``radius``
-            theta *= radius / math.sqrt(sq)
-            sq = r2
-        return sq
+        return _shrink_and_project(theta, thn, noised, shrink, grad, r2, radius)
 
     return step
 
@@ -346,17 +361,7 @@ def fused_logistic_step(
         multiply(AB[0], y, out=AB[0])
         g = dot(AB[0], X, out=grad)
         g *= gamma / nb
-        if noised is None:
-            theta *= 1.0 - shrink
-        else:
-            multiply(thn, shrink, out=thn)
-            theta -= thn
-        theta -= g
-        sq = float(dot(theta, theta))
-        if sq > r2:  # the projection on the ball of radius ``radius``
-            theta *= radius / math.sqrt(sq)
-            sq = r2
-        return sq
+        return _shrink_and_project(theta, thn, noised, shrink, g, r2, radius)
 
     return step
 
