@@ -242,12 +242,7 @@ def read_csv(path: str, sep: str, text_columns: Sequence[str] = ()) -> Any:
         raise ValidationError(
             f"input: cannot parse {path!r} as CSV" + (f" ({reason})" if reason else "")
         ) from None
-    twice = sorted({str(c) for c in raw if raw.count(c) > 1})
-    if twice:
-        raise ValidationError(
-            f"input: the header of {path!r} names {twice} more than once; give every column "
-            "its own name"
-        )
+    _refuse_names_twice(path, [str(c) for c in raw])
     return df
 
 
@@ -279,13 +274,21 @@ def read_header(path: str, sep: str) -> list[str]:
         raise ValidationError(f"input: {path!r} is not a UTF-8 text (CSV) file") from None
     except csv.Error:  # the csv module's messages name no cell either
         raise ValidationError(f"input: cannot parse {path!r} as CSV") from None
-    twice = sorted({c for c in raw if raw.count(c) > 1})
+    _refuse_names_twice(path, raw)
+    return [c or f"Unnamed: {i}" for i, c in enumerate(raw)]
+
+
+def _refuse_names_twice(path: str, names: list[str]) -> None:
+    """Refuse a header that names a column twice (pandas would rename the second one
+    silently); linear in the header's length, so a hostile wide header answers at once."""
+    from collections import Counter
+
+    twice = sorted(c for c, k in Counter(names).items() if k > 1)
     if twice:
         raise ValidationError(
             f"input: the header of {path!r} names {twice} more than once; give every column "
             "its own name"
         )
-    return [c or f"Unnamed: {i}" for i, c in enumerate(raw)]
 
 
 def check_input_file(path: str, option: str = "input") -> None:
