@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from privest.errors import ValidationError
 from privest.intervals.ranks import endpoint_plan
 from privest.intervals.results import CountInference, MomentInference, OrderInference
 from privest.mechanisms.laplace import LaplaceLaw
-from privest.mechanisms.profiles.exact import Derived, exact_totals_with
+from privest.mechanisms.profiles.exact import Derived, Deviation, exact_totals_with
 from privest.mechanisms.profiles.reaches import quantile_target, rank_level
 from privest.mechanisms.profiles.variance import variance_sup
 from privest.released import PrivateStatistic
@@ -99,21 +98,6 @@ def _squared_deviations(x: Any, interval: tuple[float, float], centre: float) ->
     return (_records(x).clip(*interval) - centre) ** 2
 
 
-def _squared_deviation(x: np.ndarray, out: np.ndarray, centre: float) -> None:
-    """``(x - centre)^2`` into ``out``: the records' map of the mean's and the sum's spread
-    (the same float operations as :func:`_squared_deviations`)."""
-    np.subtract(x, centre, out=out)
-    np.multiply(out, out, out=out)
-
-
-def _fourth_deviation(x: np.ndarray, out: np.ndarray, mean: float, v: float) -> None:
-    """``((x - mean)^2 - v)^2`` into ``out``: the records' map of the variance's fourth
-    moment (:func:`fourth_plan`)."""
-    _squared_deviation(x, out, mean)
-    np.subtract(out, v, out=out)
-    np.multiply(out, out, out=out)
-
-
 def _fused_totals(
     x: Any,
     statistic: str,
@@ -132,9 +116,10 @@ def _fused_totals(
         aux = Derived(None, *domain.interval())
     elif statistic in ("mean", "sum"):
         centre, cap = spread_plan(domain)
+        f = Deviation(centre)
         ends = np.array(domain.interval())
-        _squared_deviation(ends, ends, centre)  # rounding is monotone: the largest values
-        aux = Derived(partial(_squared_deviation, centre=centre), 0.0, cap, ends.max() <= cap)
+        f(ends, ends)  # rounding is monotone: the largest values are at the ends
+        aux = Derived(f, 0.0, cap, ends.max() <= cap)
     else:
         return None
     lo, hi = domain.interval()
@@ -302,7 +287,7 @@ def _variance_fourth(
     v, cap = fourth_plan(float(m), float(point), domain)
     data, totals = None, None
     if isinstance(x, np.ndarray):  # the point's pass checked the records (clip=False)
-        f = partial(_fourth_deviation, mean=float(m), v=v)
+        f = Deviation(float(m), v)
         ends = np.array([lo, hi])
         f(ends, ends)  # rounding is monotone: the largest values are at the ends or at m
         aux = Derived(f, 0.0, cap, max(ends.max(), v * v) <= cap)

@@ -24,7 +24,9 @@ snapping, at most one grid step of ``2^-p`` or ``2^-q``).
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
@@ -46,6 +48,7 @@ from privest.validation import as_float_vector, check_bounds
 
 __all__ = [
     "Derived",
+    "Deviation",
     "ExactStatistic",
     "exact_statistic",
     "exact_totals",
@@ -77,6 +80,7 @@ _GRID_BITS = 41
 #: records scaled at a time (a cache-sized buffer, 512 KB)
 _CHUNK = 16 * _BLOCK
 _TWO64 = 1 << 64
+_KERNEL_MODULE = "privest.mechanisms.profiles.exact_kernel"
 
 
 def _chunks(arr: np.ndarray, a: float, b: float, check: bool = True):
@@ -127,8 +131,28 @@ def _moments(chunk: np.ndarray, v: np.ndarray, mid: float, q: int) -> tuple[int,
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """The record-wise map ``(x - centre)^2``, or ``((x - centre)^2 - level)^2`` with a
+    ``level``: the spread of a mean or sum and the fourth moment of a variance
+    (:mod:`privest.intervals.release`). ``self(x, out)`` writes it into ``out``; the compiled
+    pass (:mod:`~privest.mechanisms.profiles.exact_kernel`) does the same float operations
+    in the same order."""
+
+    centre: float
+    level: float | None = None
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        np.subtract(x, self.centre, out=out)
+        np.multiply(out, out, out=out)
+        if self.level is not None:
+            np.subtract(out, self.level, out=out)
+            np.multiply(out, out, out=out)
+
+
+@dataclass(frozen=True)
 class Derived:
-    """The mean of a record-wise map ``f(records, out)`` of the (checked or clipped)
+    """The mean of a record-wise map ``f(records, out)`` (a :class:`Deviation` or any
+    callable; only the former runs in the compiled pass) of the (checked or clipped)
     records, with public bounds ``(lo, hi)`` into which the mapped values are clipped
     (``clip=True``); ``f=None``: the records themselves (with the records' clipped count). Its
     totals come from the pass that reads the records for another statistic
@@ -156,15 +180,47 @@ def _derived_part(chunk: np.ndarray, v: np.ndarray, d: Derived, inside: bool) ->
     return clipped, _grid_sum(src, v, _dyadic_exponent(d.lo, d.hi, _GRID_BITS))
 
 
+#: the smallest array the compiled pass reads (below it the two passes cost about the same)
+KERNEL_MIN = 1 << 16
+#: the records a process passes through the numpy pass before it loads the compiled one:
+#: about the CPU time of importing numba and loading the cached kernel (about 1 s), so a
+#: one-off release (the CLI's) never loads numba, and a long-running process pays that
+#: once and at most twice what the cheaper choice would have cost (docs/central-inference.md)
+KERNEL_AFTER = 1 << 27
+_numpy_records = 0
+
+
+def _compiled(arr: np.ndarray, derived: tuple) -> bool:
+    """Whether :func:`_pass` takes the compiled loop (the totals are the same either way: the
+    choice reads only public sizes, the records' layout and the process's history)."""
+    global _numpy_records
+    if not (
+        arr.size >= KERNEL_MIN
+        and arr.flags.c_contiguous
+        and len(derived) <= 1
+        and all(d.f is None or isinstance(d.f, Deviation) for d in derived)
+    ):
+        return False
+    if _KERNEL_MODULE in sys.modules:
+        return True
+    _numpy_records += arr.size
+    return _numpy_records >= KERNEL_AFTER
+
+
 def _pass(
-    arr: np.ndarray, a: float, b: float, own: Any, derived: tuple, check: bool = True
+    arr: np.ndarray, a: float, b: float, statistic: str | None, derived: tuple, check: bool = True
 ) -> tuple | None:
-    """One pass through the memory, chunk by chunk (in the cache): ``own(chunk, buffer)``
-    (a tuple of integer sums) and each :class:`Derived` mean's ``(clipped, t1)``, added up
-    over the chunks; None if a record lies outside ``[a, b]`` or is NaN."""
+    """One pass through the memory: the ``statistic``'s integer sums (:func:`_own`) and each
+    :class:`Derived` mean's ``(clipped, t1)``; None if a record lies outside ``[a, b]`` or is
+    NaN. Compiled (:mod:`~privest.mechanisms.profiles.exact_kernel`) for a large contiguous
+    array and at most one :class:`Deviation` or records' mean; else numpy, chunk by chunk
+    (in the cache). Both give the same integers (exact sums of the same rounded values)."""
+    inside = [d.within or (d.f is None and d.lo <= a and b <= d.hi) for d in derived]
+    if _compiled(arr, derived):
+        return _compiled_pass(arr, a, b, statistic, derived, inside, check)
+    own = _own(statistic, a, b)
     sums: list[int] | None = None
     parts = [[0, 0] for _ in derived]
-    inside = [d.within or (d.f is None and d.lo <= a and b <= d.hi) for d in derived]
     for item in _chunks(arr, a, b, check):
         if item is None:
             return None
@@ -176,6 +232,50 @@ def _pass(
             acc[0] += clipped
             acc[1] += t1
     return tuple(sums or ()), parts
+
+
+def _own(statistic: str | None, a: float, b: float) -> Any:
+    """``own(chunk, buffer)``: the tuple of integer sums of the ``statistic`` on one chunk."""
+    if statistic == "variance":
+        mid, qexp = _variance_grid(a, b)
+        return partial(_moments, mid=mid, q=qexp)
+    if statistic is not None:
+        return partial(_own_sum, p=_dyadic_exponent(a, b, _GRID_BITS))
+    return None
+
+
+def _compiled_pass(
+    arr: np.ndarray,
+    a: float,
+    b: float,
+    statistic: str | None,
+    derived: tuple,
+    inside: list[bool],
+    check: bool,
+) -> tuple | None:
+    """:func:`_pass` through the compiled loop, with the grids of the numpy pass."""
+    kern = importlib.import_module(_KERNEL_MODULE)
+    own = (kern.OWN_NONE, 0.0, 1.0)
+    if statistic == "variance":
+        mid, qexp = _variance_grid(a, b)
+        own = (kern.OWN_MOMENTS, mid, math.ldexp(1.0, qexp))
+    elif statistic is not None:
+        own = (kern.OWN_SUM, 0.0, math.ldexp(1.0, _dyadic_exponent(a, b, _GRID_BITS)))
+    spec = (kern.MAP_NONE, 0.0, 0.0, 0.0, 0.0, True, 1.0)
+    if derived:
+        (d,) = derived
+        kind, centre, level = kern.MAP_RECORDS, 0.0, 0.0
+        if d.f is not None:
+            kind, centre = kern.MAP_SQUARE, float(d.f.centre)
+        if d.f is not None and d.f.level is not None:
+            kind, level = kern.MAP_FOURTH, float(d.f.level)
+        scale = math.ldexp(1.0, _dyadic_exponent(d.lo, d.hi, _GRID_BITS))
+        spec = (kind, centre, level, float(d.lo), float(d.hi), bool(inside[0]), scale)
+    got = kern.kernel_totals(arr, float(a), float(b), bool(check), own, spec)
+    if got is None:
+        return None
+    sums, part = got
+    return sums, [list(part)] if derived else []
 
 
 def _dyadic_exponent(a: float, b: float, bits: int) -> int:
@@ -285,18 +385,12 @@ def exact_totals_with(
     ``checked=True``: an earlier pass of the same release checked that the records (a
     float64 array, ``clip=False``) lie in ``bounds``; this one does not check again."""
     ((a, b),) = check_bounds(bounds, 1).tolist()
-    own = None
-    if statistic == "variance":
-        mid, qexp = _variance_grid(a, b)
-        own = partial(_moments, mid=mid, q=qexp)
-    elif statistic is not None:
-        own = partial(_own_sum, p=_dyadic_exponent(a, b, _GRID_BITS))
     fast = isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1 and x.size > 0
     arr, clipped = x, 0
-    got = _pass(arr, a, b, own, derived, not checked) if fast and not clip else None
+    got = _pass(arr, a, b, statistic, derived, not checked) if fast and not clip else None
     if got is None:  # other types, clip=True, or bad values: the checks name the problem
         arr, a, b, clipped = prepare_data(x, bounds, clip)  # raises for NaN or out of bounds
-        got = _pass(arr, a, b, own, derived)
+        got = _pass(arr, a, b, statistic, derived)
     sums, parts = got
     n = int(arr.size)
     out = {"n": n, "clipped": clipped, "t1": sums[0] if sums else 0}

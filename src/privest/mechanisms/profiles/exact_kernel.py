@@ -1,0 +1,132 @@
+"""The compiled pass of :mod:`privest.mechanisms.profiles.exact`: the exact totals of a mean,
+sum or variance and of one derived mean (the spread of a mean or sum, the centring mean or
+the fourth moment of a variance) in one loop over the records.
+
+Each record goes through the float operations of the numpy pass of
+:mod:`~privest.mechanisms.profiles.exact` in the same order (IEEE, no fused multiply-add, no
+reassociation: numba's default), and each rounded grid value is an integer added exactly in
+int64: the totals, and so every release, are the numpy pass's to the bit
+(tests/mechanisms/test_exact_kernel.py). Imported on first use above a size
+(:data:`~privest.mechanisms.profiles.exact.KERNEL_MIN`), so that a small release does not
+load numba; compiled once per installation where numba can cache (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+__all__ = ["kernel_totals"]
+
+#: records per partial total: ``2^20`` grid values below ``2^41`` (or squares split in two
+#: 32-bit halves) sum below ``2^63``
+SPAN = 1 << 20
+
+#: the own statistic: none, the grid sum (mean, sum), the two moments (variance)
+OWN_NONE, OWN_SUM, OWN_MOMENTS = 0, 1, 2
+#: the derived map: none, the records, ``(x - c)^2``, ``((x - c)^2 - v)^2``
+MAP_NONE, MAP_RECORDS, MAP_SQUARE, MAP_FOURTH = 0, 1, 2, 3
+
+
+def _cache_probe() -> None:
+    """Decorated with ``cache=True`` only to ask numba for a cache location for this file."""
+
+
+def _can_cache() -> bool:
+    """Whether numba finds a writable cache location for this file; without one, every
+    process compiles the pass again (about 2 s)."""
+    try:
+        njit(cache=True)(_cache_probe)
+    except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
+        warnings.warn(
+            f"numba has no writable cache for the exact-sum kernel ({exc}); it compiles in "
+            "every new process. Set NUMBA_CACHE_DIR to a writable directory to compile it once.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return False
+    return True
+
+
+_JIT = {"cache": _can_cache(), "error_model": "numpy", "nogil": True}
+
+
+@njit(**_JIT)
+def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """Partial totals per span of :data:`SPAN` records: ``ok`` (False: a record out of
+    ``[a, b]`` or NaN, when ``check``), own ``t1``, ``t2`` low and high 32-bit halves, the
+    derived map's clipped count and ``t1``."""
+    n = x.size
+    spans = (n + SPAN - 1) // SPAN
+    t1 = np.zeros(spans, np.int64)
+    t2lo = np.zeros(spans, np.int64)
+    t2hi = np.zeros(spans, np.int64)
+    d1 = np.zeros(spans, np.int64)
+    clipped = 0
+    mask = np.int64(0xFFFFFFFF)
+    for s in range(spans):
+        bad = False
+        s1 = np.int64(0)
+        lo2 = np.int64(0)
+        hi2 = np.int64(0)
+        e1 = np.int64(0)
+        for i in range(s * SPAN, min(n, (s + 1) * SPAN)):
+            xi = x[i]
+            if check:
+                bad |= not (xi >= a and xi <= b)
+            if own == OWN_SUM:
+                s1 += np.int64(np.rint(xi * scale))
+            elif own == OWN_MOMENTS:
+                k = np.int64(np.rint((xi - mid) * scale))
+                s1 += k
+                k2 = k * k
+                lo2 += k2 & mask
+                hi2 += k2 >> 32
+            if kind != MAP_NONE:
+                y = xi
+                if kind >= MAP_SQUARE:
+                    y = xi - c
+                    y = y * y
+                    if kind == MAP_FOURTH:
+                        y = y - v
+                        y = y * y
+                if not inside:
+                    if y < lo:
+                        y = lo
+                        clipped += 1
+                    elif y > hi:
+                        y = hi
+                        clipped += 1
+                e1 += np.int64(np.rint(y * dscale))
+        if bad:
+            return False, t1, t2lo, t2hi, d1, clipped
+        t1[s] = s1
+        t2lo[s] = lo2
+        t2hi[s] = hi2
+        d1[s] = e1
+    return True, t1, t2lo, t2hi, d1, clipped
+
+
+def kernel_totals(
+    x: np.ndarray,
+    a: float,
+    b: float,
+    check: bool,
+    own: tuple[int, float, float],
+    derived: tuple[int, float, float, float, float, bool, float],
+) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """``(own sums, (clipped, t1))`` of the pass (:func:`_pass`) as Python integers, or None
+    if a record lies outside ``[a, b]`` or is NaN (``check``). ``own``: ``(kind, mid,
+    scale)``; ``derived``: ``(kind, c, v, lo, hi, inside, scale)``."""
+    ok, t1, t2lo, t2hi, d1, clipped = _pass(x, a, b, check, *own, *derived)
+    if not ok:
+        return None
+    s1 = sum(t1.tolist())
+    sums: tuple[int, ...] = ()
+    if own[0] == OWN_SUM:
+        sums = (s1,)
+    elif own[0] == OWN_MOMENTS:
+        sums = (s1, sum(t2lo.tolist()) + (sum(t2hi.tolist()) << 32))
+    return sums, (int(clipped), sum(d1.tolist()))
