@@ -75,6 +75,7 @@ def _derived_maps(a: float, b: float) -> list[tuple[Derived, ...]]:
 
 def _corpus() -> list[tuple[np.ndarray, tuple[float, float]]]:
     tiny = math.ldexp(1.0, -1074)
+    top = float(np.nextafter(2.0, 0.0))
     out = []
     for a, b in [(-1.0, 1.0), (0.0, 100.0), (-1e100, 1e100), (1e99, 1e100), (-1e-100, 1e-100)]:
         x = np.random.default_rng(0).uniform(a, b, 3000)
@@ -93,6 +94,10 @@ def _corpus() -> list[tuple[np.ndarray, tuple[float, float]]]:
         (np.array([-0.0]), (-1.0, 1.0)),
         (np.array([0.25]), (0.0, 1.0)),
         (np.full(5000, 7.0), (7.0, 8.0)),  # every record on a bound
+        # bounds whose grid values round up to 2^41 (mean) and 2^31 (variance): the blocks'
+        # sums reach 2^53, the squares 2^62
+        (np.full(5000, top), (-top, top)),
+        (np.tile([-top, top, -top], 2000), (-top, top)),
     ]
     return out
 

@@ -20,8 +20,8 @@ from numba import njit
 
 __all__ = ["kernel_totals"]
 
-#: records per partial total: ``2^20`` grid values below ``2^41`` (or squares split in two
-#: 32-bit halves) sum below ``2^63``
+#: records per int64 partial total: ``2^20`` grid values up to ``2^41`` (or squares up to
+#: ``2^62`` split in two 32-bit halves) sum below ``2^63``
 SPAN = 1 << 20
 
 #: the own statistic: none, the grid sum (mean, sum), the two moments (variance)
@@ -52,12 +52,45 @@ def _can_cache() -> bool:
 
 _JIT = {"cache": _can_cache(), "error_model": "numpy", "nogil": True}
 
+#: records per float partial sum: 4096 grid values below ``2^41`` sum exactly below
+#: ``2^53`` in any order, so the loop may reassociate (and vectorise) that addition alone
+BLOCK = 4096
+
 
 @njit(**_JIT)
+def _grid(y, scale):
+    """``round(y 2^p)`` for ``scale = 2^p`` (:func:`~privest.mechanisms.profiles.exact.
+    _grid_sum`'s operations)."""
+    return np.rint(y * scale)
+
+
+@njit(**_JIT)
+def _centred(x, mid, scale):
+    """``round((x - mid) 2^q)`` (:func:`~privest.mechanisms.profiles.exact._moments`')."""
+    return np.rint((x - mid) * scale)
+
+
+@njit(**_JIT)
+def _mapped(x, kind, c, v):
+    """The derived map of one record (:class:`~privest.mechanisms.profiles.exact.Deviation`'s
+    operations)."""
+    if kind == MAP_RECORDS:
+        return x
+    y = x - c
+    y = y * y
+    if kind == MAP_FOURTH:
+        y = y - v
+        y = y * y
+    return y
+
+
+# The map and the rounding are strict functions (no fast-math flag on their operations):
+# only the additions of whole grid values below carry ``reassoc``.
+@njit(fastmath={"reassoc"}, **_JIT)
 def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
     """Partial totals per span of :data:`SPAN` records: ``ok`` (False: a record out of
     ``[a, b]`` or NaN, when ``check``), own ``t1``, ``t2`` low and high 32-bit halves, the
-    derived map's clipped count and ``t1``."""
+    derived map's ``t1``, and its clipped count."""
     n = x.size
     spans = (n + SPAN - 1) // SPAN
     t1 = np.zeros(spans, np.int64)
@@ -68,44 +101,35 @@ def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale): 
     mask = np.int64(0xFFFFFFFF)
     for s in range(spans):
         bad = False
-        s1 = np.int64(0)
-        lo2 = np.int64(0)
-        hi2 = np.int64(0)
-        e1 = np.int64(0)
-        for i in range(s * SPAN, min(n, (s + 1) * SPAN)):
-            xi = x[i]
-            if check:
-                bad |= not (xi >= a and xi <= b)
-            if own == OWN_SUM:
-                s1 += np.int64(np.rint(xi * scale))
-            elif own == OWN_MOMENTS:
-                k = np.int64(np.rint((xi - mid) * scale))
-                s1 += k
-                k2 = k * k
-                lo2 += k2 & mask
-                hi2 += k2 >> 32
-            if kind != MAP_NONE:
-                y = xi
-                if kind >= MAP_SQUARE:
-                    y = xi - c
-                    y = y * y
-                    if kind == MAP_FOURTH:
-                        y = y - v
-                        y = y * y
-                if not inside:
-                    if y < lo:
-                        y = lo
-                        clipped += 1
-                    elif y > hi:
-                        y = hi
-                        clipped += 1
-                e1 += np.int64(np.rint(y * dscale))
+        s1, e1, lo2, hi2 = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+        end = min(n, (s + 1) * SPAN)
+        for start in range(s * SPAN, end, BLOCK):
+            f1, g1 = 0.0, 0.0
+            for i in range(start, min(end, start + BLOCK)):
+                xi = x[i]
+                if check:
+                    bad |= not (xi >= a and xi <= b)
+                if own == OWN_SUM:
+                    f1 += _grid(xi, scale)
+                elif own == OWN_MOMENTS:
+                    r = _centred(xi, mid, scale)
+                    f1 += r
+                    k = np.int64(r)
+                    k2 = k * k
+                    lo2 += k2 & mask
+                    hi2 += k2 >> 32
+                if kind != MAP_NONE:
+                    y = _mapped(xi, kind, c, v)
+                    if not inside:  # as numpy's clip: NaN stays NaN, uncounted
+                        clipped += (y < lo) + (y > hi)
+                        y = lo if y < lo else y
+                        y = hi if y > hi else y
+                    g1 += _grid(y, dscale)
+            s1 += np.int64(f1)
+            e1 += np.int64(g1)
         if bad:
             return False, t1, t2lo, t2hi, d1, clipped
-        t1[s] = s1
-        t2lo[s] = lo2
-        t2hi[s] = hi2
-        d1[s] = e1
+        t1[s], t2lo[s], t2hi[s], d1[s] = s1, lo2, hi2, e1
     return True, t1, t2lo, t2hi, d1, clipped
 
 
