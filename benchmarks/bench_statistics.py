@@ -5,6 +5,10 @@ Rows (issue 31, "Speed"), at n = 10^4, 10^5, 10^6, 10^7 (best of ``--repeat``):
 * ``private_mean`` and ``private_sum`` against ``numpy.mean`` (goal <= 2x);
 * ``private_variance`` against diffprivlib's ``tools.var`` (goal <= 1x; ``numpy.var`` where
   diffprivlib does not import);
+* each of the three with the population interval (the default) and without
+  (``inference="none"``), after an untimed warm-up that loads the compiled exact-sum pass
+  (as a long-running process does; a one-off release uses the numpy pass,
+  docs/central-inference.md, "Speed");
 * the two-stage median (``mechanism="two_stage"``) against ``numpy.sort`` (goal <= 2x);
 * start-up, in fresh processes: the first ``private_median`` (does it import scikit-learn
   or scipy.signal? goal: neither), ``privest stat`` on a missing file and with a column
@@ -50,6 +54,7 @@ def _variance_anchor() -> tuple[str, Callable]:
 
 
 def throughput(sizes: list[int], repeat: int, two_stage_max: int) -> list[tuple]:
+    from privest.mechanisms.profiles import exact
     from privest.models.statistics import (
         private_mean,
         private_median,
@@ -57,16 +62,22 @@ def throughput(sizes: list[int], repeat: int, two_stage_max: int) -> list[tuple]
         private_variance,
     )
 
+    exact.KERNEL_AFTER = 0  # warm: the process loads the compiled pass at once
     name, anchor = _variance_anchor()
     rows = []
     kw = dict(epsilon=1.0, bounds=(-1.0, 1.0), rng=0)
+    funcs = (("mean", private_mean), ("sum", private_sum), ("variance", private_variance))
     for n in sizes:
         x = np.random.default_rng(n).uniform(-1, 1, n)
+        for _, f in funcs:  # untimed warm-up
+            f(x, **kw)
         mean = best(partial(np.mean, x), repeat)
-        for what, f in (("private_mean", private_mean), ("private_sum", private_sum)):
-            rows.append((what, n, best(partial(f, x, **kw), repeat), "numpy.mean", mean))
-        t_var = best(partial(private_variance, x, **kw), repeat)
-        rows.append(("private_variance", n, t_var, name, best(partial(anchor, x), repeat)))
+        t_anchor = best(partial(anchor, x), repeat)
+        for what, f in funcs:
+            base = (name, t_anchor) if what == "variance" else ("numpy.mean", mean)
+            for inference, tag in (("population", ""), ("none", ", none")):
+                t = best(partial(f, x, inference=inference, **kw), repeat)
+                rows.append((f"private_{what}{tag}", n, t, *base))
         if n <= two_stage_max:
             release = partial(private_median, x, mechanism="two_stage", **kw)
             t_sort = best(partial(np.sort, x), repeat)
@@ -135,13 +146,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--sizes", default="1e4,1e5,1e6,1e7")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--two-stage-max", type=float, default=1e7, help="largest n of that row")
+    ap.add_argument("--no-startup", action="store_true", help="skip the start-up rows")
     args = ap.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     rows = throughput(sizes, args.repeat, int(args.two_stage_max))
-    print(f"{'what':<18}{'n':>10}{'privest (s)':>13}  {'baseline':<16}{'(s)':>9}{'ratio':>8}")
+    print(f"{'what':<24}{'n':>10}{'privest (s)':>13}  {'baseline':<16}{'(s)':>9}{'ratio':>8}")
     for what, n, t, base, tb in rows:
-        print(f"{what:<18}{n:>10,}{t:>13.4f}  {base:<16}{tb:>9.4f}{t / tb:>8.2f}")
-    starts = startup(max(1, args.repeat // 2))
+        print(f"{what:<24}{n:>10,}{t:>13.4f}  {base:<16}{tb:>9.4f}{t / tb:>8.2f}")
+    starts = {} if args.no_startup else startup(max(1, args.repeat // 2))
     for what, r in starts.items():
         extra = {k: v for k, v in r.items() if k not in ("wall", "cpu", "modules")}
         print(

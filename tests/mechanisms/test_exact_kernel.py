@@ -56,9 +56,9 @@ def _both(monkeypatch, fn):
 
 
 def _derived_maps(a: float, b: float) -> list[tuple[Derived, ...]]:
-    """No derived mean; the records' (inside, and with a narrower clip); the spread; the
-    fourth moment (some records clipped) where its cap is finite (else a release refuses
-    the bounds before the pass)."""
+    """No derived mean; the records' (inside, and with a narrower clip); the spread (inside,
+    and clipped); the fourth moment (inside, and clipped) where its cap is finite (else a
+    release refuses the bounds before the pass)."""
     mid, half = (a + b) / 2, (b - a) / 2
     cap = half * half
     maps = [
@@ -69,6 +69,7 @@ def _derived_maps(a: float, b: float) -> list[tuple[Derived, ...]]:
         (Derived(Deviation(mid), 0.0, cap / 3),),
     ]
     if cap * cap < 1e300:
+        maps.append((Derived(Deviation(mid, cap / 4), 0.0, cap * cap, True),))
         maps.append((Derived(Deviation(a + half / 3, cap / 4), 0.0, cap * cap / 9),))
     return maps
 
@@ -173,13 +174,13 @@ def test_one_record_and_no_records(monkeypatch):
     width=st.floats(1e-6, 1e6),
     u=st.lists(st.floats(0.0, 1.0, allow_subnormal=True), min_size=1, max_size=300),
     statistic=st.sampled_from(STATISTICS),
-    which=st.integers(0, 4),
+    which=st.integers(0, 6),
 )
 def test_random_data_give_the_same_totals(lo, width, u, statistic, which):
     a, b = lo, lo + width
     x = np.clip(a + np.asarray(u) * width, a, b)
     maps = _derived_maps(a, b)
-    derived = maps[which] if which < len(maps) - 1 else maps[-1]
+    derived = maps[min(which, len(maps) - 1)]
     with pytest.MonkeyPatch.context() as mp:
         numpy, compiled = _both(
             mp, lambda: exact_totals_with(x, (a, b), derived, statistic=statistic)

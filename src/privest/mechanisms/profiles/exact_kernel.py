@@ -84,13 +84,17 @@ def _mapped(x, kind, c, v):
     return y
 
 
-# The map and the rounding are strict functions (no fast-math flag on their operations):
-# only the additions of whole grid values below carry ``reassoc``.
-@njit(fastmath={"reassoc"}, **_JIT)
-def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+#: The map and the rounding are strict functions (no fast-math flag on their operations);
+#: only the additions of whole grid values in :func:`_body` carry ``reassoc``.
+_FAST = {"fastmath": {"reassoc"}, **_JIT}
+
+
+@njit(inline="always", **_FAST)
+def _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
     """Partial totals per span of :data:`SPAN` records: ``ok`` (False: a record out of
     ``[a, b]`` or NaN, when ``check``), own ``t1``, ``t2`` low and high 32-bit halves, the
-    derived map's ``t1``, and its clipped count."""
+    derived map's ``t1``, and its clipped count. Inlined into each entry point below, whose
+    constant ``own``, ``kind`` (and ``inside``) leave one branch-free loop to vectorise."""
     n = x.size
     spans = (n + SPAN - 1) // SPAN
     t1 = np.zeros(spans, np.int64)
@@ -133,6 +137,53 @@ def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale): 
     return True, t1, t2lo, t2hi, d1, clipped
 
 
+@njit(**_FAST)
+def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """Any combination (the entry points below are the releases')."""
+    return _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale)
+
+
+@njit(**_FAST)
+def _sum(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """A mean or sum alone."""
+    return _body(x, a, b, check, OWN_SUM, mid, scale, MAP_NONE, c, v, lo, hi, True, dscale)
+
+
+@njit(**_FAST)
+def _moments(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """A variance alone."""
+    return _body(x, a, b, check, OWN_MOMENTS, mid, scale, MAP_NONE, c, v, lo, hi, True, dscale)
+
+
+@njit(**_FAST)
+def _spread(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """A mean or sum and its spread, with nothing to clip."""
+    return _body(x, a, b, check, OWN_SUM, mid, scale, MAP_SQUARE, c, v, lo, hi, True, dscale)
+
+
+@njit(**_FAST)
+def _centring(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """A variance and its centring mean (the records, inside their bounds)."""
+    return _body(x, a, b, check, OWN_MOMENTS, mid, scale, MAP_RECORDS, c, v, lo, hi, True, dscale)
+
+
+@njit(**_FAST)
+def _fourth(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+    """A variance's fourth moment."""
+    return _body(x, a, b, check, OWN_NONE, mid, scale, MAP_FOURTH, c, v, lo, hi, inside, dscale)
+
+
+#: the entry point of each ``(own, kind, inside)``
+_ENTRIES = {
+    (OWN_SUM, MAP_NONE, True): _sum,
+    (OWN_MOMENTS, MAP_NONE, True): _moments,
+    (OWN_SUM, MAP_SQUARE, True): _spread,
+    (OWN_MOMENTS, MAP_RECORDS, True): _centring,
+    (OWN_NONE, MAP_FOURTH, False): _fourth,
+    (OWN_NONE, MAP_FOURTH, True): _fourth,
+}
+
+
 def kernel_totals(
     x: np.ndarray,
     a: float,
@@ -144,7 +195,8 @@ def kernel_totals(
     """``(own sums, (clipped, t1))`` of the pass (:func:`_pass`) as Python integers, or None
     if a record lies outside ``[a, b]`` or is NaN (``check``). ``own``: ``(kind, mid,
     scale)``; ``derived``: ``(kind, c, v, lo, hi, inside, scale)``."""
-    ok, t1, t2lo, t2hi, d1, clipped = _pass(x, a, b, check, *own, *derived)
+    entry = _ENTRIES.get((own[0], derived[0], derived[5]), _pass)
+    ok, t1, t2lo, t2hi, d1, clipped = entry(x, a, b, check, *own, *derived)
     if not ok:
         return None
     s1 = sum(t1.tolist())
