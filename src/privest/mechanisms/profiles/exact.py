@@ -18,6 +18,10 @@ than one grid step). So ``f`` is computed exactly here:
 * median, quantiles: order statistics are data values (the mean of two for an even-n
   median is an exact rational); count: an integer.
 
+The pass over an array is compiled for large arrays in a long-running process
+(:mod:`~privest.mechanisms.profiles.exact_kernel`): the same rounded values, added exactly
+in another order, so the same integers.
+
 The sensitivity returned is that of the snapped statistic (the bounds widened by the
 snapping, at most one grid step of ``2^-p`` or ``2^-q``).
 """

@@ -3,12 +3,13 @@ sum or variance and of one derived mean (the spread of a mean or sum, the centri
 the fourth moment of a variance) in one loop over the records.
 
 Each record goes through the float operations of the numpy pass of
-:mod:`~privest.mechanisms.profiles.exact` in the same order (IEEE, no fused multiply-add, no
-reassociation: numba's default), and each rounded grid value is an integer added exactly in
-int64: the totals, and so every release, are the numpy pass's to the bit
-(tests/mechanisms/test_exact_kernel.py). Imported on first use above a size
-(:data:`~privest.mechanisms.profiles.exact.KERNEL_MIN`), so that a small release does not
-load numba; compiled once per installation where numba can cache (``cache=True``).
+:mod:`~privest.mechanisms.profiles.exact` in the same order (IEEE, no fused multiply-add),
+and the rounded grid values, integers, are added exactly: in float blocks of 4096 (exact in
+any order, so only these additions may be reassociated and vectorised), the block sums in
+int64. The totals, and so every release, are the numpy pass's to the bit
+(tests/mechanisms/test_exact_kernel.py). A process imports this module (and numba) only
+after many records (:data:`~privest.mechanisms.profiles.exact.KERNEL_AFTER`); it is compiled
+once per installation where numba can cache (``cache=True``; docs/central-inference.md).
 """
 
 from __future__ import annotations
@@ -59,14 +60,13 @@ BLOCK = 4096
 
 @njit(**_JIT)
 def _grid(y, scale):
-    """``round(y 2^p)`` for ``scale = 2^p`` (:func:`~privest.mechanisms.profiles.exact.
-    _grid_sum`'s operations)."""
+    """``round(y 2^p)`` for ``scale = 2^p`` (the operations of ``exact._grid_sum``)."""
     return np.rint(y * scale)
 
 
 @njit(**_JIT)
 def _centred(x, mid, scale):
-    """``round((x - mid) 2^q)`` (:func:`~privest.mechanisms.profiles.exact._moments`')."""
+    """``round((x - mid) 2^q)`` (the operations of ``exact._moments``)."""
     return np.rint((x - mid) * scale)
 
 
@@ -90,7 +90,7 @@ _FAST = {"fastmath": {"reassoc"}, **_JIT}
 
 
 @njit(inline="always", **_FAST)
-def _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """Partial totals per span of :data:`SPAN` records: ``ok`` (False: a record out of
     ``[a, b]`` or NaN, when ``check``), own ``t1``, ``t2`` low and high 32-bit halves, the
     derived map's ``t1``, and its clipped count. Inlined into each entry point below, whose
@@ -138,37 +138,37 @@ def _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale): 
 
 
 @njit(**_FAST)
-def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _pass(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """Any combination (the entry points below are the releases')."""
     return _body(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale)
 
 
 @njit(**_FAST)
-def _sum(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _sum(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """A mean or sum alone."""
     return _body(x, a, b, check, OWN_SUM, mid, scale, MAP_NONE, c, v, lo, hi, True, dscale)
 
 
 @njit(**_FAST)
-def _moments(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _moments(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """A variance alone."""
     return _body(x, a, b, check, OWN_MOMENTS, mid, scale, MAP_NONE, c, v, lo, hi, True, dscale)
 
 
 @njit(**_FAST)
-def _spread(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _spread(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """A mean or sum and its spread, with nothing to clip."""
     return _body(x, a, b, check, OWN_SUM, mid, scale, MAP_SQUARE, c, v, lo, hi, True, dscale)
 
 
 @njit(**_FAST)
-def _centring(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _centring(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """A variance and its centring mean (the records, inside their bounds)."""
     return _body(x, a, b, check, OWN_MOMENTS, mid, scale, MAP_RECORDS, c, v, lo, hi, True, dscale)
 
 
 @njit(**_FAST)
-def _fourth(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):  # noqa: PLR0913
+def _fourth(x, a, b, check, own, mid, scale, kind, c, v, lo, hi, inside, dscale):
     """A variance's fourth moment."""
     return _body(x, a, b, check, OWN_NONE, mid, scale, MAP_FOURTH, c, v, lo, hi, inside, dscale)
 
