@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from privest.tables.totals import FLOYD_LIMIT, _keep_random, bound_rows
@@ -135,3 +136,15 @@ def test_bound_rows_with_a_limit_above_floyds_keeps_uniform_rows():
         share[list(subset)] += count
     p = limit / size
     assert np.all(np.abs(share / reps - p) < 5 * math.sqrt(p * (1 - p) / reps))
+
+
+def test_no_writable_numba_cache_is_said(monkeypatch):
+    from privest.errors import NoCompileCacheWarning
+    from privest.tables import grouping
+
+    def no_locator(**options):  # numba's error when it finds no cache location
+        raise RuntimeError("cannot cache function '_cache_probe': no locator available")
+
+    monkeypatch.setattr(grouping, "njit", no_locator)
+    with pytest.warns(NoCompileCacheWarning, match="NUMBA_CACHE_DIR"):
+        assert grouping._can_cache() is False

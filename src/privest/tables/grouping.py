@@ -18,6 +18,8 @@ import warnings
 import numpy as np
 from numba import njit
 
+from privest.errors import NoCompileCacheWarning
+
 __all__ = ["count_runs", "pack_keys", "pair_runs", "scatter_kept"]
 
 
@@ -35,7 +37,7 @@ def _can_cache() -> bool:
             f"numba has no writable cache for the table bounding kernels ({exc}); they "
             "compile in every new process (a few seconds). Set NUMBA_CACHE_DIR to a "
             "writable directory to compile them once.",
-            UserWarning,
+            NoCompileCacheWarning,
             stacklevel=2,
         )
         return False
