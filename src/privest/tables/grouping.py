@@ -1,6 +1,7 @@
 """The compiled passes of contribution bounding (:func:`privest.tables.totals.bound_rows`;
 docs/tables.md, "Bounding"): packing the (person, cell, row) sort key, finding the runs
-of the sorted key, and scattering the kept rows back to row order.
+of the sorted key, and scattering the kept rows back to row order (counting the people
+of each cell on the way).
 
 Each is one pass over the rows where array code needed several (shifts, comparisons,
 ``flatnonzero``, ``diff``, ``repeat`` and a boolean mask in sorted order, each over all
@@ -103,15 +104,19 @@ def pair_runs(
 
 
 @njit(**_JIT)
-def scatter_kept(key, bits, pair_start, keep_pair, big, chosen, out):  # pragma: no cover
-    """``out[row] = True`` for the kept rows: every row of a kept pair, except for the kept
-    pairs ``big`` (increasing) above the limit, of which only the sorted positions
-    ``start + chosen[j]`` (row ``j`` of ``chosen`` for ``big[j]``)."""
+def scatter_kept(
+    key, bits, pair_start, pair_cell, keep_pair, big, chosen, out, people
+):  # pragma: no cover - compiled
+    """``out[row] = True`` for the kept rows, and ``people[cell] += 1`` for each kept pair:
+    every row of a kept pair, except for the kept pairs ``big`` (increasing) above the
+    limit, of which only the sorted positions ``start + chosen[j]`` (row ``j`` of
+    ``chosen`` for ``big[j]``)."""
     rmask = (np.int64(1) << bits) - 1
     j = 0
     for p in range(keep_pair.size):
         if not keep_pair[p]:
             continue
+        people[pair_cell[p]] += 1
         start = pair_start[p]
         if j < big.size and big[j] == p:
             for c in chosen[j]:

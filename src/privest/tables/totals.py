@@ -193,9 +193,9 @@ def bound_rows(
     big = np.flatnonzero(keep_pair & (size > max_rows))
     chosen = _choose(size[big], max_rows, rng)
     keep = np.zeros(cells.size, dtype=bool)
-    scatter_kept(key, bits, pair_start, keep_pair, big, chosen, keep)
+    people = np.zeros(n_cells, dtype=np.int64)
+    scatter_kept(key, bits, pair_start, pair_cell, keep_pair, big, chosen, keep, people)
     del key
-    people = np.bincount(pair_cell[keep_pair], minlength=n_cells)
     if rows is not None:
         full = np.zeros(n, dtype=bool)
         full[rows[keep]] = True
