@@ -6,8 +6,9 @@ of each cell on the way).
 Each is one pass over the rows where array code needed several (shifts, comparisons,
 ``flatnonzero``, ``diff``, ``repeat`` and a boolean mask in sorted order, each over all
 the rows). They read and write positions and codes only, never draw: every random choice
-stays with :func:`privest.tables.totals._keep_random` (numpy's generator, so seeded and
-secure randomness behave as everywhere else). numba compiles them (``cache=True``: once
+stays with numpy's generator in :mod:`privest.tables.totals` (``_keep_random``,
+``_choose``), so seeded and secure randomness behave as everywhere else, and a seed gives
+the same tables as the array code did. numba compiles them (``cache=True``: once
 per installation, a few seconds; without a writable cache, once per process, with a
 warning); this module is imported on first use, so importing privest does not load numba.
 """
