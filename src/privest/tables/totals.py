@@ -56,6 +56,8 @@ class CellTotals:
         )
 
 
+#: rows per chunk of the row index added to a recoded sort key
+_CHUNK = 1 << 20
 #: the largest limit sampled by Floyd's algorithm (above it: by sorting random priorities)
 FLOYD_LIMIT = 32
 
@@ -140,7 +142,8 @@ def _sorted_key(
     if (int(persons.max()) + 1) << cbits >= 1 << (63 - bits):  # recode: pairs < 2^31
         pair, uniq = pd.factorize((persons << cbits) | cells.astype(np.int64), sort=True)
         key = pair.astype(np.int64) << bits
-        key |= np.arange(key.size)
+        for i in range(0, key.size, _CHUNK):  # no n-sized temporary
+            key[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, key.size))
     else:
         key = np.empty(persons.size, dtype=np.int64)
         pack_keys(persons, cells, cbits, bits, key)
