@@ -64,6 +64,12 @@ class UnstableIntervalWarning(UserWarning):
     (docs/central-models.md, "Standard errors, intervals and Wald tests")."""
 
 
+class NoCompileCacheWarning(UserWarning):
+    """numba found no writable cache for a compiled kernel of privest, so the kernel is
+    compiled again in every new process (seconds each); setting ``NUMBA_CACHE_DIR`` to a
+    writable directory compiles it once."""
+
+
 class NoStandardErrorsWarning(UserWarning):
     """A central model's ``results_`` carry no standard errors because the inference could
     not be computed from its releases (e.g. the noisy GD bootstrap could not undo the

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy import stats
 
 from privest.tables.totals import FLOYD_LIMIT, _keep_random, bound_rows
@@ -95,3 +96,55 @@ def test_bound_rows_keeps_the_bounds_outside_keys_and_with_large_person_codes():
     cells = rng.integers(0, 7, 5000)
     keep, people = bound_rows(cells, small, 7, 3, 2, rng)
     _check_bounds(cells, small, keep, people, 3, 2)
+
+
+def _row_subsets(limit: int, size: int, reps: int, rng) -> dict[tuple, int]:
+    """How often ``bound_rows`` keeps each subset of the ``size`` rows of one person's one
+    cell (rows interleaved with persons within the limits, so the compiled scatter must
+    put each kept row back in its place)."""
+    persons = np.r_[np.full(size, 7), 8 + np.arange(size)]
+    order = rng.permutation(persons.size)
+    persons, cells = persons[order], np.zeros(persons.size, dtype=np.int32)
+    mine = np.flatnonzero(persons == 7)
+    seen: dict[tuple, int] = {}
+    for _ in range(reps):
+        keep, people = bound_rows(cells, persons, 1, 1, limit, rng)
+        assert keep[persons != 7].all() and people[0] == size + 1
+        key = tuple(np.flatnonzero(keep[mine]).tolist())
+        seen[key] = seen.get(key, 0) + 1
+    return seen
+
+
+def test_bound_rows_keeps_a_uniform_subset_of_a_cells_rows():
+    seen = _row_subsets(2, 5, 3000, np.random.default_rng(4))
+    assert set(seen) == set(itertools.combinations(range(5), 2))
+    assert stats.chisquare(list(seen.values())).pvalue > 1e-3
+    # negative control: the same test rejects a choice that favours the first row a little
+    rng = np.random.default_rng(5)
+    subsets = list(itertools.combinations(range(5), 2))
+    weights = np.array([1.3 if 0 in s else 1.0 for s in subsets])
+    biased = rng.choice(len(subsets), 3000, p=weights / weights.sum())
+    assert stats.chisquare(np.bincount(biased, minlength=len(subsets))).pvalue < 1e-3
+
+
+def test_bound_rows_with_a_limit_above_floyds_keeps_uniform_rows():
+    limit, size, reps = FLOYD_LIMIT + 1, FLOYD_LIMIT + 4, 600
+    seen = _row_subsets(limit, size, reps, np.random.default_rng(6))
+    assert all(len(s) == limit for s in seen)
+    share = np.zeros(size)
+    for subset, count in seen.items():
+        share[list(subset)] += count
+    p = limit / size
+    assert np.all(np.abs(share / reps - p) < 5 * math.sqrt(p * (1 - p) / reps))
+
+
+def test_no_writable_numba_cache_is_said(monkeypatch):
+    from privest.errors import NoCompileCacheWarning
+    from privest.tables import grouping
+
+    def no_locator(**options):  # numba's error when it finds no cache location
+        raise RuntimeError("cannot cache function '_cache_probe': no locator available")
+
+    monkeypatch.setattr(grouping, "njit", no_locator)
+    with pytest.warns(NoCompileCacheWarning, match="NUMBA_CACHE_DIR"):
+        assert grouping._can_cache() is False

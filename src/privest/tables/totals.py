@@ -56,7 +56,7 @@ class CellTotals:
         )
 
 
-#: rows per chunk of the row index packed into the sort key
+#: rows per chunk of the row index added to a recoded sort key
 _CHUNK = 1 << 20
 #: the largest limit sampled by Floyd's algorithm (above it: by sorting random priorities)
 FLOYD_LIMIT = 32
@@ -97,6 +97,19 @@ def _by_priority(size: np.ndarray, limit: int, rng: np.random.Generator) -> np.n
     return keep
 
 
+def _choose(size: np.ndarray, limit: int, rng: np.random.Generator) -> np.ndarray:
+    """A uniform ``limit``-subset of ``range(size[g])`` for each group ``g`` (every ``size >
+    limit``), as the rows of a ``(groups, limit)`` array: Floyd's algorithm for small
+    limits, random priorities for large ones (a public choice: both draw a uniform
+    subset)."""
+    if size.size == 0:
+        return np.empty((0, limit), dtype=np.int64)
+    if limit <= FLOYD_LIMIT:
+        return _floyd(size, limit, rng)
+    offset = np.cumsum(np.r_[0, size[:-1]])
+    return np.flatnonzero(_by_priority(size, limit, rng)).reshape(-1, limit) - offset[:, None]
+
+
 def _keep_random(
     start: np.ndarray,
     size: np.ndarray,
@@ -105,29 +118,13 @@ def _keep_random(
     among: np.ndarray | bool = True,
 ) -> np.ndarray:
     """Which entries are kept: of each group in ``among`` (a mask over the groups, or all), a
-    uniformly random ``limit`` of its entries (all of a group within the limit); the
-    groups are consecutive runs (``start``, ``size``) of the entries. Floyd's algorithm
-    for small limits, random priorities for large ones (a public choice: both draw a
-    uniform subset)."""
+    uniformly random ``limit`` of its entries (:func:`_choose`; all of a group within the
+    limit); the groups are consecutive runs (``start``, ``size``) of the entries."""
     keep = np.repeat(among & (size <= limit), size)
     big = np.flatnonzero(among & (size > limit))
-    if big.size == 0:
-        return keep
-    if limit <= FLOYD_LIMIT:
-        keep[(start[big, None] + _floyd(size[big], limit, rng)).ravel()] = True
-    else:
-        runs = np.repeat(start[big] - np.cumsum(np.r_[0, size[big][:-1]]), size[big])
-        keep[runs + np.arange(runs.size)] = _by_priority(size[big], limit, rng)
+    if big.size:
+        keep[(start[big, None] + _choose(size[big], limit, rng)).ravel()] = True
     return keep
-
-
-def _runs(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(start, size) of the runs of equal values."""
-    new = np.empty(sorted_values.size, dtype=bool)
-    new[:1] = True
-    np.not_equal(sorted_values[1:], sorted_values[:-1], out=new[1:])
-    start = np.flatnonzero(new)
-    return start, np.diff(start, append=sorted_values.size)
 
 
 def _sorted_key(
@@ -136,36 +133,22 @@ def _sorted_key(
     """(sorted key, bits, uniq): one sort of ``pair 2^bits + row``, the pair code
     ``person 2^c + cell`` (``2^c >= n_cells``: shifts, not divisions) above the row index;
     recoded to the rank among the pairs (``uniq``: the codes) when it would not fit in 63
-    bits. Built in chunks of rows (no n-sized temporaries)."""
+    bits. Packed by one compiled pass (:func:`~privest.tables.grouping.pack_keys`)."""
+    from privest.tables.grouping import pack_keys
+
     bits = int(persons.size - 1).bit_length()
     cbits = int(n_cells - 1).bit_length()
     uniq = None
     if (int(persons.max()) + 1) << cbits >= 1 << (63 - bits):  # recode: pairs < 2^31
         pair, uniq = pd.factorize((persons << cbits) | cells.astype(np.int64), sort=True)
         key = pair.astype(np.int64) << bits
-        for i in range(0, key.size, _CHUNK):
+        for i in range(0, key.size, _CHUNK):  # no n-sized temporary
             key[i : i + _CHUNK] |= np.arange(i, min(i + _CHUNK, key.size))
     else:
         key = np.empty(persons.size, dtype=np.int64)
-        for i in range(0, key.size, _CHUNK):
-            j = min(i + _CHUNK, key.size)
-            part = persons[i:j] << (cbits + bits)
-            part |= cells[i:j].astype(np.int64) << bits
-            part |= np.arange(i, j)
-            key[i:j] = part
+        pack_keys(persons, cells, cbits, bits, key)
     key.sort()
     return key, bits, uniq
-
-
-def _key_runs(key: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """(start, size) of the runs of equal ``key >> bits`` in a sorted key (in chunks)."""
-    new = np.empty(key.size, dtype=bool)
-    new[:1] = True
-    for i in range(1, key.size, _CHUNK):
-        j = min(i + _CHUNK, key.size)
-        np.not_equal(key[i:j] >> bits, key[i - 1 : j - 1] >> bits, out=new[i:j])
-    start = np.flatnonzero(new).astype(np.int32)  # n < 2^31: half the memory
-    return start, np.diff(start, append=np.int32(key.size))
 
 
 def bound_rows(
@@ -182,11 +165,16 @@ def bound_rows(
 
     The (person, cell) pairs are grouped by one sort of ``pair 2^b + row``
     (:func:`_sorted_key`; values only), so a person's pairs are adjacent, in the order of
-    (person, cell); then :func:`_keep_random` keeps ``max_groups`` pairs of each person and
-    ``max_rows`` rows of each kept pair."""
+    (person, cell), and their runs are found in one pass
+    (:func:`~privest.tables.grouping.pair_runs`); then :func:`_keep_random` keeps
+    ``max_groups`` pairs of each person and :func:`_choose` ``max_rows`` rows of each kept
+    pair above it, scattered back to row order in one pass
+    (:func:`~privest.tables.grouping.scatter_kept`)."""
     if persons is None:
         valid = cells >= 0
         return valid, np.bincount(cells[valid], minlength=n_cells)
+    from privest.tables.grouping import count_runs, pair_runs, scatter_kept
+
     n = cells.size
     rows = None if n == 0 or cells.min() >= 0 else np.flatnonzero(cells >= 0)
     if rows is not None:
@@ -194,24 +182,23 @@ def bound_rows(
     if cells.size == 0:
         return np.zeros(n, dtype=bool), np.zeros(n_cells, dtype=np.int64)
     persons = persons.astype(np.int64, copy=False)
+    cells = cells.astype(np.int32, copy=False)  # n_cells <= n < 2^31
     key, bits, uniq = _sorted_key(persons, cells, n_cells)
-    start, size = _key_runs(key, bits)
-    upair = key[start]
-    upair >>= bits
-    if uniq is not None:
-        upair = uniq[upair]
     cbits = int(n_cells - 1).bit_length()
-    p_cell = np.empty(upair.size, dtype=np.int32)  # n_cells <= n < 2^31
-    np.bitwise_and(upair, (1 << cbits) - 1, out=p_cell, casting="unsafe")
-    upair >>= cbits  # the person of each pair, in place
-    keep_pair = _keep_random(*_runs(upair), max_groups, rng)
-    del upair
-    kept = _keep_random(start, size, max_rows, rng, keep_pair)
-    key &= (1 << bits) - 1  # the row of each sorted position (int64 indices scatter fast)
+    codes = np.empty(0, dtype=np.int64) if uniq is None else uniq.astype(np.int64, copy=False)
+    n_pairs, n_persons = count_runs(key, bits, cbits, codes, uniq is not None)
+    pair_start = np.empty(n_pairs + 1, dtype=np.int32)  # n < 2^31
+    pair_cell = np.empty(n_pairs, dtype=np.int32)
+    person_start = np.empty(n_persons + 1, dtype=np.int32)
+    pair_runs(key, bits, cbits, codes, uniq is not None, pair_start, pair_cell, person_start)
+    keep_pair = _keep_random(person_start[:-1], np.diff(person_start), max_groups, rng)
+    size = np.diff(pair_start)
+    big = np.flatnonzero(keep_pair & (size > max_rows))
+    chosen = _choose(size[big], max_rows, rng)
     keep = np.zeros(cells.size, dtype=bool)
-    keep[key] = kept
-    del key, kept
-    people = np.bincount(p_cell[keep_pair], minlength=n_cells)
+    people = np.zeros(n_cells, dtype=np.int64)
+    scatter_kept(key, bits, pair_start, pair_cell, keep_pair, big, chosen, keep, people)
+    del key
     if rows is not None:
         full = np.zeros(n, dtype=bool)
         full[rows[keep]] = True
