@@ -150,13 +150,14 @@ def test_median_kernel_without_a_numba_cache_warns_and_still_fits(locators):
 
     code = (
         "import warnings, numpy as np\n"
-        "warnings.simplefilter('error', RuntimeWarning)\n"
+        "from privest.errors import NoCompileCacheWarning as W\n"
+        "warnings.simplefilter('error', W)\n"
         "from privest.learn.batched import Design, dc_simplex_dr, l1_ipm\n"
         "try:\n"
         "    from privest.learn.batched import simplex_kernel\n"
-        "except RuntimeWarning as w:\n"
+        "except W as w:\n"
         "    print('warned:', 'NUMBA_CACHE_DIR' in str(w))\n"
-        "    warnings.simplefilter('ignore', RuntimeWarning)\n"
+        "    warnings.simplefilter('ignore', W)\n"
         "rng = np.random.default_rng(0)\n"
         "x = rng.normal(size=(1, 60, 2)); y = x.sum(axis=2) + rng.normal(size=(1, 60))\n"
         "d = Design.from_features(x, intercept=True)\n"

@@ -139,12 +139,21 @@ def test_bound_rows_with_a_limit_above_floyds_keeps_uniform_rows():
 
 
 def test_no_writable_numba_cache_is_said(monkeypatch):
+    """No cache location: the kernels' options say so and compile without a cache
+    (control: with numba's locators, ``cache=True`` and no warning)."""
+    import warnings
+
+    from privest import compiled
     from privest.errors import NoCompileCacheWarning
-    from privest.tables import grouping
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoCompileCacheWarning)
+        assert compiled.jit_options("the table bounding kernels", "seconds")["cache"] is True
 
     def no_locator(**options):  # numba's error when it finds no cache location
         raise RuntimeError("cannot cache function '_cache_probe': no locator available")
 
-    monkeypatch.setattr(grouping, "njit", no_locator)
-    with pytest.warns(NoCompileCacheWarning, match="NUMBA_CACHE_DIR"):
-        assert grouping._can_cache() is False
+    monkeypatch.setattr(compiled, "njit", no_locator)
+    with pytest.warns(NoCompileCacheWarning, match="table bounding.*NUMBA_CACHE_DIR"):
+        opts = compiled.jit_options("the table bounding kernels", "seconds", nogil=True)
+    assert opts == {"cache": False, "nogil": True}

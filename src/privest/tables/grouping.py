@@ -15,38 +15,15 @@ warning); this module is imported on first use, so importing privest does not lo
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
 
-from privest.errors import NoCompileCacheWarning
+from privest.compiled import jit_options
 
 __all__ = ["count_runs", "pack_keys", "pair_runs", "scatter_kept"]
 
 
-def _cache_probe() -> None:
-    """Decorated with ``cache=True`` only to ask numba for a cache location for this file."""
-
-
-def _can_cache() -> bool:
-    """Whether numba finds a writable cache location for this file (next to it, the user's
-    cache directory or ``NUMBA_CACHE_DIR``); without one, every process compiles again."""
-    try:
-        njit(cache=True)(_cache_probe)
-    except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
-        warnings.warn(
-            f"numba has no writable cache for the table bounding kernels ({exc}); they "
-            "compile in every new process (a few seconds). Set NUMBA_CACHE_DIR to a "
-            "writable directory to compile them once.",
-            NoCompileCacheWarning,
-            stacklevel=2,
-        )
-        return False
-    return True
-
-
-_JIT = {"cache": _can_cache(), "nogil": True}
+_JIT = jit_options("the table bounding kernels", "a few seconds", nogil=True)
 
 
 @njit(**_JIT)

@@ -9,38 +9,17 @@ replicate's pivots run back to back.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
+
+from privest.compiled import jit_options
 
 __all__ = ["dc_one"]
 
 
-def _cache_probe() -> None:
-    """Decorated with ``cache=True`` only to ask numba for a cache location for this file."""
-
-
-def _can_cache() -> bool:
-    """Whether numba finds a writable cache location for this file (next to it, the user's
-    cache directory or ``NUMBA_CACHE_DIR``); without one, every process compiles again."""
-    try:
-        njit(cache=True)(_cache_probe)
-    except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
-        warnings.warn(
-            f"numba has no writable cache for the DR median-regression kernel ({exc}); it "
-            "compiles in every new process (about 15 s). Set NUMBA_CACHE_DIR to a writable "
-            "directory to compile it once.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return False
-    return True
-
-
 #: Compiled once per installation where numba can cache (else once per process); IEEE
 #: division (x/0 = inf, 0/0 = nan, no exception).
-_JIT = {"cache": _can_cache(), "error_model": "numpy"}
+_JIT = jit_options("the DR median-regression kernel", "about 15 s", error_model="numpy")
 
 #: Condition number (infinity norm) above which a basis counts as singular: the replicate
 #: is then left to the interior-point DC algorithm.

@@ -14,10 +14,10 @@ once per installation where numba can cache (``cache=True``; docs/central-infere
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from numba import njit
+
+from privest.compiled import jit_options
 
 __all__ = ["kernel_totals"]
 
@@ -31,27 +31,7 @@ OWN_NONE, OWN_SUM, OWN_MOMENTS = 0, 1, 2
 MAP_NONE, MAP_RECORDS, MAP_SQUARE, MAP_FOURTH = 0, 1, 2, 3
 
 
-def _cache_probe() -> None:
-    """Decorated with ``cache=True`` only to ask numba for a cache location for this file."""
-
-
-def _can_cache() -> bool:
-    """Whether numba finds a writable cache location for this file; without one, every
-    process compiles the pass again (about 2 s)."""
-    try:
-        njit(cache=True)(_cache_probe)
-    except RuntimeError as exc:  # numba: "cannot cache function ...: no locator available"
-        warnings.warn(
-            f"numba has no writable cache for the exact-sum kernel ({exc}); it compiles in "
-            "every new process. Set NUMBA_CACHE_DIR to a writable directory to compile it once.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-        return False
-    return True
-
-
-_JIT = {"cache": _can_cache(), "error_model": "numpy", "nogil": True}
+_JIT = jit_options("the exact-sum kernel", "about 2 s", error_model="numpy", nogil=True)
 
 #: records per float partial sum: 4096 grid values below ``2^41`` sum exactly below
 #: ``2^53`` in any order, so the loop may reassociate (and vectorise) that addition alone
