@@ -281,7 +281,7 @@ def test_calibrated_pvalues_follow_the_public_rule_and_are_labelled() -> None:
     assert linear_inference.calibration_needed(m.released_stats_)
     assert np.isnan(res.null_pvalues["intercept"]) and not res.null_pvalues[1:].isna().any()
     assert np.allclose(res.pvalues[1:], res.null_pvalues[1:])
-    assert "p-values: simulated null" in str(res.summary())
+    assert "p-values and intervals: simulated null" in str(res.summary())
     assert "normal approximation for intercept" in str(res.summary())
     big = np.random.default_rng(2).integers(0, len(y), 100_000)
     ok = pv.PrivateLinearRegression(
