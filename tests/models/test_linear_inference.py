@@ -332,3 +332,44 @@ def test_calibrated_wald_test_holds_its_level_where_the_normal_one_does_not() ->
     band = 3.0 * math.sqrt(0.05 * 0.95 / reps)
     assert abs(calibrated / reps - 0.05) <= band, calibrated / reps
     assert normal / reps < 0.05 - band, normal / reps
+
+
+def test_calibrated_intervals_agree_with_the_calibrated_pvalues() -> None:
+    """Where the rule calibrates, each slope's interval inverts its simulated test: over 12
+    releases (n 300 and 1000, epsilon 0.5, 1 and 4) and several levels, 0 lies in the
+    interval iff p >= alpha; at alpha = p exactly 0 is in it (the closed end), just above
+    p it is not; each end is accepted (p(end) >= alpha) with a rejected value within the
+    bisection's tolerance beyond it. The intercept keeps the Wald interval."""
+    X, y, bounds = _noise_population()
+    rng = np.random.default_rng(11)
+    checked = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
+        for r, (n, eps) in enumerate([(300, 0.5), (300, 1.0), (300, 4.0), (1000, 1.0)] * 3):
+            idx = rng.integers(0, len(y), n)
+            m = pv.PrivateLinearRegression(
+                epsilon=eps, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
+            ).fit(X[idx], y[idx])
+            res = m.results_
+            assert linear_inference.calibration_needed(m.released_stats_)
+            p = res.pvalues.to_numpy()[1:]
+            for alpha in (0.01, 0.05, 0.2, 0.5):
+                ci = res.conf_int(alpha).to_numpy()
+                zero_in = (ci[1:, 0] <= 0) & (0 <= ci[1:, 1])
+                np.testing.assert_array_equal(zero_in, p >= alpha)
+                wald = pv.learn.results.FitResults.conf_int(res, alpha).to_numpy()
+                np.testing.assert_allclose(ci[0], wald[0])
+                checked += zero_in.size
+    assert checked == 12 * 4 * 4
+    pivot = res.null_intervals
+    for j, pj in enumerate(p):
+        for alpha, inside in ((pj, True), (np.nextafter(pj, 1.0), False)):
+            lo, hi = pivot.conf_int(alpha)[j]
+            assert bool(lo <= 0 <= hi) is inside
+    ends = pivot.conf_int(0.05)
+    step = linear_inference.BISECT_TOL * pivot.se
+    for k, side in ((0, -1.0), (1, 1.0)):
+        c = ends[:, k]
+        assert np.all(pivot.pvalues(c[:, None])[:, 0] >= 0.05)
+        beyond = c[:, None] + side * step[:, None] * np.linspace(0.05, 1.0, 20)
+        assert np.all(np.min(pivot.pvalues(beyond), axis=1) < 0.05)
