@@ -25,7 +25,7 @@ calibrated (``results_.pvalues``) and by the normal approximation of the same z,
 releases. Power: the same with y + beta z (z's population coefficient beta).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
-        [--power-reps 200] [--only coverage|intervals|type1|power]
+        [--power-reps 200] [--only coverage|intervals|type1|power] [--n 300]
 """
 
 from __future__ import annotations
@@ -242,14 +242,14 @@ def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
     return out
 
 
-def interval_table(reps: int) -> None:
+def interval_table(reps: int, cells: list[tuple[int, float]]) -> None:
     """The calibrated intervals' table of the module docstring."""
     print(
         "\n| n | epsilon | worst / mean coverage, calibrated | shipped | non-private | MC se "
         "| width / non-private, calibrated | shipped | calibrated share | 0 in CI iff p >= 0.05 |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for n, eps in TYPE1_CELLS:
+    for n, eps in cells:
         c = interval_cell(n, eps, reps)
         cov = " | ".join(
             f"{c[k + ' worst']:.3f} / {c[k + ' mean']:.3f}"
@@ -294,18 +294,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--power-reps", type=int, default=200)
     parser.add_argument("--only", choices=["coverage", "intervals", "type1", "power"], default=None)
+    parser.add_argument("--n", type=int, default=None, help="only the cells of this n")
     args = parser.parse_args(argv)
+    cells = [c for c in TYPE1_CELLS if args.n in (None, c[0])]
     if args.only in (None, "coverage"):
         coverage_table(args.reps)
     if args.only in (None, "intervals"):
-        interval_table(args.reps)
+        interval_table(args.reps, cells)
     if args.only in (None, "type1"):
         print(
             "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "
             "| calibrated share | unstable |"
         )
         print("|---|---|---|---|---|---|---|")
-        for n, eps in TYPE1_CELLS:
+        for n, eps in cells:
             t = rejections(n, eps, args.reps)
             print(
                 f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
