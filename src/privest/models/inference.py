@@ -163,10 +163,9 @@ def logistic_inference(
 class CalibratedFitResults(FitResults):
     """:class:`~privest.learn.results.FitResults` whose ``pvalues`` come from a null
     simulated from the noise law where ``null_pvalues`` is not NaN (the normal approximation
-    elsewhere); ``summary()`` says which (docs/central-models.md, "Calibrated Wald tests").
-    With ``null_intervals``, ``conf_int`` of those rows inverts the same simulated test
-    (docs/central-models.md, "Calibrated intervals"): 0 is in a row's interval iff its
-    p-value is >= alpha."""
+    elsewhere); ``summary()`` says which (docs/central-models.md, "Calibrated Wald tests and
+    intervals"). With ``null_intervals``, ``conf_int`` of those rows inverts the same
+    simulated test: 0 is in a row's interval iff its p-value is >= alpha."""
 
     null_pvalues: pd.Series | None = None
     #: how the simulated p-values were obtained (a line of the summary)

@@ -35,8 +35,9 @@ two (conservative), and the results say so, in a note and an UnstableIntervalWar
 Those conservative standard errors make the normal-approximation Wald test reject a true
 zero almost never. Where lambda_min(A) is below :data:`CALIBRATE_RATIO` x the noise's
 spectral norm (a public rule), the p-values of the coefficients come from a null simulated
-by the same simulation (:func:`calibrated_pvalues`; docs/central-models.md, "Calibrated Wald
-tests"; the simulation-calibrated tests of Awan and Wang).
+by the same simulation, and their intervals invert that test (:func:`calibrated_pivot`;
+docs/central-models.md, "Calibrated Wald tests and intervals"; the simulation-calibrated
+tests of Awan and Wang).
 """
 
 from __future__ import annotations
@@ -209,7 +210,9 @@ def calibration_needed(rel: dict[str, Any]) -> bool:
     return bool(np.linalg.eigvalsh(rel["S"])[0] < CALIBRATE_RATIO * noise_norm)
 
 
-def _restricted_family(A: np.ndarray, b: np.ndarray, floor: float, j: int):
+def _restricted_family(
+    A: np.ndarray, b: np.ndarray, floor: float, j: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The null worlds theta_j = c: (t0, v) with the restricted solve t(c) = t0 + c v
     (t_j = c, the rest the floored solve of A_kk t_k = b_k - A_kj c; affine in c)."""
     d = b.size
@@ -356,8 +359,8 @@ def linear_inference(
     mid = robust_gram(theta, rel) + rel["sd_xy"] ** 2 * np.eye(d) + rel["sd_xx"] ** 2 / 2 * tt
     scale = np.sqrt(np.maximum(np.diag(A_inv @ mid @ A_inv), np.diag(cov)) / np.diag(cov))
     note = (
-        "unstable: the noise of X'X is comparable to its smallest eigenvalue; the intervals "
-        "are wide and conservative (more records, a larger epsilon or fewer, less collinear "
-        "features help)"
+        "unstable: the noise of X'X is comparable to its smallest eigenvalue; the standard "
+        "errors are wide and conservative, the slopes' p-values and intervals simulated "
+        "(more records, a larger epsilon or fewer, less collinear features help)"
     )
     return theta, cov * np.outer(scale, scale), [note]
