@@ -283,6 +283,10 @@ def test_calibrated_pvalues_follow_the_public_rule_and_are_labelled() -> None:
     assert np.allclose(res.pvalues[1:], res.null_pvalues[1:])
     assert "p-values and intervals: simulated null" in str(res.summary())
     assert "normal approximation for intercept" in str(res.summary())
+    frame = res.summary().frame  # z marked first-order; p_ci names how each row was obtained
+    assert "z" not in frame and "z_first_order" in frame
+    assert list(frame["p_ci"]) == ["normal"] + ["simulated"] * 4
+    assert '<td class="num">simulated</td>' in res._repr_html_()
     big = np.random.default_rng(2).integers(0, len(y), 100_000)
     ok = pv.PrivateLinearRegression(
         epsilon=4.0, bounds=bounds[[0, 1]], y_bounds=(25, 346), method="adassp", random_state=0
@@ -290,6 +294,7 @@ def test_calibrated_pvalues_follow_the_public_rule_and_are_labelled() -> None:
     rel = ok.released_stats_
     assert not linear_inference.calibration_needed(rel)
     assert "p-values: normal approximation" in str(ok.results_.summary())
+    assert "z" in ok.results_.summary().frame and "p_ci" not in ok.results_.summary().frame
     theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
     d = theta.size
     mid = robust_gram(theta, rel) + rel["sd_xy"] ** 2 * np.eye(d)

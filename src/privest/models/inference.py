@@ -224,7 +224,10 @@ class CalibratedFitResults(FitResults):
             line = f"{what}: {self.calibration} for {', '.join(done)}"
             line += f"; normal approximation for {', '.join(rest)}" if rest else ""
             out.header.append(line)
-            line = "z_first_order: coef / std_err (normal approximation, not used by p_ci)"
+            line = (
+                "z_first_order: coef / std_err (the normal approximation; the simulated "
+                "rows' p_value and interval do not use it)"
+            )
         out.header.append(line)
         return out
 
