@@ -10,6 +10,15 @@ Carlo standard error, the median over coefficients of the mean ratio of the stan
 to the non-private HC0 one on the same sample, the share of releases without standard
 errors (a fallback) and the share flagged unstable.
 
+Calibrated intervals (``--only intervals``): on the type I cells' population below (true
+coefficients: the population OLS fit, z's 0), the coverage of the slopes' 95% intervals of
+``results_.conf_int()`` ("calibrated": the inverted simulated test where the public rule
+fires), of the shipped Wald intervals coef +- 1.96 ``bse`` and of the non-private OLS (HC0)
+interval, all from the same releases (``method="adassp"``), with the width over the
+non-private one's (mean and median over the releases, median over the slopes); and the
+share of releases where 0 lies in every slope's calibrated interval iff its calibrated
+p-value is >= 0.05 (by construction: 1).
+
 Type I error: a pure-noise feature z, made exactly orthogonal to the constant, the features
 and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
 s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back),
@@ -17,7 +26,7 @@ calibrated (``results_.pvalues``) and by the normal approximation of the same z,
 releases. Power: the same with y + beta z (z's population coefficient beta).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
-        [--power-reps 200] [--only coverage|type1|power]
+        [--power-reps 200] [--only coverage|intervals|type1|power] [--n 300]
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ from sklearn.datasets import load_diabetes
 
 import privest as pv
 from privest.models.linear_inference import ridge_free_solve
+
+Z975 = 1.959963984540054
 
 #: fair (statsmodels): rate_marriage on age, yrs_married, religious, educ, with bounds from
 #: the survey's coding of each variable (not read off the data)
@@ -177,6 +188,85 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
     }
 
 
+def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
+    """Coverage and width of the slopes' calibrated, shipped and non-private intervals on the
+    same ``reps`` releases (module docstring)."""
+    X, y, bounds, y_bounds = noise_population()
+    D = np.column_stack([np.ones(len(y)), X])
+    truth = np.linalg.lstsq(D, y, rcond=None)[0][1:]
+    rng = np.random.default_rng(300)
+    hits = {"calibrated": [], "shipped": [], "non-private": []}
+    width = {"calibrated": [], "shipped": []}
+    agree = calibrated = 0
+    for r in range(reps):
+        idx = rng.integers(0, len(y), n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = (
+                pv.PrivateLinearRegression(
+                    epsilon=epsilon,
+                    delta=1e-6,
+                    bounds=bounds,
+                    y_bounds=y_bounds,
+                    method="adassp",
+                    random_state=r,
+                )
+                .fit(X[idx], y[idx])
+                .results_
+            )
+        params = res.params.to_numpy()[1:]
+        se = res.bse.to_numpy()[1:]
+        ci = res.conf_int().to_numpy()[1:]
+        Ds = D[idx]
+        ols = np.linalg.lstsq(Ds, y[idx], rcond=None)[0][1:]
+        se0 = _hc_se(Ds, y[idx])[1:]
+        ends = {
+            "calibrated": ci,
+            "shipped": np.column_stack([params - Z975 * se, params + Z975 * se]),
+            "non-private": np.column_stack([ols - Z975 * se0, ols + Z975 * se0]),
+        }
+        for k, e in ends.items():
+            hits[k].append((e[:, 0] <= truth) & (truth <= e[:, 1]))
+            if k in width:
+                width[k].append((e[:, 1] - e[:, 0]) / (2.0 * Z975 * se0))
+        sim = getattr(res, "null_pvalues", None)
+        calibrated += sim is not None and not np.isnan(sim.iloc[-1])
+        zero_in = (ci[:, 0] <= 0.0) & (0.0 <= ci[:, 1])
+        agree += bool(np.all(zero_in == (res.pvalues.to_numpy()[1:] >= 0.05)))
+    out: dict[str, float] = {"mc_se": math.sqrt(0.95 * 0.05 / reps)}
+    for k, h in hits.items():
+        cover = np.mean(h, axis=0)
+        out[f"{k} worst"], out[f"{k} mean"] = float(cover.min()), float(cover.mean())
+    for k, w in width.items():  # mean and median over releases, median over the slopes
+        out[f"{k} width"] = float(np.median(np.mean(w, axis=0)))
+        out[f"{k} median width"] = float(np.median(np.median(w, axis=0)))
+    out["agree"], out["calibrated"] = agree / reps, calibrated / reps
+    return out
+
+
+def interval_table(reps: int, cells: list[tuple[int, float]]) -> None:
+    """The calibrated intervals' table of the module docstring."""
+    print(
+        "\n| n | epsilon | worst / mean coverage, calibrated | shipped | non-private | MC se "
+        "| width / non-private (mean; median), calibrated | shipped | calibrated share "
+        "| 0 in CI iff p >= 0.05 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n, eps in cells:
+        c = interval_cell(n, eps, reps)
+        cov = " | ".join(
+            f"{c[k + ' worst']:.3f} / {c[k + ' mean']:.3f}"
+            for k in ("calibrated", "shipped", "non-private")
+        )
+        print(
+            f"| {n} | {eps:g} | {cov} | {c['mc_se']:.3f} "
+            f"| {c['calibrated width']:.2f}; {c['calibrated median width']:.2f} "
+            f"| {c['shipped width']:.2f}; {c['shipped median width']:.2f} "
+            f"| {c['calibrated']:.2f} | {c['agree']:.2f} |",
+            flush=True,
+        )
+
+
 def nonprivate_se(n: int) -> float:
     """The non-private (OLS) standard error of z's coefficient at n in the noise population."""
     X, y, _, _ = noise_population()
@@ -208,17 +298,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--power-reps", type=int, default=200)
-    parser.add_argument("--only", choices=["coverage", "type1", "power"], default=None)
+    parser.add_argument("--only", choices=["coverage", "intervals", "type1", "power"], default=None)
+    parser.add_argument("--n", type=int, default=None, help="only the cells of this n")
     args = parser.parse_args(argv)
+    cells = [c for c in TYPE1_CELLS if args.n in (None, c[0])]
     if args.only in (None, "coverage"):
         coverage_table(args.reps)
+    if args.only in (None, "intervals"):
+        interval_table(args.reps, cells)
     if args.only in (None, "type1"):
         print(
             "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "
             "| calibrated share | unstable |"
         )
         print("|---|---|---|---|---|---|---|")
-        for n, eps in TYPE1_CELLS:
+        for n, eps in cells:
             t = rejections(n, eps, args.reps)
             print(
                 f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "

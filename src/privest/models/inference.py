@@ -163,11 +163,21 @@ def logistic_inference(
 class CalibratedFitResults(FitResults):
     """:class:`~privest.learn.results.FitResults` whose ``pvalues`` come from a null
     simulated from the noise law where ``null_pvalues`` is not NaN (the normal approximation
-    elsewhere); ``summary()`` says which (docs/central-models.md, "Calibrated Wald tests")."""
+    elsewhere); ``summary()`` says which (docs/central-models.md, "Calibrated Wald tests and
+    intervals"). With ``null_intervals``, ``conf_int`` of those rows inverts the same
+    simulated test: 0 is in a row's interval iff its p-value is >= alpha."""
 
     null_pvalues: pd.Series | None = None
     #: how the simulated p-values were obtained (a line of the summary)
     calibration: str = ""
+    #: ``conf_int(alpha)`` -> (k, 2) intervals of the k simulated rows, in order (None: the
+    #: Wald intervals everywhere)
+    null_intervals: Any = None
+
+    def _simulated(self) -> np.ndarray:
+        """Which rows have simulated p-values."""
+        sim = self.null_pvalues
+        return np.zeros(self.params.size, bool) if sim is None else ~np.isnan(sim.to_numpy())
 
     @property
     def pvalues(self) -> pd.Series:
@@ -178,17 +188,46 @@ class CalibratedFitResults(FitResults):
         p = np.where(np.isnan(sim) | np.isnan(z), normal, sim)
         return pd.Series(p, index=self.params.index, name="p_value")
 
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """Intervals at level 1 - alpha: the inverted simulated test on the simulated rows
+        (with ``null_intervals``), Wald intervals elsewhere."""
+        out = super().conf_int(alpha)
+        rows = self._simulated()
+        if self.null_intervals is not None and rows.any():
+            out.loc[rows, ["ci_lower", "ci_upper"]] = self.null_intervals.conf_int(float(alpha))
+        return out
+
+    def to_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """:meth:`FitResults.to_frame` with, where some rows are simulated, ``z`` renamed
+        ``z_first_order`` (coef / std_err, which the simulated p-values do not use) and a
+        column ``p_ci`` naming how each row's p-value and interval were obtained."""
+        frame = super().to_frame(alpha)
+        rows = self._simulated()
+        if rows.any():
+            frame = frame.rename(columns={"z": "z_first_order"})
+            how = "simulated" if self.null_intervals is not None else "p simulated"
+            kind = np.where(rows, how, "normal")
+            frame.insert(frame.columns.get_loc("ci_upper") + 1, "p_ci", kind)
+        return frame
+
     def summary(self, alpha: float = 0.05) -> Any:
         """The table and header of :meth:`FitResults.summary`, plus a line naming which
-        p-values are calibrated by simulation and which use the normal approximation."""
+        p-values (and intervals) are calibrated by simulation and which use the normal
+        approximation."""
         out = super().summary(alpha)
         sim = self.null_pvalues
         done = [] if sim is None else [str(k) for k, v in sim.items() if not np.isnan(v)]
+        what = "p-values and intervals" if self.null_intervals is not None else "p-values"
         line = "p-values: normal approximation"
         if done:
             rest = [str(k) for k in self.params.index if str(k) not in done]
-            line = f"p-values: {self.calibration} for {', '.join(done)}"
+            line = f"{what}: {self.calibration} for {', '.join(done)}"
             line += f"; normal approximation for {', '.join(rest)}" if rest else ""
+            out.header.append(line)
+            line = (
+                "z_first_order: coef / std_err (the normal approximation; the simulated "
+                "rows' p_value and interval do not use it)"
+            )
         out.header.append(line)
         return out
 
@@ -203,12 +242,14 @@ def central_results(
     inference: str,
     notes: list[str],
     null_pvalues: np.ndarray | None = None,
+    null_intervals: Any = None,
 ) -> FitResults:
     """The :class:`~privest.learn.results.FitResults` of a central fit in the user's
     coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'.
     ``null_pvalues`` (theta coordinates) are simulated p-values of the coefficients (the
     intercept, a combination of theta, keeps the normal approximation): a
-    :class:`CalibratedFitResults` then."""
+    :class:`CalibratedFitResults` then, whose simulated rows take their intervals from
+    ``null_intervals`` (``conf_int(alpha)`` -> (p, 2) for the coefficients) if given."""
     p = est.n_features_in_
     names = list(getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)]))
     J = np.eye(p, theta.size)
@@ -225,6 +266,7 @@ def central_results(
         sim[int(est.fit_intercept) :] = null_pvalues[:p]
         calibration = "simulated null (2,000 draws from the noise law)"
         extra = {"null_pvalues": pd.Series(sim, index=index), "calibration": calibration}
+        extra["null_intervals"] = null_intervals
     return (CalibratedFitResults if extra else FitResults)(
         params=pd.Series(params, index=index, name="coef"),
         cov=None if cov is None else J @ cov @ J.T,

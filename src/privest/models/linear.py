@@ -62,7 +62,7 @@ from privest.models.inference import central_results
 from privest.models.linear_inference import (
     INFERENCE_SHARE,
     YY_SHARE,
-    calibrated_pvalues,
+    calibrated_pivot,
     calibration_needed,
     linear_inference,
     noisy_square_sum,
@@ -481,7 +481,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
         ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
         what = "fell back to the private constant" if self.fallback_ else self.method_
         why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
-        cov = null_p = None
+        cov = null_p = pivot = None
         if ok:
             theta, cov, why = linear_inference(self.released_stats_, rng)
             if why:
@@ -489,9 +489,10 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
                 warnings.warn(msg, UnstableIntervalWarning, 2)
             null_p = np.full(theta.size, np.nan)  # NaN: the normal approximation
             if calibration_needed(self.released_stats_):  # a public rule (released scales)
-                null_p = calibrated_pvalues(theta, self.released_stats_, rng)
+                pivot = calibrated_pivot(theta, self.released_stats_, rng).subset(slice(0, p))
+                null_p = pivot.pvalues(np.zeros((p, 1)))[:, 0]
         how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
-        args = (theta, cov, design, n, self.method_, how, why, null_p)
+        args = (theta, cov, design, n, self.method_, how, why, null_p, pivot)
         self.results_ = central_results(self, *args)
         return self
 

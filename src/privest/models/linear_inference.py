@@ -35,13 +35,15 @@ two (conservative), and the results say so, in a note and an UnstableIntervalWar
 Those conservative standard errors make the normal-approximation Wald test reject a true
 zero almost never. Where lambda_min(A) is below :data:`CALIBRATE_RATIO` x the noise's
 spectral norm (a public rule), the p-values of the coefficients come from a null simulated
-by the same simulation (:func:`calibrated_pvalues`; docs/central-models.md, "Calibrated Wald
-tests"; the simulation-calibrated tests of Awan and Wang).
+by the same simulation, and their intervals invert that test (:func:`calibrated_pivot`;
+docs/central-models.md, "Calibrated Wald tests and intervals"; the simulation-calibrated
+tests of Awan and Wang).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,8 +53,10 @@ from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 
 __all__ = [
     "INFERENCE_SHARE",
+    "CalibratedPivot",
     "RESIDUAL_CLIP",
     "YY_SHARE",
+    "calibrated_pivot",
     "calibrated_pvalues",
     "calibration_needed",
     "linear_inference",
@@ -75,6 +79,9 @@ N_DRAWS = 2000
 UNSTABLE_RATIO = 2.0
 #: below this ratio the Wald p-values are calibrated by simulation (:func:`calibration_needed`)
 CALIBRATE_RATIO = 10.0
+#: the calibrated intervals' ends are found to this fraction of the first-order standard error
+#: (far below the Monte Carlo error of an end from N_DRAWS draws)
+BISECT_TOL = 1e-6
 Z975 = float(norm.ppf(0.975))
 
 
@@ -179,15 +186,19 @@ def _floored_inverse(A: np.ndarray, floor: float) -> np.ndarray:
     return (vecs / np.maximum(vals, floor)[:, None, :]) @ np.swapaxes(vecs, 1, 2)
 
 
+def _first_order_var(a: np.ndarray, theta: np.ndarray, mid: np.ndarray, sd_xx: float) -> np.ndarray:
+    """a' (mid + s^2/2 (||theta||^2 I + theta theta')) a, batched over rows a (k, d) of A^-1
+    and theta (k, d): the first-order sandwich variance of a coefficient; ``mid`` = M~ +
+    s_xy^2 I."""
+    norm2 = np.sum(theta**2, axis=1) * np.sum(a**2, axis=1) + np.sum(a * theta, axis=1) ** 2
+    return np.maximum(np.einsum("ki,ij,kj->k", a, mid, a) + sd_xx**2 / 2.0 * norm2, 1e-300)
+
+
 def _wald_z(A_inv: np.ndarray, b: np.ndarray, mid: np.ndarray, sd_xx: float, j: int) -> np.ndarray:
     """Wald z of coefficient j: theta = A^-1 b over the standard error of the first-order
-    sandwich A^-1 (mid + s^2/2 (||theta||^2 I + theta theta')) A^-1, batched over A^-1
-    (k, d, d) and b (k, d); ``mid`` = M~ + s_xy^2 I."""
+    sandwich (:func:`_first_order_var`), batched over A^-1 (k, d, d) and b (k, d)."""
     theta = np.einsum("kij,kj->ki", A_inv, b)
-    a = A_inv[:, j, :]  # row j of A^-1
-    norm2 = np.sum(theta**2, axis=1) * np.sum(a**2, axis=1) + np.sum(a * theta, axis=1) ** 2
-    var = np.einsum("ki,ij,kj->k", a, mid, a) + sd_xx**2 / 2.0 * norm2
-    return theta[:, j] / np.sqrt(np.maximum(var, 1e-300))
+    return theta[:, j] / np.sqrt(_first_order_var(A_inv[:, j, :], theta, mid, sd_xx))
 
 
 def calibration_needed(rel: dict[str, Any]) -> bool:
@@ -199,32 +210,133 @@ def calibration_needed(rel: dict[str, Any]) -> bool:
     return bool(np.linalg.eigvalsh(rel["S"])[0] < CALIBRATE_RATIO * noise_norm)
 
 
+def _restricted_family(
+    A: np.ndarray, b: np.ndarray, floor: float, j: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The null worlds theta_j = c: (t0, v) with the restricted solve t(c) = t0 + c v
+    (t_j = c, the rest the floored solve of A_kk t_k = b_k - A_kj c; affine in c)."""
+    d = b.size
+    keep = np.arange(d) != j
+    F = _floored_inverse(A[np.ix_(keep, keep)][None], floor)[0]
+    t0, v = np.zeros(d), np.zeros(d)
+    t0[keep], v[keep], v[j] = F @ b[keep], -F @ A[keep, j], 1.0
+    return t0, v
+
+
+@dataclass(frozen=True)
+class CalibratedPivot:
+    """The simulated nulls of the calibrated Wald tests of every coefficient j and every
+    hypothesised value c of theta_j, from one shared set of draws (docs/central-models.md,
+    "Calibrated Wald tests and intervals"). Under theta_j = c the simulated estimate is
+    affine in c, so its studentised pivot is (n0 + c n1) / sqrt(v0 + c v1 + c^2 v2) per
+    draw; the observed one is (theta_j - c) / se_j. Post-processing of the releases."""
+
+    theta: np.ndarray  # (d,) the ridge-free solve
+    se: np.ndarray  # (d,) its first-order sandwich standard errors
+    num: np.ndarray  # (2, d, draws): theta*_j - c = num[0] + c num[1]
+    var: np.ndarray  # (3, d, draws): the simulated first-order variance, a quadratic in c
+
+    def pvalues(self, c: np.ndarray) -> np.ndarray:
+        """p_j(c) = (1 + #{|z*_j(c)| >= |z_j(c)|}) / (1 + draws) for c of shape (d, q)."""
+        c = np.asarray(c, float)[:, None, :]
+        z_obs = np.abs(self.theta[:, None] - c[:, 0, :]) / self.se[:, None]
+        z_sim = (self.num[0][..., None] + c * self.num[1][..., None]) / np.sqrt(
+            np.maximum(
+                self.var[0][..., None] + c * (self.var[1][..., None] + c * self.var[2][..., None]),
+                1e-300,
+            )
+        )
+        hits = np.sum(np.abs(z_sim) >= z_obs[:, None, :], axis=1)
+        return (1.0 + hits) / (1.0 + self.num.shape[2])
+
+    def conf_int(self, alpha: float) -> np.ndarray:
+        """(d, 2): per coefficient, the values c that the test does not reject at alpha
+        (p_j(c) >= alpha), found outward from theta_j (p = 1) by doubling then bisection,
+        with c = 0 decided by p_j(0) itself: 0 lies in the interval iff p_j(0) >= alpha.
+        An end whose p never drops below alpha (alpha < 1 / (1 + draws)) is infinite."""
+        d = self.theta.size
+        side = np.repeat([[-1.0], [1.0]], d, axis=1)  # (2, d): lower, upper
+        inner = np.tile(self.theta, (2, 1))
+        outer = np.full((2, d), np.nan)
+        on_side = side * -self.theta > 0  # 0 lies on this side of theta_j
+        p0 = self.pvalues(np.zeros((d, 1)))[:, 0]
+        outer[on_side & (p0 < alpha)[None]] = 0.0
+        inner[on_side & (p0 >= alpha)[None]] = 0.0
+        step = self.se[None] * np.ones((2, d))
+        for _ in range(64):  # doubling: an outer point that the test rejects
+            todo = np.isnan(outer)
+            if not todo.any():
+                break
+            trial = inner + side * step
+            rejected = self._p2(trial) < alpha
+            outer[todo & rejected] = trial[todo & rejected]
+            step = step * 2.0
+        for _ in range(64):  # bisection between an accepted and a rejected point
+            if not np.any(np.abs(outer - inner) > BISECT_TOL * self.se):  # NaN: unbounded
+                break
+            mid = np.where(np.isnan(outer), inner, (inner + outer) / 2.0)
+            ok = self._p2(mid) >= alpha
+            inner = np.where(ok, mid, inner)
+            outer = np.where(ok, outer, mid)
+        inner[np.isnan(outer)] = side[np.isnan(outer)] * np.inf
+        return inner.T
+
+    def subset(self, rows: slice) -> CalibratedPivot:
+        """The pivot of the coefficients ``rows`` only."""
+        return CalibratedPivot(
+            self.theta[rows], self.se[rows], self.num[:, rows], self.var[:, rows]
+        )
+
+    def _p2(self, c: np.ndarray) -> np.ndarray:
+        """p-values at the (2, d) lower and upper candidates."""
+        return self.pvalues(c.T).T
+
+
+def calibrated_pivot(
+    theta: np.ndarray, rel: dict[str, Any], rng: np.random.Generator, draws: int = N_DRAWS
+) -> CalibratedPivot:
+    """The simulated nulls of the calibrated Wald tests (docs/central-models.md, "Calibrated
+    Wald tests and intervals"): the statistic is the Wald z with the first-order sandwich's
+    standard error; the null world of theta_j = c has X'X = the released A and the
+    restricted solve (theta_j = c, the rest A_kk^-1 (b_k - A_kj c)) as coefficients; each of
+    ``draws`` simulated releases (:func:`_simulated_releases`, the sampling term M~) is
+    solved and studentised like the real one. The noises of the simulated releases do not
+    depend on the null: one set of draws (and one decomposition of the simulated X'X)
+    serves every coefficient and value. Post-processing."""
+    d = theta.size
+    A, b, s2 = rel["S"], rel["b"], rel["sd_xx"] ** 2 / 2.0
+    gram = robust_gram(theta, rel)
+    mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
+    A_sim, noise = _simulated_releases(np.zeros(d), gram, rel, rng, draws)
+    inv_sim, inv = _floored_inverse(A_sim, rel["floor"]), _floored_inverse(A[None], rel["floor"])
+    fam = [_restricted_family(A, b, rel["floor"], j) for j in range(d)]
+    T0, V = np.array([f[0] for f in fam]), np.array([f[1] for f in fam])  # rows: j
+    PA = inv_sim @ A
+    G = np.einsum("kij,kj->ki", inv_sim, noise)[:, None, :] + np.einsum("kil,jl->kji", PA, T0)
+    H = np.einsum("kil,jl->kji", PA, V)  # (draws, j, i): theta*_i = G + c H under theta_j = c
+    se = np.sqrt(_first_order_var(inv[0], np.tile(theta, (d, 1)), mid, rel["sd_xx"]))
+    a = np.swapaxes(inv_sim, 0, 1)  # (j, draws, i): row j of each simulated A^-1
+    G, H = np.swapaxes(G, 0, 1), np.swapaxes(H, 0, 1)
+    aa, ag, ah = np.sum(a * a, -1), np.sum(a * G, -1), np.sum(a * H, -1)
+    q = np.einsum("jki,il,jkl->jk", a, mid, a)
+    var = np.stack(
+        [
+            q + s2 * (aa * np.sum(G * G, -1) + ag**2),
+            s2 * 2.0 * (aa * np.sum(G * H, -1) + ag * ah),
+            s2 * (aa * np.sum(H * H, -1) + ah**2),
+        ]
+    )
+    jj = np.arange(d)
+    num = np.stack([G[jj, :, jj], H[jj, :, jj] - 1.0])
+    return CalibratedPivot(theta, se, num, var)
+
+
 def calibrated_pvalues(
     theta: np.ndarray, rel: dict[str, Any], rng: np.random.Generator, draws: int = N_DRAWS
 ) -> np.ndarray:
-    """Two-sided p-values of theta_j = 0, each from its null simulated from the noise law
-    (docs/central-models.md, "Calibrated Wald tests"): the statistic is the Wald z with the
-    first-order sandwich's standard error; the null world has X'X = the released A and the
-    restricted solve (theta_j = 0, the rest A_kk^-1 b_k) as coefficients; each of ``draws``
-    simulated releases (:func:`_simulated_releases`, the sampling term M~) is solved and
-    studentised like the real one; p = (1 + #{|z*| >= |z|}) / (1 + draws). Post-processing."""
-    d = theta.size
-    A, b = rel["S"], rel["b"]
-    gram = robust_gram(theta, rel)
-    mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
-    # the noises of the simulated releases do not depend on the null's coefficients: one
-    # set of draws (and one decomposition of the simulated X'X) serves every coefficient
-    A_sim, noise = _simulated_releases(np.zeros(d), gram, rel, rng, draws)
-    inv_sim, inv = _floored_inverse(A_sim, rel["floor"]), _floored_inverse(A[None], rel["floor"])
-    out = np.empty(d)
-    for j in range(d):
-        keep = np.arange(d) != j
-        truth = np.zeros(d)
-        truth[keep] = ridge_free_solve(A[np.ix_(keep, keep)], b[keep], rel["floor"])
-        z_obs = _wald_z(inv, b[None], mid, rel["sd_xx"], j)[0]
-        z_sim = _wald_z(inv_sim, noise + A @ truth, mid, rel["sd_xx"], j)
-        out[j] = (1.0 + np.sum(np.abs(z_sim) >= abs(z_obs))) / (1.0 + draws)
-    return out
+    """Two-sided p-values of theta_j = 0 from :func:`calibrated_pivot`:
+    p = (1 + #{|z*| >= |z|}) / (1 + draws)."""
+    return calibrated_pivot(theta, rel, rng, draws).pvalues(np.zeros((theta.size, 1)))[:, 0]
 
 
 def linear_inference(
@@ -247,8 +359,8 @@ def linear_inference(
     mid = robust_gram(theta, rel) + rel["sd_xy"] ** 2 * np.eye(d) + rel["sd_xx"] ** 2 / 2 * tt
     scale = np.sqrt(np.maximum(np.diag(A_inv @ mid @ A_inv), np.diag(cov)) / np.diag(cov))
     note = (
-        "unstable: the noise of X'X is comparable to its smallest eigenvalue; the intervals "
-        "are wide and conservative (more records, a larger epsilon or fewer, less collinear "
-        "features help)"
+        "unstable: the noise of X'X is comparable to its smallest eigenvalue; the standard "
+        "errors are wide and conservative, the slopes' p-values and intervals simulated "
+        "(more records, a larger epsilon or fewer, less collinear features help)"
     )
     return theta, cov * np.outer(scale, scale), [note]

@@ -335,7 +335,10 @@ def results_html(results: Any) -> str:
     rows = []
     for name, r in frame.iterrows():
         on_bound = bool(r.get("on_bound", False))
-        cells = [num(r[c]) if not (on_bound and c != "coef") else "on bound" for c in cols]
+        cells = [
+            "on bound" if on_bound and c != "coef" else r[c] if isinstance(r[c], str) else num(r[c])
+            for c in cols
+        ]  # a text column (the calibrated models' p_ci) is shown as is
         rows.append((name, *cells))
     head = "".join(f"<p>{esc(line)}</p>" for line in summary.header)
     body = (
