@@ -390,14 +390,15 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept);
         ``path`` receives the design rows, their centre and scale and the released path."""
-        n = X.shape[0]
+        n, p = X.shape
         if self.fit_intercept:
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
         else:
             centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
-        Xc = (X - centre) / scale
+        Xc = np.empty((n, p + int(self.fit_intercept)))  # filled in place: no n x p temporaries
+        np.divide(np.subtract(X, centre, out=Xc[:, :p]), scale, out=Xc[:, :p])
         if self.fit_intercept:
-            Xc = np.hstack([Xc, np.ones((n, 1))])
+            Xc[:, p] = 1.0
         precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)
         theta = noisy_descent(
             Xc,
