@@ -93,7 +93,13 @@ def test_keep_leaves_the_callers_limit(monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "1.5", ""])
-def test_a_bad_value_is_refused_by_name(monkeypatch, value):
+def test_a_bad_value_is_refused_by_name_before_the_budget_is_charged(monkeypatch, value):
     monkeypatch.setenv(_threads.ENV_VAR, value)
+    budget = pv.Budget(1.0, 1e-6)
+    est = pv.PrivateLogisticRegression(epsilon=1.0, bounds=(-1, 1), budget=budget)
     with pytest.raises(ValidationError, match="PRIVEST_BLAS_THREADS"):
-        _fit_logistic()
+        est.fit(np.zeros((10, 2)), np.arange(10) % 2)
+    assert len(budget.spends) == 0
+    monkeypatch.setenv(_threads.ENV_VAR, "1")  # control: the same fit is charged
+    est.fit(np.zeros((10, 2)), np.arange(10) % 2)
+    assert len(budget.spends) == 1
