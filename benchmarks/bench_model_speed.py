@@ -15,9 +15,10 @@ Rows, wall and CPU seconds (medians of ``--repeat`` interleaved repeats) and the
 Each row starts with an untimed warm-up at n = 2,000 (lazy imports; the simplex kernel is
 compiled by numba on the first median fit).
 
-CPU seconds are the process's (every thread). Run against another checkout with
-``PYTHONPATH=that/src`` for a before/after in one session; the anchors need the ``bench``
-extra.
+CPU seconds are the process's (every thread). privest's fits run on one BLAS thread unless
+``PRIVEST_BLAS_THREADS`` says otherwise; the anchors on the process's threads. Run against
+another checkout with ``PYTHONPATH=that/src`` for a before/after in one session; the anchors
+need the ``bench`` extra.
 
     python benchmarks/bench_model_speed.py [--rows logistic,median] [--sizes 1e4,1e5,1e6]
         [--median-sizes 1e4,1e5] [--p 20] [--median-p 2] [--repeat 3]

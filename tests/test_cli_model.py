@@ -238,6 +238,30 @@ def test_c0_auto_and_y_radius_reach_the_models(csv):
     assert _build(bayes, None, 2).bounds is None
 
 
+def test_c0_defaults_to_auto_as_in_the_classes(csv):
+    """Without --c0, eptr-ols and eptr-bayes get the classes' default c0='auto'; a given
+    number still reaches the model."""
+    from privest.cli import build_parser
+    from privest.commands.model import _build
+    from privest.models.eptr_bayes import EPTRBayesClassifier
+    from privest.models.eptr_ols import EPTRLinearRegression
+
+    assert EPTRBayesClassifier().c0 == EPTRLinearRegression().c0 == "auto"
+    common = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4"]
+    ols = _model_args(csv, "eptr-ols", *common, "--theta-radius", "1")
+    bayes = _model_args(csv, "eptr-bayes", *common)
+    for args in (ols, bayes):
+        assert _build(build_parser().parse_args(args), None, 2).c0 == "auto"
+        assert _build(build_parser().parse_args([*args, "--c0", "0.2"]), None, 2).c0 == 0.2
+
+
+def test_bayes_without_c0_releases(csv, capsys):
+    extra = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4", "--bounds=-3:3"]
+    assert main(_model_args(csv, "eptr-bayes", *extra, "--seed", "2")) == 0
+    out = capsys.readouterr().out
+    assert "eptr-bayes: released" in out and "c0 chosen privately" in out
+
+
 def test_ols_with_c0_auto_releases_and_states_the_chosen_c0(csv, capsys):
     extra = ["--epsilon", "2", "--delta", "1e-6", "--x-radius", "4", "--theta-radius", "1"]
     extra += ["--y-radius", "4", "--c0", "auto", "--seed", "1"]

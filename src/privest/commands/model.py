@@ -84,9 +84,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--c0",
         type=_c0,
-        help="public level c0 (all methods), or 'auto' (ols, bayes): spend a share (10%%) of "
-        "epsilon choosing c0 privately (ols: from a noisy lambda_min(X^T X)/n; bayes: from a "
-        "noisy smallest class count)",
+        help="public level c0 (all methods; nw: required), or 'auto' (ols, bayes: the default, "
+        "as in the Python classes): spend a share (10%%) of epsilon choosing c0 privately (ols: "
+        "from a noisy lambda_min(X^T X)/n; bayes: from a noisy smallest class count)",
     )
     p.add_argument(
         "--classes", help="comma-separated public class labels (bayes; logistic: two, default 0,1)"
@@ -196,27 +196,27 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
     if args.method == "eptr-ols":
         from privest.models.eptr_ols import EPTRLinearRegression
 
-        _need(args, "x_radius", "theta_radius", "c0")
+        _need(args, "x_radius", "theta_radius")
         return EPTRLinearRegression(
             epsilon=args.epsilon,
             delta=args.delta,
             x_radius=args.x_radius,
             theta_radius=args.theta_radius,
             y_radius=args.y_radius,
-            c0=args.c0,
+            c0="auto" if args.c0 is None else args.c0,
             clip=args.clip,
             random_state=rng,
         )
     if args.method == "eptr-bayes":
         from privest.models.eptr_bayes import EPTRBayesClassifier
 
-        _need(args, "x_radius", "c0", "classes")
+        _need(args, "x_radius", "classes")
         return EPTRBayesClassifier(
             epsilon=args.epsilon,
             delta=args.delta,
             classes=args.classes.split(","),
             x_radius=args.x_radius,
-            c0=args.c0,
+            c0="auto" if args.c0 is None else args.c0,
             bounds=None if args.bounds is None else parse_pair(args.bounds, "--bounds"),
             bottom=args.bottom,
             clip=args.clip,

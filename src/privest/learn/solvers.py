@@ -31,14 +31,13 @@ and hinge losses are fitted by smoothing continuation (:mod:`privest.learn.smoot
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse
 
+from privest._threads import fit_threads
 from privest.errors import ValidationError
 from privest.learn.batched import (
     BatchedObjective,
@@ -98,26 +97,6 @@ def _finish(sol: Solution, box: np.ndarray) -> Solution:
     return sol
 
 
-SMALL_FIT = 100_000  # records up to which a solve runs on one BLAS thread
-
-
-@functools.cache
-def _thread_pools():  # made once, on the first solve (every BLAS is loaded by then)
-    from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
-
-    return ThreadpoolController()
-
-
-def _blas_threads(n: int) -> contextlib.AbstractContextManager:
-    """One BLAS thread for a small fit. The solvers' BLAS calls are on p-vectors and small
-    matrices (L-BFGS-B's own algebra, n x p products for small n), where OpenBLAS threads
-    only add synchronisation: a DR hinge fit at n = 500 took 0.58 s of wall time with two
-    threads on a busy two-core machine and 0.12 s with one (docs/dr-estimation.md)."""
-    if n > SMALL_FIT:
-        return contextlib.nullcontext()
-    return _thread_pools().limit(limits=1, user_api="blas")
-
-
 def _kinked_index(loss) -> bool:
     return loss.kink != "none" and loss.form == "index"
 
@@ -143,7 +122,7 @@ def solve(
 ) -> Solution:
     """Minimise ``obj`` over ``box`` ((p, 2) array), trying each of ``starts`` (the Newton
     solver stops at steps below ``xtol``)."""
-    with _blas_threads(obj.n):
+    with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
         return _dispatch(obj, box, starts, xtol)
 
 

@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import integrate, special
 
 from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
@@ -240,9 +239,11 @@ class ApproximatePiecewiseLaplaceLaw(OutputLaw):
 
 def _lp_ball_log_volume(d: int, p: float) -> float:
     """log Vol of the unit L_p ball in R^d: d log(2 Gamma(1 + 1/p)) - log Gamma(1 + d/p)."""
+    from scipy.special import gammaln
+
     if math.isinf(p):
         return d * math.log(2.0)
-    return d * math.log(2.0 * math.gamma(1.0 + 1.0 / p)) - special.gammaln(1.0 + d / p)
+    return d * math.log(2.0 * math.gamma(1.0 + 1.0 / p)) - gammaln(1.0 + d / p)
 
 
 class ApproximateLpPLMLaw(OutputLaw):
@@ -298,7 +299,9 @@ class ApproximateLpPLMLaw(OutputLaw):
         self.r_in, self.r_out = self.r_in[keep], self.r_out[keep]
         self.lam, self.level = self.lam[keep], self.level[keep]
         self.log_shell = self._log_shell_masses()
-        self.log_norm = float(special.logsumexp(self.log_shell))
+        from scipy.special import logsumexp
+
+        self.log_norm = float(logsumexp(self.log_shell))
         self.shell_prob = np.exp(self.log_shell - self.log_norm)
         self._cum = np.cumsum(self.shell_prob)
         self._cum /= self._cum[-1]
@@ -306,6 +309,8 @@ class ApproximateLpPLMLaw(OutputLaw):
     # -- shell masses ------------------------------------------------------------------------
     def _log_radial_integral(self, i: int) -> float:
         """log of integral_{r_in}^{r_out} r^{d-1} exp(-lam (r - r_in)) dr for shell i."""
+        from scipy import integrate, special
+
         d, lam = self.d, self.lam[i]
         r0, r1 = self.r_in[i], self.r_out[i]
         if lam == 0:
@@ -359,6 +364,8 @@ class ApproximateLpPLMLaw(OutputLaw):
 
     def _partial(self, i: int, r: float) -> float:
         """Fraction of shell i's mass at radius <= r."""
+        from scipy import special
+
         d, lam, r0, r1 = self.d, self.lam[i], self.r_in[i], self.r_out[i]
         if r <= r0:
             return 0.0
@@ -377,6 +384,8 @@ class ApproximateLpPLMLaw(OutputLaw):
     # -- sampling ----------------------------------------------------------------------------
     def _radius(self, i: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Inverse CDF of the radius inside shells i (Gamma(d, lam) truncated to the shell)."""
+        from scipy import special
+
         d = self.d
         lam, r0, r1 = self.lam[i], self.r_in[i], self.r_out[i]
         out = np.empty(i.size)
@@ -461,4 +470,6 @@ class ApproximateLpPLMLaw(OutputLaw):
         top = hi + 60 * tail_scale + 60 * self.d * tail_scale
         grid = np.linspace(0.0, top, n_grid)
         surv = 1.0 - self.radial_cdf(grid)
-        return float(integrate.trapezoid(surv, grid))
+        from scipy.integrate import trapezoid
+
+        return float(trapezoid(surv, grid))

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import expit, log_expit, log_ndtr, ndtr
 
 from privest.accounting.base import ApproxDP
 from privest.accounting.gaussian import require_gaussian_dp
@@ -69,6 +68,8 @@ def ptr_threshold(epsilon: float, delta: float) -> float:
 
 def release_probability(gamma: float | np.ndarray, epsilon: float, delta: float) -> Any:
     """q(X) = expit(eps (gamma - M) / 2) (Algorithm 2, step 2); vectorised over ``gamma``."""
+    from scipy.special import expit
+
     m = ptr_threshold(epsilon, delta)
     return expit(epsilon * (np.asarray(gamma, dtype=float) - m) / 2.0)
 
@@ -216,6 +217,8 @@ def eptr_pair_divergence(
     ePTR is (eps, delta)-DP on this pair iff H <= delta in both directions. ``noise_scale``
     overrides sigma (used by negative controls).
     """
+    from scipy.special import expit, log_expit, log_ndtr, ndtr
+
     m = ptr_threshold(epsilon, delta)
     lq = float(log_expit(epsilon * (gamma - m) / 2.0))
     lqp = float(log_expit(epsilon * (gamma_prime - m) / 2.0))

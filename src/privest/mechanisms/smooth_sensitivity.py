@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from privest.accounting.base import ApproxDP, Guarantee
 from privest.domain import Domain
@@ -230,6 +229,8 @@ class SmoothSensitivityLaw(OutputLaw):
         if self.delta > 0:
             tail = 0.5 * np.exp(-np.abs(z))
         else:
+            from scipy import special
+
             g = self.gamma
             u = np.abs(z) ** g
             # P(|Z| > t) = 1 - I_{t^g/(1+t^g)}(1/g, 1 - 1/g)
@@ -286,6 +287,8 @@ class SmoothSensitivityLaw(OutputLaw):
         q = check_probabilities(p)
         if self.delta > 0:
             return -self.scale * np.log1p(-q)
+        from scipy import special
+
         g = self.gamma
         v = special.betaincinv(1 / g, 1 - 1 / g, q)
         with np.errstate(divide="ignore"):

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from privest._threads import fit_threads
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
@@ -423,78 +424,83 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """Fit once under (epsilon, delta); returns self."""
-        warn_privacy_habits(self, self.epsilon, self.delta)
-        charge(
-            self.budget,
-            self.guarantee,
-            label=type(self).__name__,
-            mechanism="private linear regression",
-        )
-        X, y, b, yb = self._check(X, y)
-        n, p = X.shape
-        design = public_design(b, yb, self.fit_intercept)
-        Xc = X - design["centre"]
-        if self.fit_intercept:
-            Xc = np.hstack([Xc, np.full((n, 1), design["const"])])
-        rng = resolve_rng(self.random_state)
-        self.method_ = self.chosen_method(n, p)
-        self.ridge_ = None
-        self.released_ = True
-        self.fallback_ = False
-        rho_all = zcdp_rho_for(self.epsilon, self.delta)
-        share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
-        if self.method_ == "constant":  # the public rule: the private mean with all of rho
-            design["y_centre"] = private_mean_response(y, yb, rho_all, rng)
-            theta = np.zeros(Xc.shape[1])
-            self._say_fallback("the public rule predicts that noisy slopes cannot beat it", 3)
-        elif self.method_ == "adassp" and self.method == "auto" and self.fit_intercept:
-            theta = self._auto_adassp(Xc, y, design, yb, rho_all, share, rng)
-        elif self.method_ == "adassp":
-            out = adassp(
-                Xc,
-                y - design["y_centre"],
-                design["x_radius"],
-                design["y_radius"],
-                self.epsilon,
-                self.delta,
-                rng,
-                share,
-                rho=rho_all,
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            warn_privacy_habits(self, self.epsilon, self.delta)
+            charge(
+                self.budget,
+                self.guarantee,
+                label=type(self).__name__,
+                mechanism="private linear regression",
             )
-            theta, self.ridge_, self.released_stats_ = out["theta"], out["ridge"], out["released"]
-        else:
-            theta_radius = 2.0 * design["y_radius"] / design["min_half"]
-            model = EPTRLinearRegression(
-                epsilon=self.epsilon,
-                delta=self.delta,
-                x_radius=design["x_radius"] * (1 + 1e-12),
-                theta_radius=theta_radius,
-                y_radius=design["y_radius"] * (1 + 1e-12),
-                clip=True,
-                random_state=rng,
-            ).fit(Xc, y - design["y_centre"])
-            theta, self.released_ = model.coef_, model.released_
-        self.coef_ = theta[:p].copy()
-        const = theta[p] * design["const"] if self.fit_intercept else 0.0
-        self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
-        self.guarantee_ = self.guarantee
-        ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
-        what = "fell back to the private constant" if self.fallback_ else self.method_
-        why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
-        cov = null_p = pivot = None
-        if ok:
-            theta, cov, why = linear_inference(self.released_stats_, rng)
-            if why:
-                msg = f"PrivateLinearRegression results_: {why[0]}"
-                warnings.warn(msg, UnstableIntervalWarning, 2)
-            null_p = np.full(theta.size, np.nan)  # NaN: the normal approximation
-            if calibration_needed(self.released_stats_):  # a public rule (released scales)
-                pivot = calibrated_pivot(theta, self.released_stats_, rng).subset(slice(0, p))
-                null_p = pivot.pvalues(np.zeros((p, 1)))[:, 0]
-        how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
-        args = (theta, cov, design, n, self.method_, how, why, null_p, pivot)
-        self.results_ = central_results(self, *args)
-        return self
+            X, y, b, yb = self._check(X, y)
+            n, p = X.shape
+            design = public_design(b, yb, self.fit_intercept)
+            Xc = X - design["centre"]
+            if self.fit_intercept:
+                Xc = np.hstack([Xc, np.full((n, 1), design["const"])])
+            rng = resolve_rng(self.random_state)
+            self.method_ = self.chosen_method(n, p)
+            self.ridge_ = None
+            self.released_ = True
+            self.fallback_ = False
+            rho_all = zcdp_rho_for(self.epsilon, self.delta)
+            share = INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+            if self.method_ == "constant":  # the public rule: the private mean with all of rho
+                design["y_centre"] = private_mean_response(y, yb, rho_all, rng)
+                theta = np.zeros(Xc.shape[1])
+                self._say_fallback("the public rule predicts that noisy slopes cannot beat it", 3)
+            elif self.method_ == "adassp" and self.method == "auto" and self.fit_intercept:
+                theta = self._auto_adassp(Xc, y, design, yb, rho_all, share, rng)
+            elif self.method_ == "adassp":
+                out = adassp(
+                    Xc,
+                    y - design["y_centre"],
+                    design["x_radius"],
+                    design["y_radius"],
+                    self.epsilon,
+                    self.delta,
+                    rng,
+                    share,
+                    rho=rho_all,
+                )
+                theta, self.ridge_, self.released_stats_ = (
+                    out["theta"],
+                    out["ridge"],
+                    out["released"],
+                )
+            else:
+                theta_radius = 2.0 * design["y_radius"] / design["min_half"]
+                model = EPTRLinearRegression(
+                    epsilon=self.epsilon,
+                    delta=self.delta,
+                    x_radius=design["x_radius"] * (1 + 1e-12),
+                    theta_radius=theta_radius,
+                    y_radius=design["y_radius"] * (1 + 1e-12),
+                    clip=True,
+                    random_state=rng,
+                ).fit(Xc, y - design["y_centre"])
+                theta, self.released_ = model.coef_, model.released_
+            self.coef_ = theta[:p].copy()
+            const = theta[p] * design["const"] if self.fit_intercept else 0.0
+            self.intercept_ = float(design["y_centre"] + const - self.coef_ @ design["centre"])
+            self.guarantee_ = self.guarantee
+            ok = self.method_ == "adassp" and self.inference == "sandwich" and not self.fallback_
+            what = "fell back to the private constant" if self.fallback_ else self.method_
+            why = [] if ok else [f"no standard errors ({what}, inference={self.inference!r})"]
+            cov = null_p = pivot = None
+            if ok:
+                theta, cov, why = linear_inference(self.released_stats_, rng)
+                if why:
+                    msg = f"PrivateLinearRegression results_: {why[0]}"
+                    warnings.warn(msg, UnstableIntervalWarning, 2)
+                null_p = np.full(theta.size, np.nan)  # NaN: the normal approximation
+                if calibration_needed(self.released_stats_):  # a public rule (released scales)
+                    pivot = calibrated_pivot(theta, self.released_stats_, rng).subset(slice(0, p))
+                    null_p = pivot.pvalues(np.zeros((p, 1)))[:, 0]
+            how = "noise-aware sandwich (HC0 sampling, simulated privacy noise)" if ok else "none"
+            args = (theta, cov, design, n, self.method_, how, why, null_p, pivot)
+            self.results_ = central_results(self, *args)
+            return self
 
     def _auto_adassp(
         self,

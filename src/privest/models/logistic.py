@@ -35,6 +35,7 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 
+from privest._threads import fit_threads
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.zcdp import zcdp_rho_for
@@ -282,44 +283,47 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
 
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """Fit once under (epsilon, delta); returns self."""
-        warn_privacy_habits(self, self.epsilon, self.delta)
-        charge(
-            self.budget,
-            self.guarantee,
-            label=type(self).__name__,
-            mechanism="private logistic regression",
-        )
-        eps = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, allow_zero=False)
-        classes = self._classes()
-        X, y = validate_fit_data(self, X, y, classifier=True)
-        bounds = feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
-        if bounds is None:
-            raise BoundsError("bounds: the public box of the features is required")
-        n, p = X.shape
-        cfg = self._settings(n, p, classes.size, eps, delta)
-        Y = self._targets(y, classes)
-        b = check_bounds(bounds, p)
-        if np.any((X < b[:, 0]) | (X > b[:, 1])):
-            if not self.clip:
-                raise BoundsError(
-                    "X: some values lie outside the public bounds; pass clip=True to clip them"
-                )
-            X = np.clip(X, b[:, 0], b[:, 1])
-        rng = resolve_rng(self.random_state)
-        path: dict[str, Any] = {}
-        if cfg["method"] == "noisy_mm":
-            coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng, path)
-        else:
-            coef, icpt = self._fit_gd(X, Y, b, cfg, rng)
-        self.coef_, self.intercept_ = coef, icpt
-        self.classes_ = classes
-        self.method_, self.l2_, self.n_iter_ = cfg["method"], cfg["l2"], cfg["steps"]
-        self.guarantee_ = self.guarantee
-        if cfg["inference"] == "sandwich":
-            self.results_ = self._sandwich(path, cfg, rng)
-        elif classes.size == 2:
-            self.results_ = self._results(X, b, cfg, rng)
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            warn_privacy_habits(self, self.epsilon, self.delta)
+            charge(
+                self.budget,
+                self.guarantee,
+                label=type(self).__name__,
+                mechanism="private logistic regression",
+            )
+            eps = check_epsilon(self.epsilon)
+            delta = check_delta(self.delta, allow_zero=False)
+            classes = self._classes()
+            X, y = validate_fit_data(self, X, y, classifier=True)
+            bounds = feature_bounds(
+                self.domain, self.bounds, getattr(self, "feature_names_in_", None)
+            )
+            if bounds is None:
+                raise BoundsError("bounds: the public box of the features is required")
+            n, p = X.shape
+            cfg = self._settings(n, p, classes.size, eps, delta)
+            Y = self._targets(y, classes)
+            b = check_bounds(bounds, p)
+            if np.any((X < b[:, 0]) | (X > b[:, 1])):
+                if not self.clip:
+                    raise BoundsError(
+                        "X: some values lie outside the public bounds; pass clip=True to clip them"
+                    )
+                X = np.clip(X, b[:, 0], b[:, 1])
+            rng = resolve_rng(self.random_state)
+            path: dict[str, Any] = {}
+            if cfg["method"] == "noisy_mm":
+                coef, icpt = self._fit_mm(X, Y, b, cfg, classes.size, rng, path)
+            else:
+                coef, icpt = self._fit_gd(X, Y, b, cfg, rng)
+            self.coef_, self.intercept_ = coef, icpt
+            self.classes_ = classes
+            self.method_, self.l2_, self.n_iter_ = cfg["method"], cfg["l2"], cfg["steps"]
+            self.guarantee_ = self.guarantee
+            if cfg["inference"] == "sandwich":
+                self.results_ = self._sandwich(path, cfg, rng)
+            elif classes.size == 2:
+                self.results_ = self._results(X, b, cfg, rng)
         return self
 
     def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
@@ -386,14 +390,15 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept);
         ``path`` receives the design rows, their centre and scale and the released path."""
-        n = X.shape[0]
+        n, p = X.shape
         if self.fit_intercept:
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
         else:
             centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
-        Xc = (X - centre) / scale
+        Xc = np.empty((n, p + int(self.fit_intercept)))  # filled in place: no n x p temporaries
+        np.divide(np.subtract(X, centre, out=Xc[:, :p]), scale, out=Xc[:, :p])
         if self.fit_intercept:
-            Xc = np.hstack([Xc, np.ones((n, 1))])
+            Xc[:, p] = 1.0
         precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)
         theta = noisy_descent(
             Xc,
