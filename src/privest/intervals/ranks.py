@@ -136,6 +136,7 @@ def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarr
     return ks, conv[span : span + ks.size]
 
 
+@lru_cache(maxsize=256)
 def endpoint_ranks(
     n: int,
     quantile: float,
