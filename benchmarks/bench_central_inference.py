@@ -542,7 +542,8 @@ def _candidate_ranks(n, q, ends, centre) -> list[int]:
 def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray:
     """Per sample, the library's upper bounds of the records on each bound from the
     released counts (the sample's counts: the window's uniforms, and binomial draws for the
-    records outside it given its edges; then the discrete Laplace noise), shape (reps, 2)."""
+    records outside it given its edges; then the discrete Laplace noise), and the released
+    counts: shape (reps, 4)."""
     from privest.intervals.ranks import count_shares, tied_upper
     from privest.models.statistics import statistic_mechanism
 
@@ -554,7 +555,7 @@ def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray
     gap = np.clip((1 - u_hi) / np.maximum(1 - u[:, -1], 1e-300), 0, 1)
     above = np.where(u[:, -1] > u_hi, n - last, rng.binomial(n - last, gap))
     counts = (below + np.sum(u <= u_lo, axis=1), above + np.sum(u > u_hi, axis=1))
-    out = np.empty((u.shape[0], 2), dtype=np.int64)
+    out = np.empty((u.shape[0], 4), dtype=np.int64)  # upper bounds, then released counts
     for j, (c, share) in enumerate(zip(counts, count_shares(q), strict=True)):
         mech = statistic_mechanism(
             "count", epsilon=epsilon * share, mechanism="discrete_laplace", n=n
@@ -563,6 +564,7 @@ def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray
         g = rng.geometric(1 - p, size=(2, c.size)) - 1
         released = np.clip(c + g[0] - g[1], 0, n)
         out[:, j] = [tied_upper(float(v), p, n, ALPHA) for v in released]
+        out[:, j + 2] = released
     return out
 
 
@@ -574,7 +576,10 @@ def _planned_cover(how, n, q, ends, centre, tied, win, first, grid, bounds, trut
     reps = win.shape[0]
     cover, width, own_cover = np.empty(reps), np.empty(reps), np.empty(reps)
     keys, inverse = np.unique(tied, axis=0, return_inverse=True)
-    plans = [endpoint_plan(n, q, ends, ALPHA, how, centre, (int(a), int(b))) for a, b in keys]
+    plans = [
+        endpoint_plan(n, q, ends, ALPHA, how, centre, tuple(k[:2]), tuple(k[2:]))
+        for k in keys.tolist()
+    ]
     groups: dict = {}
     for i, pl in enumerate(plans):
         groups.setdefault(pl, []).append(i)

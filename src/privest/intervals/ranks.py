@@ -29,14 +29,15 @@ private), nor for records clipped onto a bound: ``c`` records tied at a bound le
 gaps of length zero, which get no mass, so an end whose noise reaches them is pushed away
 from the bound (and a quantile inside the tie, the bound itself, is missed by any end
 below it). The records with a gap of positive length on both sides are ranks
-``1 + c_lo .. n - c_hi``; ``c_lo`` and ``c_hi`` are private, so the release spends a share of
-epsilon on the two counts (most on the bound nearer the quantile, :func:`count_shares`;
-:func:`tied_upper` turns each into an upper confidence bound),
-and an end is aimed only where its noise stays clear of the ranks those bounds allow
-(:func:`clear_of_edges`). An end that is not clear, and a rank below 1 or above n, is the
-public bound itself, released for free, and the other end gets all of alpha and both ends'
-epsilon (:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U``
-is replaced by the data's own rank.
+``1 + c_lo .. n - c_hi``; ``c_lo`` and ``c_hi`` are private, so the release spends a
+share of epsilon on the two counts (most on the bound nearer the quantile,
+:func:`count_shares`; :func:`tied_upper` turns each into an upper confidence bound), and
+an end is aimed only where its noise stays clear of the ties those bounds allow on its
+own side, and of the released number of ties on the far side (:func:`clear_of_edges`).
+An end that is not clear, and a rank below 1 or above n, is the public bound itself,
+released for free, and the other end gets all of alpha and both ends' epsilon
+(:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
+replaced by the data's own rank.
 """
 
 from __future__ import annotations
@@ -198,18 +199,27 @@ def tied_upper(count: float, p: float, n: int, alpha: float) -> int:
 
 
 def clear_of_edges(
-    k: int, n: int, epsilon: float, side: int, tied: tuple[int, int] = (0, 0)
+    k: int,
+    n: int,
+    epsilon: float,
+    side: int,
+    tied: tuple[int, int] = (0, 0),
+    far_tied: tuple[int, int] | None = None,
 ) -> bool:
     """Whether an end at rank k (``side`` -1: the lower end, +1: the upper) stays clear of
     the gaps whose lengths are private: between the data and the bounds, and the zero gaps
-    of up to ``tied = (c_lo, c_hi)`` records on each bound, so the records that count are
-    ranks ``1 + c_lo .. n - c_hi``. Past the far one of them (x_(n - c_hi) for the lower end)
-    its noise must carry at most ``EDGE_TAIL / n`` (a gap up to n typical gaps long could
-    multiply it n-fold, and there a lower end lands above the quantile); past the near one
-    at most ``NEAR_TAIL`` (a tied or empty gap there drops that mass and the rest
-    renormalises)."""
-    first, last = 1 + tied[0], n - tied[1]
-    far, near = (last - k, k - first) if side < 0 else (k - first, last - k)
+    of the records tied on each bound, so the records that count are ranks
+    ``1 + c_lo .. n - c_hi``. Past the near one (x_(1 + c_lo) for the lower end; ``tied``:
+    upper confidence bounds of the counts) its noise may carry at most ``NEAR_TAIL`` (a tied
+    or empty gap there drops that mass and the rest renormalises); past the far one
+    (``far_tied``: the released counts themselves, default ``tied``) at most
+    ``EDGE_TAIL / n`` (a gap up to n typical gaps long could multiply it n-fold, and there
+    a lower end lands above the quantile)."""
+    far_tied = tied if far_tied is None else far_tied
+    if side < 0:
+        far, near = n - far_tied[1] - k, k - 1 - tied[0]
+    else:
+        far, near = k - 1 - far_tied[0], n - tied[1] - k
     if far < 0 or near < 0:
         return False
     beyond = 1.0 - rank_noise_cdf(np.array([far, near], dtype=float), epsilon)
@@ -224,24 +234,25 @@ def endpoint_plan(
     kind: str = "population",
     center: float | None = None,
     tied: tuple[int, int] = (0, 0),
+    far_tied: tuple[int, int] | None = None,
 ) -> EndpointPlan:
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
-    is not :func:`clear_of_edges` (given ``tied``, upper bounds of the records on each
-    bound, from released counts) or lies beyond the data becomes its bound, released for
-    free, and the other end is recomputed at ``1 - alpha`` with all of ``epsilon``
-    (coverage 1 - alpha either way, by the model). Neither clear at ``epsilon / 2``: the
-    one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2); none: no
-    end is released."""
+    is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
+    the records on each bound, from released counts) or lies beyond the data becomes its
+    bound, released for free, and the other end is recomputed at ``1 - alpha`` with all of
+    ``epsilon`` (coverage 1 - alpha either way, by the model). Neither clear at
+    ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
+    none: no end is released."""
 
     half = epsilon / 2
     k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, kind=kind, center=center)
-    low_in = clear_of_edges(k_low, n, half, -1, tied)
-    high_in = clear_of_edges(k_high, n, half, +1, tied)
+    low_in = clear_of_edges(k_low, n, half, -1, tied, far_tied)
+    high_in = clear_of_edges(k_high, n, half, +1, tied, far_tied)
     if low_in and high_in:
         return EndpointPlan(k_low, k_high, half, half)
     k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, kind=kind, center=center)
-    low_ok = not high_in and clear_of_edges(k_low, n, epsilon, -1, tied)
-    high_ok = not low_in and clear_of_edges(k_high, n, epsilon, +1, tied)
+    low_ok = not high_in and clear_of_edges(k_low, n, epsilon, -1, tied, far_tied)
+    high_ok = not low_in and clear_of_edges(k_high, n, epsilon, +1, tied, far_tied)
     if low_ok and (not high_ok or quantile >= 0.5):
         return EndpointPlan(k_low, None, epsilon, 0.0)
     if high_ok:

@@ -346,14 +346,14 @@ def _count(point: Any, mech: Any, n: int | None, inference: str, split: dict) ->
 
 def _tied_counts(
     x: Any, epsilon: float, n: int, q: float, domain: Domain, release: Release, alpha: float
-) -> tuple[int, int]:
-    """Upper confidence bounds of the numbers of records on the lower and the upper bound
-    (after clipping), each released by the discrete Laplace count with its share of
-    ``epsilon`` (:func:`~privest.intervals.ranks.count_shares`,
-    :func:`~privest.intervals.ranks.tied_upper`)."""
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The numbers of records on the lower and the upper bound (after clipping), each
+    released by the discrete Laplace count with its share of ``epsilon``
+    (:func:`~privest.intervals.ranks.count_shares`): their upper confidence bounds
+    (:func:`~privest.intervals.ranks.tied_upper`) and the released counts."""
     lo, hi = domain.interval()
     records = _records(x)
-    out = []
+    upper, released = [], []
     for on_bound, share in zip((records <= lo, records >= hi), count_shares(q), strict=True):
         value, mech = release(
             on_bound,
@@ -362,8 +362,9 @@ def _tied_counts(
             mechanism="discrete_laplace",
             domain=Domain(),
         )
-        out.append(tied_upper(float(value), float(mech.noise_law(n).p), n, alpha))
-    return out[0], out[1]
+        released.append(int(round(float(value))))
+        upper.append(tied_upper(float(value), float(mech.noise_law(n).p), n, alpha))
+    return (upper[0], upper[1]), (released[0], released[1])
 
 
 def _order(
@@ -390,8 +391,8 @@ def _order(
         split = {"point": sum(split.values())}
     point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
     if "bound counts" in split:  # the point's release has checked the records
-        tied = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)
-        ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, tied)
+        tied, far = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)
+        ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, tied, far)
     lo, hi = domain.interval()
     end_kw = {"domain": domain, "clip": kw["clip"], "target": "rank"}
     values = []
