@@ -337,6 +337,14 @@ class Quantiles:
         keep = np.concatenate([[True], np.diff(cdf) > 0])
         self._br, self._cdf = br[keep], cdf[keep]
 
+    def cdf_at(self, lo: float, hi: float) -> tuple[float, float]:
+        """``(P(X <= lo), P(X < hi))``: a record is on a bound when clipped (its uniform
+        at most the first, or above the second)."""
+        if self.smooth:
+            return tuple(float(np.interp(t, self._br, self._cdf)) for t in (lo, hi))
+        w, a = self.pop.weights, self.pop.atoms
+        return float(w[a <= lo].sum()), float(w[a < hi].sum())
+
     def ppf(self, u: np.ndarray) -> np.ndarray:
         if self.smooth:
             return np.interp(u, self._cdf, self._br)
@@ -460,8 +468,9 @@ def _check_end(law: EndLaw, win, first, n, k, eps, bounds, grid, q_idx) -> None:
 
 def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -> list[dict]:
     """One row per epsilon: population / noise-only / non-private intervals of the
-    q-quantile (q = 0.5: the median's)."""
-    from privest.intervals.ranks import endpoint_plan
+    q-quantile (q = 0.5: the median's). The ends' ranks depend on the released counts of
+    records on the bounds, so each sample gets its own plan (the library's rule), and the
+    samples are grouped by plan."""
     from privest.mechanisms.lattice_plm import truncation_levels
     from privest.mechanisms.profiles.lattice import LatticeGrid
     from privest.mechanisms.profiles.reaches import quantile_target
@@ -478,24 +487,26 @@ def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -
     np_high = int(b[stats.binom.cdf(b - 1, n, q) >= 1 - ALPHA / 2].min())
     rows = []
     for eps in EPSILONS:
-        ends = plan_split("quantile", eps, "population")["ends"]
-        plans = {k: endpoint_plan(n, q, ends, ALPHA, k, centre) for k in ("population", "noise")}
-        ranks = [r for p in plans.values() for r in (p.lower_rank, p.upper_rank) if r]
-        ranks += [r for r in (np_low, np_high) if 1 <= r <= n]
-        top = truncation_levels(ends / 2, grid.kb - grid.ka + 1)
+        split = plan_split("quantile", eps, "population")
+        ranks = _candidate_ranks(n, q, split["ends"], centre) + [np_low, np_high]
+        ranks = [r for r in ranks if 1 <= r <= n] or [1]
+        top = truncation_levels(split["ends"] / 2, grid.kb - grid.ka + 1)
         first, last = max(1, min(ranks) - top), min(n, max(ranks) + top)
-        vals = qp.ppf(_uniform_window(n, first, last, reps, rng))
-        win = grid.snap(np.clip(vals, lo, hi)).astype(np.int64)
-        check_at = np.full(reps, math.floor(target / grid.step + 1e-9))
-        laws = {k: _end_laws(p, win, first, n, grid, bounds, check_at) for k, p in plans.items()}
+        u = _uniform_window(n, first, last, reps, rng)
+        tied = _released_ties(qp, u, first, last, n, q, bounds, split["bound counts"], rng)
+        win = grid.snap(np.clip(qp.ppf(u), lo, hi)).astype(np.int64)
         truth = np.full(reps, target)
-        cover = _point_cover(laws["population"], truth, grid, bounds)
-        # the data's own statistic (the rank's order statistic; the median's average)
         k0 = (math.floor(centre), math.ceil(centre))
         own = 0.5 * sum(win[:, min(max(k, first), last) - first] for k in k0) * grid.step
+        res = {}
+        for how in ("population", "noise"):
+            res[how] = _planned_cover(
+                how, n, q, split["ends"], centre, tied, win, first, grid, bounds, truth, own, target
+            )
         npl = win[:, np_low - first] * grid.step if np_low >= 1 else np.full(reps, lo)
         nph = win[:, np_high - first] * grid.step if np_high <= n else np.full(reps, hi)
         npcov, npw = _cover(npl, nph, target)
+        cover, width = res["population"][:2]
         rows.append(
             _row(
                 statistic="median" if q == 0.5 else f"quantile {q:g}",
@@ -505,16 +516,81 @@ def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -
                 epsilon=eps,
                 coverage=float(np.mean(cover)),
                 coverage_se=float(np.std(cover) / math.sqrt(reps)),
-                width=_width(laws["population"], grid, bounds, reps),
+                width=float(np.mean(width)),
                 nonprivate_coverage=npcov,
                 nonprivate_width=npw,
-                noise_coverage=_mean(_point_cover(laws["noise"], truth, grid, bounds)),
-                noise_width=_width(laws["noise"], grid, bounds, reps),
-                noise_own_coverage=_mean(_point_cover(laws["noise"], own, grid, bounds)),
+                noise_coverage=_mean(res["noise"][0]),
+                noise_width=_mean(res["noise"][1]),
+                noise_own_coverage=_mean(res["noise"][2]),
                 note="" if lo < raw < hi else "the quantile lies outside the bounds",
             )
         )
     return rows
+
+
+def _candidate_ranks(n, q, ends, centre) -> list[int]:
+    """Every rank a plan may aim an end at: both ends at half and at all of ``ends``."""
+    from privest.intervals.ranks import endpoint_ranks
+
+    out = []
+    for how in ("population", "noise"):
+        for e, level in ((ends / 2, 1 - ALPHA / 2), (ends, 1 - ALPHA)):
+            out += endpoint_ranks(n, q, e, level, kind=how, center=centre)
+    return list(out)
+
+
+def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray:
+    """Per sample, the library's upper bounds of the records on each bound from the
+    released counts (the sample's counts: the window's uniforms, and binomial draws for the
+    records outside it given its edges; then the discrete Laplace noise), and the released
+    counts: shape (reps, 4)."""
+    from privest.intervals.ranks import count_shares, tied_upper
+    from privest.models.statistics import statistic_mechanism
+
+    lo, hi = bounds
+    u_lo, u_hi = qp.cdf_at(lo, hi)  # P(X <= lo), P(X < hi)
+    below = np.where(
+        u[:, 0] <= u_lo, first - 1, rng.binomial(first - 1, np.minimum(1, u_lo / u[:, 0]))
+    )
+    gap = np.clip((1 - u_hi) / np.maximum(1 - u[:, -1], 1e-300), 0, 1)
+    above = np.where(u[:, -1] > u_hi, n - last, rng.binomial(n - last, gap))
+    counts = (below + np.sum(u <= u_lo, axis=1), above + np.sum(u > u_hi, axis=1))
+    out = np.empty((u.shape[0], 4), dtype=np.int64)  # upper bounds, then released counts
+    for j, (c, share) in enumerate(zip(counts, count_shares(q), strict=True)):
+        mech = statistic_mechanism(
+            "count", epsilon=epsilon * share, mechanism="discrete_laplace", n=n
+        )
+        p = float(mech.noise_law(n).p)
+        g = rng.geometric(1 - p, size=(2, c.size)) - 1
+        released = np.clip(c + g[0] - g[1], 0, n)
+        out[:, j] = [tied_upper(float(v), p, n, ALPHA) for v in released]
+        out[:, j + 2] = released
+    return out
+
+
+def _planned_cover(how, n, q, ends, centre, tied, win, first, grid, bounds, truth, own, target):
+    """(coverage of the truth, width, coverage of the data's own value) per sample, each
+    sample's ends planned from its ties (:func:`privest.intervals.ranks.endpoint_plan`)."""
+    from privest.intervals.ranks import endpoint_plan
+
+    reps = win.shape[0]
+    cover, width, own_cover = np.empty(reps), np.empty(reps), np.empty(reps)
+    keys, inverse = np.unique(tied, axis=0, return_inverse=True)
+    plans = [
+        endpoint_plan(n, q, ends, ALPHA, how, centre, tuple(k[:2]), tuple(k[2:]))
+        for k in keys.tolist()
+    ]
+    groups: dict = {}
+    for i, pl in enumerate(plans):
+        groups.setdefault(pl, []).append(i)
+    for pl, idx in groups.items():
+        rows = np.flatnonzero(np.isin(inverse.ravel(), idx))
+        check_at = np.full(rows.size, math.floor(target / grid.step + 1e-9))
+        laws = _end_laws(pl, win[rows], first, n, grid, bounds, check_at)
+        cover[rows] = _point_cover(laws, truth[rows], grid, bounds)
+        width[rows] = _width(laws, grid, bounds, rows.size)
+        own_cover[rows] = _point_cover(laws, own[rows], grid, bounds)
+    return cover, width, own_cover
 
 
 def _end_laws(plan, win, first, n, grid, bounds, check_at):
@@ -551,11 +627,12 @@ def _point_cover(laws, point, grid, bounds) -> np.ndarray:
     return np.clip(fl * gu + fu * gl - at_l * at_u, 0, 1)
 
 
-def _width(laws, grid, bounds, reps) -> float:
+def _width(laws, grid, bounds, reps) -> np.ndarray:
+    """The distance between the means of the ends' laws, given each window."""
     low, high = laws
     ml = np.full(reps, bounds[0]) if low is None else low.mean() * grid.step
     mu = np.full(reps, bounds[1]) if high is None else high.mean() * grid.step
-    return float(np.mean(np.abs(mu - ml)))
+    return np.abs(mu - ml)
 
 
 # -- driver ---------------------------------------------------------------------------------

@@ -25,10 +25,19 @@ The model, in rank units (the order statistic x_(j) sits at position j):
   least ``1 - alpha/2``, ``kU`` the smallest with ``P(B + U - N' <= kU) >= 1 - alpha/2``.
 
 The model has no room for the gaps between the data and the bounds (their lengths are
-private): an end aimed within the noise's reach of the first or last record could fall into
-them. Such an end, and a rank below 1 or above n, is the public bound itself, released for
-free, and the other end gets all of alpha and both ends' epsilon (:func:`endpoint_plan`).
-For the noise-only interval (``kind="noise"``) ``B + U`` is replaced by the data's own rank.
+private), nor for records clipped onto a bound: ``c`` records tied at a bound leave ``c``
+gaps of length zero, which get no mass, so an end whose noise reaches them is pushed away
+from the bound (and a quantile inside the tie, the bound itself, is missed by any end
+below it). The records with a gap of positive length on both sides are ranks
+``1 + c_lo .. n - c_hi``; ``c_lo`` and ``c_hi`` are private, so the release spends a
+share of epsilon on the two counts (most on the bound nearer the quantile,
+:func:`count_shares`; :func:`tied_upper` turns each into an upper confidence bound), and
+an end is aimed only where its noise stays clear of the ties those bounds allow on its
+own side, and of the released number of ties on the far side (:func:`clear_of_edges`).
+An end that is not clear, and a rank below 1 or above n, is the public bound itself,
+released for free, and the other end gets all of alpha and both ends' epsilon
+(:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
+replaced by the data's own rank.
 """
 
 from __future__ import annotations
@@ -46,11 +55,13 @@ from privest.mechanisms.profiles.reaches import quantile_target
 __all__ = [
     "EndpointPlan",
     "clear_of_edges",
+    "count_shares",
     "endpoint_plan",
     "endpoint_ranks",
     "order_levels",
     "order_se",
     "rank_noise_cdf",
+    "tied_upper",
 ]
 
 #: pieces beyond this weight ratio carry no mass that matters (e^-28: about 1e-12)
@@ -59,6 +70,9 @@ _LEVEL_LOG_RATIO = 28.0
 EDGE_TAIL = 0.005
 #: the share allowed past the near record
 NEAR_TAIL = 0.2
+#: the chance, as a share of alpha, that a count of records on a bound exceeds its upper
+#: confidence bound (:func:`tied_upper`): the most coverage a failed bound can cost
+TIE_TAIL = 0.1
 
 
 @lru_cache(maxsize=64)
@@ -123,6 +137,7 @@ def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarr
     return ks, conv[span : span + ks.size]
 
 
+@lru_cache(maxsize=256)
 def endpoint_ranks(
     n: int,
     quantile: float,
@@ -164,14 +179,47 @@ class EndpointPlan:
     upper_epsilon: float
 
 
-def clear_of_edges(k: int, n: int, epsilon: float, side: int) -> bool:
+def count_shares(quantile: float) -> tuple[float, float]:
+    """The shares of the bound counts' epsilon spent on the lower and the upper bound's
+    count (public): three quarters on the bound nearer the quantile, whose ties an end can
+    reach; the far bound's records matter only when they hold most of the data."""
+    if quantile == 0.5:
+        return 0.5, 0.5
+    return (0.75, 0.25) if quantile < 0.5 else (0.25, 0.75)
+
+
+def tied_upper(count: float, p: float, n: int, alpha: float) -> int:
+    """An upper confidence bound, failing with probability at most ``TIE_TAIL * alpha``, of a
+    count of records on a bound released as ``clamp(c + K, 0, n)`` with ``K`` the discrete
+    Laplace noise of ratio ``p`` (``P(K = k) ~ p^|k|``): ``P(K <= -m) = p^m / (1 + p)``, so
+    ``c <= count + m`` unless ``K <= -m`` (a clamp at 0 keeps it; one at n is n)."""
+    beta = TIE_TAIL * alpha
+    m = math.ceil(math.log(beta * (1 + p)) / math.log(p)) if p > 0 else 0
+    return int(min(n, max(0, round(count)) + max(m, 0)))
+
+
+def clear_of_edges(
+    k: int,
+    n: int,
+    epsilon: float,
+    side: int,
+    tied: tuple[int, int] = (0, 0),
+    far_tied: tuple[int, int] | None = None,
+) -> bool:
     """Whether an end at rank k (``side`` -1: the lower end, +1: the upper) stays clear of
-    the gaps between the data and the bounds, whose lengths are private: past the far record
-    (x_(n) for the lower end) its noise must carry at most ``EDGE_TAIL / n`` (a gap up to n
-    typical gaps long could multiply it n-fold, and there a lower end lands above the
-    quantile); past the near record at most ``NEAR_TAIL`` (a tied or empty gap there drops
-    that mass and the rest renormalises)."""
-    far, near = (n - k, k - 1) if side < 0 else (k - 1, n - k)
+    the gaps whose lengths are private: between the data and the bounds, and the zero gaps
+    of the records tied on each bound, so the records that count are ranks
+    ``1 + c_lo .. n - c_hi``. Past the near one (x_(1 + c_lo) for the lower end; ``tied``:
+    upper confidence bounds of the counts) its noise may carry at most ``NEAR_TAIL`` (a tied
+    or empty gap there drops that mass and the rest renormalises); past the far one
+    (``far_tied``: the released counts themselves, default ``tied``) at most
+    ``EDGE_TAIL / n`` (a gap up to n typical gaps long could multiply it n-fold, and there
+    a lower end lands above the quantile)."""
+    far_tied = tied if far_tied is None else far_tied
+    if side < 0:
+        far, near = n - far_tied[1] - k, k - 1 - tied[0]
+    else:
+        far, near = k - 1 - far_tied[0], n - tied[1] - k
     if far < 0 or near < 0:
         return False
     beyond = 1.0 - rank_noise_cdf(np.array([far, near], dtype=float), epsilon)
@@ -185,26 +233,31 @@ def endpoint_plan(
     alpha: float,
     kind: str = "population",
     center: float | None = None,
+    tied: tuple[int, int] = (0, 0),
+    far_tied: tuple[int, int] | None = None,
 ) -> EndpointPlan:
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
-    is not :func:`clear_of_edges` (or lies beyond the data) becomes its bound,
-    released for free, and the other end is recomputed at ``1 - alpha`` with all of
-    ``epsilon`` (coverage 1 - alpha either way, by the model); both: no end is released."""
+    is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
+    the records on each bound, from released counts) or lies beyond the data becomes its
+    bound, released for free, and the other end is recomputed at ``1 - alpha`` with all of
+    ``epsilon`` (coverage 1 - alpha either way, by the model). Neither clear at
+    ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
+    none: no end is released."""
 
     half = epsilon / 2
     k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, kind=kind, center=center)
-    low_in = clear_of_edges(k_low, n, half, -1)
-    high_in = clear_of_edges(k_high, n, half, +1)
+    low_in = clear_of_edges(k_low, n, half, -1, tied, far_tied)
+    high_in = clear_of_edges(k_high, n, half, +1, tied, far_tied)
     if low_in and high_in:
         return EndpointPlan(k_low, k_high, half, half)
-    if not low_in and not high_in:
-        return EndpointPlan(None, None, 0.0, 0.0)
     k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, kind=kind, center=center)
-    if low_in:
-        keep = clear_of_edges(k_low, n, epsilon, -1)
-        return EndpointPlan(k_low if keep else None, None, epsilon, 0.0)
-    keep = clear_of_edges(k_high, n, epsilon, +1)
-    return EndpointPlan(None, k_high if keep else None, 0.0, epsilon)
+    low_ok = not high_in and clear_of_edges(k_low, n, epsilon, -1, tied, far_tied)
+    high_ok = not low_in and clear_of_edges(k_high, n, epsilon, +1, tied, far_tied)
+    if low_ok and (not high_ok or quantile >= 0.5):
+        return EndpointPlan(k_low, None, epsilon, 0.0)
+    if high_ok:
+        return EndpointPlan(None, k_high, 0.0, epsilon)
+    return EndpointPlan(None, None, 0.0, 0.0)
 
 
 def order_levels(

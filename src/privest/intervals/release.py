@@ -10,8 +10,11 @@ charged before any data is read (the caller does it), the releases compose to it
   candidate mean mu is ``spread - (mu - c)^2``;
 * variance: ``centre`` = the mean, then ``fourth`` = the mean of ``((x - m)^2 - v)^2`` with m
   and v the released mean and variance (``Var (x - mu)^2`` at the candidate variance);
-* median, quantile: ``ends`` = two order statistics at planned ranks
-  (:mod:`privest.intervals.ranks`), or the bounds where the data cannot move an end;
+* median, quantile: ``bound counts`` = the numbers of records on each bound (two discrete
+  Laplace counts of sensitivity 1, sharing it; most on the bound nearer the quantile),
+  then ``ends`` = two order statistics at ranks planned from public inputs and those
+  counts (:mod:`privest.intervals.ranks`), or the bounds where an end's noise could reach
+  the data's edge or records tied on a bound;
 * count: nothing (the sampling variance is a function of the proportion).
 
 ``inference="noise"`` releases the point alone (medians and quantiles: the point and two
@@ -30,7 +33,7 @@ import numpy as np
 
 from privest.domain import Domain
 from privest.errors import ValidationError
-from privest.intervals.ranks import endpoint_plan
+from privest.intervals.ranks import count_shares, endpoint_plan, tied_upper
 from privest.intervals.results import CountInference, MomentInference, OrderInference
 from privest.mechanisms.laplace import LaplaceLaw
 from privest.mechanisms.profiles.exact import Derived, Deviation, exact_totals_with
@@ -57,8 +60,8 @@ SHARES: dict[str, dict[str, float]] = {
     "mean": {"spread": 0.25},
     "sum": {"spread": 0.25},
     "variance": {"centre": 0.125, "fourth": 0.25},
-    "median": {"ends": 0.5},
-    "quantile": {"ends": 0.5},
+    "median": {"ends": 0.5, "bound counts": 0.2},
+    "quantile": {"ends": 0.5, "bound counts": 0.2},
     "count": {},
 }
 
@@ -326,6 +329,29 @@ def _count(point: Any, mech: Any, n: int | None, inference: str, split: dict) ->
     return CountInference(inference, float(point), n, float(r), split=split)
 
 
+def _tied_counts(
+    x: Any, epsilon: float, n: int, q: float, domain: Domain, release: Release, alpha: float
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The numbers of records on the lower and the upper bound (after clipping), each
+    released by the discrete Laplace count with its share of ``epsilon``
+    (:func:`~privest.intervals.ranks.count_shares`): their upper confidence bounds
+    (:func:`~privest.intervals.ranks.tied_upper`) and the released counts."""
+    lo, hi = domain.interval()
+    records = _records(x)
+    upper, released = [], []
+    for on_bound, share in zip((records <= lo, records >= hi), count_shares(q), strict=True):
+        value, mech = release(
+            on_bound,
+            "count",
+            epsilon=epsilon * share,
+            mechanism="discrete_laplace",
+            domain=Domain(),
+        )
+        released.append(int(round(float(value))))
+        upper.append(tied_upper(float(value), float(mech.noise_law(n).p), n, alpha))
+    return (upper[0], upper[1]), (released[0], released[1])
+
+
 def _order(
     x: Any,
     statistic: str,
@@ -338,15 +364,20 @@ def _order(
     alpha: float,
     kw: dict[str, Any],
 ) -> tuple[PrivateStatistic, Any]:
-    """The point, then the two ends (module docstring; :func:`~privest.intervals.ranks.
-    endpoint_plan` may replace an end by its bound and give the other all of the ends'
-    epsilon, or release no end and give the point everything)."""
+    """The point, the counts of records on the bounds, then the two ends (module docstring;
+    :func:`~privest.intervals.ranks.endpoint_plan` may replace an end by its bound and give
+    the other all of the ends' epsilon; where no end can be released whatever the counts,
+    the point gets everything, and where the counts rule both ends out, the ends' share is
+    left unspent and labelled so)."""
     q = 0.5 if statistic == "median" else float(kw["quantile"])
     centre = quantile_target(q, n) / 2  # the point's target rank: (n + 1)/2 for the median
-    ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre)
+    ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre)  # none on the bounds
     if ends.lower_rank is None and ends.upper_rank is None:
         split = {"point": sum(split.values())}
     point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
+    if "bound counts" in split:  # the point's release has checked the records
+        tied, far = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)
+        ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, tied, far)
     lo, hi = domain.interval()
     end_kw = {"domain": domain, "clip": kw["clip"], "target": "rank"}
     values = []
@@ -361,10 +392,12 @@ def _order(
         value, _ = release(x, "quantile", epsilon=eps, mechanism="piecewise_laplace", **end_kw)
         values.append(float(value))
     low, high = min(values), max(values)  # two independent draws may cross: sort them
-    label = {"point": split["point"]}
+    label = {k: split[k] for k in ("point", "bound counts") if k in split}
     for name, eps in (("lower end", ends.lower_epsilon), ("upper end", ends.upper_epsilon)):
         if eps > 0:
             label[name] = eps
+    if "ends" in split and ends.lower_rank is None and ends.upper_rank is None:
+        label["unspent"] = split["ends"]
     return point, OrderInference(
         statistic if statistic == "median" else f"quantile {q:g}",
         inference,
