@@ -51,6 +51,7 @@ from privest.models.logistic_fit import (
 from privest.models.logistic_inference import (
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
+    hessian_point,
     noisy_hessian,
     one_step_cov,
 )
@@ -328,10 +329,12 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
-        H, sd_h = noisy_hessian(Xc, path["theta"][:, 0], cfg["x_radius"], cfg["rho_inference"], rng)
-        # post-processing of the released path and Hessian from here on
         window = (trace["thetas"][start:, :, 0], trace["grads"][start:, :, 0])
-        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h)
+        at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
+        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
+        # post-processing of the released path and Hessian from here on
+        small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
+        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
@@ -406,7 +409,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             rng=rng,
             trace=path.setdefault("trace", {}),
         )
-        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta)
+        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta, precond=precond)
         coef = (theta[: X.shape[1]] / scale[:, None]).T
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre

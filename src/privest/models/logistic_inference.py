@@ -50,6 +50,7 @@ __all__ = [
     "FLOOR_SENSITIVITY",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "hessian_point",
     "noisy_hessian",
     "one_step_cov",
 ]
@@ -77,23 +78,45 @@ def noisy_hessian(
     return noisy_gram(Xc * np.sqrt(p * (1.0 - p))[:, None], x_radius / 2.0, rho, rng)
 
 
+def hessian_point(
+    thetas: np.ndarray, grads: np.ndarray, precond: np.ndarray, l2: float, n: int
+) -> np.ndarray:
+    """Where the Hessian is released: the averaged bounded-Hessian step without the ridge,
+    mean_t (theta_t - (P^-1 - l2 I)^-1 g~_t / n), from the released path (``thetas``,
+    ``grads`` (m, d)) and the released preconditioner P = (H0 + l2 I)^-1 of the fit. H0
+    bounds the Hessian, so the point lies between the ridge-shrunk fit and the minimiser;
+    the Hessian there is closer to the secant the one step needs than the fit's (module
+    docstring). Post-processing of released quantities."""
+    vals, vecs = np.linalg.eigh(np.linalg.inv(precond))
+    H0_inv = (vecs / np.maximum(vals - l2, 1e-12)) @ vecs.T
+    return np.mean(thetas - grads @ H0_inv / n, axis=0)
+
+
 def _one_step(thetas: np.ndarray, grads: np.ndarray, vals: np.ndarray, vecs: np.ndarray):
     M = (vecs / vals) @ vecs.T
     return np.mean(thetas - grads @ M, axis=0), M
 
 
 def one_step_cov(
-    thetas: np.ndarray, grads: np.ndarray, sd_g: float, H: np.ndarray, sd_h: float
+    thetas: np.ndarray,
+    grads: np.ndarray,
+    sd_g: float,
+    H: np.ndarray,
+    sd_h: float,
+    determined: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(theta_os, Cov) of the averaged one-step estimate (module docstring) from released
     quantities only: the iterates ``thetas`` (m, d) the noisy gradient sums ``grads`` (m, d)
     were taken at (noise sd ``sd_g`` per coordinate) and the noisy Hessian sum ``H`` (noise
     sd ``sd_h`` on its diagonal). Cov is None when the estimate depends on the eigenvalue
     floor of H~ (:data:`FLOOR_SENSITIVITY`): the released Hessian is then too noisy for the
-    step to undo the fit's shrinkage, and an interval would not cover."""
+    step to undo the fit's shrinkage, and an interval would not cover. With ``determined``
+    (the fit's rule below :data:`SANDWICH_MIN_N_EPS`) Cov is also None when the smallest
+    eigenvalue of H~ is below the floor 2 sqrt(d) s_H, its noise's spectral norm."""
     m, d = thetas.shape
     raw, vecs = np.linalg.eigh((H + H.T) / 2.0)
-    vals = np.maximum(raw, 2.0 * math.sqrt(d) * sd_h)  # about the noise's spectral norm
+    floor = 2.0 * math.sqrt(d) * sd_h  # about the noise's spectral norm
+    vals = np.maximum(raw, floor)
     theta, M = _one_step(thetas, grads, vals, vecs)
     dev = thetas.mean(axis=0) - theta
     meat = (vecs * vals) @ vecs.T + sd_g**2 / m * np.eye(d)
@@ -101,5 +124,7 @@ def one_step_cov(
     cov = M @ meat @ M
     low, _ = _one_step(thetas, grads, np.maximum(raw, sd_h), vecs)
     if np.max(np.abs(low - theta) / np.sqrt(np.diag(cov))) > FLOOR_SENSITIVITY:
+        return theta, None
+    if determined and raw[0] < floor:
         return theta, None
     return theta, cov
