@@ -137,8 +137,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         classes and n x epsilon >= 10^4 (a public rule: below it the released Hessian is
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
         ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it
-        before the data are read) releases the Hessian sum at the fit; ``results_`` then
-        holds the one-step estimate from the released path and its noise-aware sandwich
+        before the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian
+        step from the released path); ``results_`` then holds the one-step estimate from the released path and its noise-aware sandwich
         standard errors (sampling and privacy noise;
         :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
         for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
@@ -324,7 +324,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self
 
     def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
-        """``results_`` of ``"noisy_mm"``: one release (the Hessian at the fit, share
+        """``results_`` of ``"noisy_mm"``: one release (the Hessian at
+        :func:`~privest.models.logistic_inference.hessian_point`, share
         :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
