@@ -138,9 +138,10 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
         ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it
         before the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian
-        step from the released path); ``results_`` then holds the one-step estimate from the released path and its noise-aware sandwich
-        standard errors (sampling and privacy noise;
-        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
+        step from the released path); ``results_`` then holds the one-step estimate from
+        the released path and its noise-aware sandwich standard errors (sampling and privacy
+        noise; :mod:`privest.models.logistic_inference`), NaN when the released Hessian is
+        too noisy
         for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
         budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
         (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X
