@@ -136,18 +136,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
         classes and n x epsilon >= 10^4 (a public rule: below it the released Hessian is
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
-        ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it
-        before the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian
-        step from the released path); ``results_`` then holds the one-step estimate from
-        the released path and its noise-aware sandwich standard errors (sampling and privacy
-        noise; :mod:`privest.models.logistic_inference`), NaN when the released Hessian is
-        too noisy
-        for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
-        budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
-        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X
-        for a parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage
-        on skewed real features below 0.95). Multiclass models (K >= 3) spend nothing on
-        inference and have no ``results_``. Coverage: docs/central-models.md.
+        ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it before
+        the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian step from the
+        released path); ``results_`` then holds the one-step estimate from the released path and its
+        noise-aware sandwich standard errors (sampling and privacy noise;
+        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy for
+        them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
+        ``results_`` has the coefficients without standard errors. ``"bootstrap"``
+        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
+        parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
+        features below 0.95). Multiclass models (K >= 3) spend nothing on inference and have no
+        ``results_``. Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
