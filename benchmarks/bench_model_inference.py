@@ -2,19 +2,23 @@
 linear model's: ``bench_linear_inference.py``).
 
 The data set is the population; each release resamples n records with replacement and fits
-once; the truth is the population's non-private fit. Per cell: the worst and the mean
-coverage over the coefficients, with the Monte Carlo standard error, and the mean width
-ratio to the non-private interval on the same sample (logistic MLE standard errors).
+once; the truth is the full data set's non-private maximum likelihood fit. Per cell: the
+worst and the mean coverage over the coefficients, with the Monte Carlo standard error, the
+mean width ratio to the non-private interval on the same sample (logistic MLE standard
+errors), the worst coverage of that non-private interval, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
+        [--data fair] [--n 10000] [--epsilon 1] [--cost]
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells);
-``--bootstrap``
-adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000 times slower).
-Coverage is over the releases that have standard errors ("no SE" is the share without). The
-statsmodels data sets (fair: affairs > 0; randhie: mdvis > 0) need statsmodels (the
-``bench`` extra); their bounds are public facts about each variable, not read off the data.
+``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
+times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
+times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
+releases that have standard errors ("no SE" is the share without). The statsmodels data
+sets (fair: affairs > 0; randhie: mdvis > 0; anes96: vote) need statsmodels (the ``bench``
+extra); their bounds are public facts about each variable, not read off the data. For a
+same-run baseline, run the file again with ``PYTHONPATH`` at the other code base.
 """
 
 from __future__ import annotations
