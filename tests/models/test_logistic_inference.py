@@ -125,7 +125,7 @@ def test_hessian_point_lies_between_the_fit_and_the_minimiser() -> None:
     H0 = np.linalg.inv(P) - l2 * np.eye(3)
     assert at == pytest.approx(np.mean(th - g @ np.linalg.inv(H0) / n, axis=0))
     far, near = np.linalg.norm(fit - theta_hat), np.linalg.norm(at - theta_hat)
-    assert far > 1.0 and near < 0.7 * far  # 1.36 and 0.62 here
+    assert far > 1.0 and near < 0.7 * far
 
 
 def test_undetermined_hessian_withholds_below_the_n_epsilon_rule() -> None:
