@@ -2,25 +2,30 @@
 linear model's: ``bench_linear_inference.py``).
 
 The data set is the population; each release resamples n records with replacement and fits
-once; the truth is the population's non-private fit. Per cell: the worst and the mean
-coverage over the coefficients, with the Monte Carlo standard error, and the mean width
-ratio to the non-private interval on the same sample (logistic MLE standard errors).
+once; the truth is the full data set's non-private maximum likelihood fit. Per cell: the
+worst and the mean coverage over the coefficients, with the Monte Carlo standard error, the
+mean width ratio to the non-private interval on the same sample (logistic MLE standard
+errors), the worst coverage of that non-private interval, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
+        [--data fair] [--n 10000] [--epsilon 1] [--cost]
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells);
-``--bootstrap``
-adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000 times slower).
-Coverage is over the releases that have standard errors ("no SE" is the share without). The
-statsmodels data sets (fair: affairs > 0; randhie: mdvis > 0) need statsmodels (the
-``bench`` extra); their bounds are public facts about each variable, not read off the data.
+``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
+times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
+times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
+releases that have standard errors ("no SE" is the share without). The statsmodels data
+sets (fair: affairs > 0; randhie: mdvis > 0; anes96: vote) need statsmodels (the ``bench``
+extra); their bounds are public facts about each variable, not read off the data. For a
+same-run baseline, run the file again with ``PYTHONPATH`` at the other code base.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import time
 import warnings
 
 import numpy as np
@@ -48,6 +53,10 @@ STATSMODELS_DATA = {
         lambda d: d["mdvis"] > 0,
         {"lncoins": (0, 4.62), "physlm": (0, 1), "disea": (0, 60)},
     ),
+    "anes96": (
+        lambda d: d["vote"] > 0,
+        {"TVnews": (0, 7), "selfLR": (1, 7), "age": (18, 100), "educ": (1, 7)},
+    ),
 }
 
 
@@ -74,40 +83,58 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
     kw = {"method": "noisy_gd", "inference": "bootstrap"} if kind == "bootstrap" else {}
     kw = kw or {"inference": "sandwich"}
     rng = np.random.default_rng(2027)
-    covered, ratio, plain = [], [], []
+    covered, ratio, plain, seconds = [], [], [], 0.0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         Xs, ys = X[idx], y[idx]
         D = np.column_stack([np.ones(n), Xs])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            m = pv.PrivateLogisticRegression(
+            est = pv.PrivateLogisticRegression(
                 epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, **kw
-            ).fit(Xs, ys)
+            )
+            tic = time.process_time()
+            m = est.fit(Xs, ys)
+            seconds += time.process_time() - tic
         mle, se0 = _logit_se(D, ys)
         plain.append(np.abs(mle - truth) <= 1.959963984540054 * se0)
         ci = m.results_.conf_int().to_numpy()
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
         ratio.append(m.results_.bse.to_numpy() / se0)
     given = ~np.isnan(np.array(ratio)).any(axis=1)
-    cover = np.mean(np.array(covered)[given], axis=0)
+    cover = np.mean(np.array(covered)[given], axis=0) if given.any() else np.full(1, np.nan)
     return {
         "worst": float(cover.min()),
         "mean": float(cover.mean()),
         "mc_se": math.sqrt(0.95 * 0.05 / max(int(given.sum()), 1)),
         "no_se": float(1.0 - given.mean()),
-        "ratio": float(np.median(np.mean(np.array(ratio)[given], axis=0))),
+        "ratio": float(np.median(np.mean(np.array(ratio)[given], axis=0)))
+        if given.any()
+        else np.nan,
         "plain": float(np.min(np.mean(plain, axis=0))),
+        "ms": 1e3 * seconds / reps,
     }
 
 
-CELLS = [
-    *(
-        ("logistic", data, [1, 8] if data == "breast cancer" else [], n, eps)
-        for data in ("breast cancer", "fair", "randhie")
-        for n, eps in ((2_000, 1.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
-    ),
-]
+def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
+    """CPU ms per fit at n records and p features (synthetic, uniform on the box): the fit
+    without standard errors, and with them (Hessian release, one step, calibration)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (n, p))
+    y = (rng.random(n) < 1 / (1 + np.exp(-X @ np.linspace(-1, 1, p)))).astype(int)
+    out = {}
+    for inference in ("none", "sandwich"):
+        est = pv.PrivateLogisticRegression(bounds=(-1, 1), inference=inference, random_state=0)
+        tic = time.process_time()
+        for _ in range(reps):
+            est.fit(X, y)
+        out[inference] = 1e3 * (time.process_time() - tic) / reps
+    return out
+
+
+DATASETS = {"breast cancer": [1, 8], "fair": [], "randhie": [], "anes96": []}
+GRID = ((2_000, 1.0), (2_000, 4.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
+CELLS = [("logistic", data, cols, n, eps) for data, cols in DATASETS.items() for n, eps in GRID]
 BOOTSTRAP_CELLS = [("bootstrap", "breast cancer", [1, 8], n, 1.0) for n in (2_000, 10_000)]
 
 
@@ -116,19 +143,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--bootstrap", action="store_true")
     parser.add_argument("--only", default=None, help="run only the cells of this model kind")
+    parser.add_argument("--data", default=None, help="run only the cells of this data set")
+    parser.add_argument("--n", type=int, default=None, help="run only the cells of this n")
+    parser.add_argument("--epsilon", type=float, default=None, help="only this epsilon")
+    parser.add_argument("--cost", action="store_true", help="CPU ms per fit at n = 1e5, p = 10")
     args = parser.parse_args(argv)
+    if args.cost:
+        c = cost(max(1, args.reps // 100))
+        print(f"ms per fit (n = 1e5, p = 10): none {c['none']:.0f}, sandwich {c['sandwich']:.0f}")
+        return
     print(
         "| model | data (columns) | n | epsilon | worst coverage | mean coverage | MC se "
-        "| no SE | width / non-private | non-private worst |"
+        "| no SE | width / non-private | non-private worst | ms per fit |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, data, cols, n, eps in CELLS + BOOTSTRAP_CELLS * args.bootstrap:
-        if args.only is not None and kind != args.only:
+        wanted = ((args.only, kind), (args.data, data), (args.n, n), (args.epsilon, eps))
+        if any(want is not None and want != have for want, have in wanted):
             continue
         c = cell(kind, data, cols, n, eps, args.reps)
         print(
             f"| {kind} | {data} {cols or ''} | {n} | {eps:g} | {c['worst']:.3f} | {c['mean']:.3f} "
-            f"| {c['mc_se']:.3f} | {c['no_se']:.2f} | {c['ratio']:.2f} | {c['plain']:.3f} |",
+            f"| {c['mc_se']:.3f} | {c['no_se']:.2f} | {c['ratio']:.2f} | {c['plain']:.3f} "
+            f"| {c['ms']:.0f} |",
             flush=True,
         )
 

@@ -52,6 +52,7 @@ from privest.models.logistic_fit import (
 from privest.models.logistic_inference import (
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
+    hessian_point,
     noisy_hessian,
     one_step_cov,
 )
@@ -136,17 +137,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     inference : ``"auto"`` (default): ``"sandwich"`` for ``method="noisy_mm"`` with two
         classes and n x epsilon >= 10^4 (a public rule: below it the released Hessian is
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
-        ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it
-        before the data are read) releases the Hessian sum at the fit; ``results_`` then
-        holds the one-step estimate from the released path and its noise-aware sandwich
-        standard errors (sampling and privacy noise;
-        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy
-        for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole
-        budget and ``results_`` has the coefficients without standard errors. ``"bootstrap"``
-        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X
-        for a parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage
-        on skewed real features below 0.95). Multiclass models (K >= 3) spend nothing on
-        inference and have no ``results_``. Coverage: docs/central-models.md.
+        ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it before
+        the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian step from the
+        released path); ``results_`` then holds the one-step estimate from the released path and its
+        noise-aware sandwich standard errors (sampling and privacy noise;
+        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy for
+        them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
+        ``results_`` has the coefficients without standard errors. ``"bootstrap"``
+        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
+        parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
+        features below 0.95). Multiclass models (K >= 3) spend nothing on inference and have no
+        ``results_``. Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
@@ -327,15 +328,18 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self
 
     def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
-        """``results_`` of ``"noisy_mm"``: one release (the Hessian at the fit, share
+        """``results_`` of ``"noisy_mm"``: one release (the Hessian at
+        :func:`~privest.models.logistic_inference.hessian_point`, share
         :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
-        H, sd_h = noisy_hessian(Xc, path["theta"][:, 0], cfg["x_radius"], cfg["rho_inference"], rng)
-        # post-processing of the released path and Hessian from here on
         window = (trace["thetas"][start:, :, 0], trace["grads"][start:, :, 0])
-        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h)
+        at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
+        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
+        # post-processing of the released path and Hessian from here on
+        small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
+        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
@@ -411,7 +415,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             rng=rng,
             trace=path.setdefault("trace", {}),
         )
-        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta)
+        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta, precond=precond)
         coef = (theta[: X.shape[1]] / scale[:, None]).T
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre

@@ -4,10 +4,12 @@
 The fit releases, at each of its T steps t, the iterate theta_t and the noisy gradient sum
 g~_t = g(theta_t) + z_t of the logistic loss, z_t ~ N(0, s_g^2 I) independent
 (:func:`privest.models.logistic_fit.noisy_descent`). The standard errors spend one more
-release: the Hessian sum H = sum_i p_i (1 - p_i) x_i x_i' at the released fit theta_bar,
-p_i = sigmoid(x_i' theta_bar) (public weights once theta_bar is released), as the Gram of
-the rows sqrt(p_i (1 - p_i)) x_i, whose norm is at most B / 2: replacement sensitivity
-sqrt(2) B^2 / 4. Everything after that release is post-processing.
+release: the Hessian sum H = sum_i p_i (1 - p_i) x_i x_i' at the point theta_H of
+:func:`hessian_point` (the ridge-free bounded-Hessian step from the released path, between
+the ridge-shrunk fit and the minimiser, so nearer the secant the one step needs than the
+fit), p_i = sigmoid(x_i' theta_H) (public weights once the path is released), as the Gram
+of the rows sqrt(p_i (1 - p_i)) x_i, whose norm is at most B / 2 at any point: replacement
+sensitivity sqrt(2) B^2 / 4. Everything after that release is post-processing.
 
 ``params`` are the averaged one-step (Newton) estimates from the released path,
 theta_os = mean_t (theta_t - M g~_t) over the last half of the steps (the iterates the fit
@@ -33,8 +35,11 @@ M floors the eigenvalues of H~ at 2 sqrt(d) s_H (about the spectral norm of its 
 the released Hessian is that noisy, the floor shortens the step and the estimate keeps part
 of the shrinkage, a bias the sandwich does not cover; so the standard errors are withheld
 (NaN) when lowering the floor to s_H moves some estimate by more than
-:data:`FLOOR_SENSITIVITY` of its standard error. Coverage and the share withheld, per data
-set, n and epsilon: docs/central-models.md.
+:data:`FLOOR_SENSITIVITY` of its standard error. That check passes the releases whose noise
+inflated H~ (a shorter step, the same bias), so below :data:`SANDWICH_MIN_N_EPS` the
+standard errors are also withheld when the smallest eigenvalue of H~ is below the floor
+(``determined`` in :func:`one_step_cov`). Coverage and the share withheld, per data set, n
+and epsilon: docs/central-models.md.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ __all__ = [
     "FLOOR_SENSITIVITY",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "hessian_point",
     "noisy_hessian",
     "one_step_cov",
 ]
@@ -60,7 +66,8 @@ SANDWICH_SHARE = 0.2
 #: below it the released Hessian was too noisy for standard errors in most releases
 #: (breast cancer and randhie at n = 2000, epsilon 1: 80% withheld, the rest undercovered;
 #: n = 10^4, epsilon 0.5: 3-59%), while the share cost the fit up to 0.03 in log-loss
-#: (docs/central-models.md)
+#: (docs/central-models.md); below it ``inference="sandwich"`` also withholds them where
+#: the released Hessian's smallest eigenvalue is below its noise's spectral norm
 SANDWICH_MIN_N_EPS = 1e4
 #: standard errors are withheld when lowering the eigenvalue floor of H~ from 2 sqrt(d) to 1
 #: noise sd moves some estimate by more than this many of its standard errors
@@ -77,23 +84,45 @@ def noisy_hessian(
     return noisy_gram(Xc * np.sqrt(p * (1.0 - p))[:, None], x_radius / 2.0, rho, rng)
 
 
+def hessian_point(
+    thetas: np.ndarray, grads: np.ndarray, precond: np.ndarray, l2: float, n: int
+) -> np.ndarray:
+    """Where the Hessian is released: the averaged bounded-Hessian step without the ridge,
+    mean_t (theta_t - (P^-1 - l2 I)^-1 g~_t / n), from the released path (``thetas``,
+    ``grads`` (m, d)) and the released preconditioner P = (H0 + l2 I)^-1 of the fit. H0
+    bounds the Hessian, so the point lies between the ridge-shrunk fit and the minimiser;
+    the Hessian there is closer to the secant the one step needs than the fit's (module
+    docstring). Post-processing of released quantities."""
+    vals, vecs = np.linalg.eigh(np.linalg.inv(precond))
+    H0_inv = (vecs / np.maximum(vals - l2, 1e-12)) @ vecs.T
+    return np.mean(thetas - grads @ H0_inv / n, axis=0)
+
+
 def _one_step(thetas: np.ndarray, grads: np.ndarray, vals: np.ndarray, vecs: np.ndarray):
     M = (vecs / vals) @ vecs.T
     return np.mean(thetas - grads @ M, axis=0), M
 
 
 def one_step_cov(
-    thetas: np.ndarray, grads: np.ndarray, sd_g: float, H: np.ndarray, sd_h: float
+    thetas: np.ndarray,
+    grads: np.ndarray,
+    sd_g: float,
+    H: np.ndarray,
+    sd_h: float,
+    determined: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(theta_os, Cov) of the averaged one-step estimate (module docstring) from released
     quantities only: the iterates ``thetas`` (m, d) the noisy gradient sums ``grads`` (m, d)
     were taken at (noise sd ``sd_g`` per coordinate) and the noisy Hessian sum ``H`` (noise
     sd ``sd_h`` on its diagonal). Cov is None when the estimate depends on the eigenvalue
     floor of H~ (:data:`FLOOR_SENSITIVITY`): the released Hessian is then too noisy for the
-    step to undo the fit's shrinkage, and an interval would not cover."""
+    step to undo the fit's shrinkage, and an interval would not cover. With ``determined``
+    (the fit's rule below :data:`SANDWICH_MIN_N_EPS`) Cov is also None when the smallest
+    eigenvalue of H~ is below the floor 2 sqrt(d) s_H, its noise's spectral norm."""
     m, d = thetas.shape
     raw, vecs = np.linalg.eigh((H + H.T) / 2.0)
-    vals = np.maximum(raw, 2.0 * math.sqrt(d) * sd_h)  # about the noise's spectral norm
+    floor = 2.0 * math.sqrt(d) * sd_h  # about the noise's spectral norm
+    vals = np.maximum(raw, floor)
     theta, M = _one_step(thetas, grads, vals, vecs)
     dev = thetas.mean(axis=0) - theta
     meat = (vecs * vals) @ vecs.T + sd_g**2 / m * np.eye(d)
@@ -101,5 +130,7 @@ def one_step_cov(
     cov = M @ meat @ M
     low, _ = _one_step(thetas, grads, np.maximum(raw, sd_h), vecs)
     if np.max(np.abs(low - theta) / np.sqrt(np.diag(cov))) > FLOOR_SENSITIVITY:
+        return theta, None
+    if determined and raw[0] < floor:
         return theta, None
     return theta, cov
