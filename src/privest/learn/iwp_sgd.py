@@ -31,6 +31,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from privest._threads import fit_threads
 from privest.errors import ValidationError
 from privest.learn.iwp_core import (
     METHODS,
@@ -147,109 +148,107 @@ class _IWPSGDBase(BaseEstimator):
     def _run(
         self, X, y, sigma2, eps_y, loss, x_radius, *, incremental=False, y_scale=1.0, y_var=0.0
     ):
-        """One fit (or one partial_fit pass) of the loop; sets the fitted attributes.
-
-        ``X``, ``y`` may be held by a backend (Dask arrays, docs/scale-out.md): the release's
-        sums and the loop over its records are :func:`~privest.learn.iwp_core.example_sums`
-        and :func:`~privest.learn.iwp_core.stream_examples`, dispatched on their type, so the
-        run is the in-memory one, its partitions streamed in order where they are."""
-        n, p = X.shape
-        alpha = self._check_alpha()
-        f = get_margin_loss(loss)
-        auto_radius = isinstance(self.theta_radius, str) and not self.fit_intercept
-        sums = {"n": n}
-        if auto_radius or f.quadratic_in_theta:  # post-processing of the release: free
-            sums = example_sums(X, y, self.fit_intercept, f.quadratic_in_theta)
-        radius = self._radius(sums, sigma2, eps_y, loss, x_radius, y_scale, y_var)
-        noised = None
-        if self.fit_intercept:  # a public constant column: not noised, not penalised
-            noised = np.r_[np.ones(p), 0.0]
-            x_radius = math.hypot(x_radius, 1.0)
-        if self.shuffle:
-            if not isinstance(X, np.ndarray):
-                raise ValidationError(
-                    "shuffle: True permutes the records in memory; a release held out of core "
-                    "is fitted in its stored order (shuffle before releasing), or fit it in "
-                    "memory"
-                )
-            rng = getattr(self, "_shuffle_rng", None)
-            if rng is None or not incremental:
-                rng = self._shuffle_rng = resolve_rng(self.random_state)
-            perm = rng.permutation(n)
-            X, y = X[perm], y[perm]
-        B = self._batch(n)
-        bound = default_radius(loss, x_radius, alpha) * y_scale if alpha > 0 else None
-        eta0 = self.eta0
-        if isinstance(eta0, str):
-            if eta0 != "auto":
-                raise ValidationError(f"eta0: {eta0!r}; use a positive number or 'auto'")
-            eta0 = default_eta0(loss, x_radius, sigma2, p, B, alpha)
-        schedule = make_schedule(self.learning_rate, eta0, self.power_t, alpha)
-        fitted = hasattr(self, "t_")
-        theta0, start, avg0 = None, 0, None
-        if incremental and fitted:
-            theta0, start = self._theta_, self.t_
-            avg0 = (self._average_[None], self._n_averaged_)
-        elif self.warm_start and fitted:
-            theta0 = self._average_
-        elif self.fit_intercept and self._task == "classification":
-            theta0 = _intercept_start(f, y, n, eps_y, p)
-        width = p + int(self.fit_intercept)
-        if theta0 is not None and theta0.shape[-1] != width:
-            raise ValidationError(f"X: has {p} features; the model was fitted with another shape")
-        passes = 1 if incremental else self.n_passes
-        _check_args(self.method, self.averaging, B, n, passes, schedule, alpha, radius)
-        plan, state = plan_run(
-            n,
-            width,
-            n_passes=passes,
-            theta0=theta0,
-            average0=avg0,
-            method=self.method,
-            loss=loss,
-            task=self._task,
-            sigma2=sigma2,
-            epsilon_y=eps_y,
-            order=getattr(self, "order", "auto"),
-            batch_size=B,
-            learning_rate=schedule,
-            alpha=alpha,
-            theta_radius=radius,
-            averaging=self.averaging,
-            noised=noised,
-            drop_last=False,
-            start_step=start,
-            record_every=self.record_every,
-            intercept=bool(self.fit_intercept),
-        )
-        show = self.progress and plan.total * B >= 2_000_000
-        label = f"{type(self).__name__}({self.method})" if show else None
-        path = finish_run(plan, stream_examples(X, y, plan, state, passes, label))
-        T = int(path.batches[-1])
-        self._theta_ = path.last[0]
-        self._average_ = path.average[0]
-        self._n_averaged_ = path.n_averaged
-        self.t_ = start + T
-        self.n_iter_ = (self.n_iter_ + 1) if incremental and fitted else passes
-        self.n_batches_ = self.t_
-        self.eta0_ = float(eta0)
-        self.theta_radius_ = radius
-        self.trajectory_ = path.history[:, 0]
-        self.trajectory_batches_ = path.batches + start
-        self._set_coef(self._average_, p)
-        self._step_sum = path.step_sum + getattr(self, "_step_sum", 0.0) * incremental
-        # the contraction of the start: (alpha + the loss's own curvature, where the release
-        # gives a public estimate of it) times the sum of the steps
-        rate = alpha
-        if f.quadratic_in_theta:
-            rate += f.margin_curvature() * curvature_from_sums(sums, sigma2, noised)
-        decay = rate * self._step_sum if rate > 0 else math.inf
-        advice = ""
-        if decay < MIN_CONTRACTION and not incremental:
-            needed = steps_to_contract(self.learning_rate, float(eta0), alpha, rate)
-            advice = convergence_advice(needed, n, B, T // passes)
-        check_convergence(path.last, path.history, decay, bound, advice)
-        return self
+        """One fit (or partial_fit pass) of the loop, on fit_threads' BLAS threads; sets the
+        fitted attributes. ``X``, ``y`` may be held by a backend (Dask arrays, docs/scale-out.md):
+        :func:`~privest.learn.iwp_core.example_sums` and ``stream_examples`` dispatch on their
+        type, so the run is the in-memory one, its partitions streamed in order where they are."""
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            n, p = X.shape
+            alpha = self._check_alpha()
+            f = get_margin_loss(loss)
+            auto_radius = isinstance(self.theta_radius, str) and not self.fit_intercept
+            sums = {"n": n}
+            if auto_radius or f.quadratic_in_theta:  # post-processing of the release: free
+                sums = example_sums(X, y, self.fit_intercept, f.quadratic_in_theta)
+            radius = self._radius(sums, sigma2, eps_y, loss, x_radius, y_scale, y_var)
+            noised = None
+            if self.fit_intercept:  # a public constant column: not noised, not penalised
+                noised = np.r_[np.ones(p), 0.0]
+                x_radius = math.hypot(x_radius, 1.0)
+            if self.shuffle:
+                if not isinstance(X, np.ndarray):
+                    raise ValidationError(
+                        "shuffle: True permutes the records in memory; a release held out of core "
+                        "is fitted in its stored order (shuffle before releasing), or fit it in "
+                        "memory"
+                    )
+                rng = getattr(self, "_shuffle_rng", None)
+                if rng is None or not incremental:
+                    rng = self._shuffle_rng = resolve_rng(self.random_state)
+                perm = rng.permutation(n)
+                X, y = X[perm], y[perm]
+            B = self._batch(n)
+            bound = default_radius(loss, x_radius, alpha) * y_scale if alpha > 0 else None
+            eta0 = self.eta0
+            if isinstance(eta0, str):
+                if eta0 != "auto":
+                    raise ValidationError(f"eta0: {eta0!r}; use a positive number or 'auto'")
+                eta0 = default_eta0(loss, x_radius, sigma2, p, B, alpha)
+            schedule = make_schedule(self.learning_rate, eta0, self.power_t, alpha)
+            fitted = hasattr(self, "t_")
+            theta0, start, avg0 = None, 0, None
+            if incremental and fitted:
+                theta0, start = self._theta_, self.t_
+                avg0 = (self._average_[None], self._n_averaged_)
+            elif self.warm_start and fitted:
+                theta0 = self._average_
+            elif self.fit_intercept and self._task == "classification":
+                theta0 = _intercept_start(f, y, n, eps_y, p)
+            width = p + int(self.fit_intercept)
+            if theta0 is not None and theta0.shape[-1] != width:
+                raise ValidationError(f"X: has {p} features; the fitted model has another number")
+            passes = 1 if incremental else self.n_passes
+            _check_args(self.method, self.averaging, B, n, passes, schedule, alpha, radius)
+            plan, state = plan_run(
+                n,
+                width,
+                n_passes=passes,
+                theta0=theta0,
+                average0=avg0,
+                method=self.method,
+                loss=loss,
+                task=self._task,
+                sigma2=sigma2,
+                epsilon_y=eps_y,
+                order=getattr(self, "order", "auto"),
+                batch_size=B,
+                learning_rate=schedule,
+                alpha=alpha,
+                theta_radius=radius,
+                averaging=self.averaging,
+                noised=noised,
+                drop_last=False,
+                start_step=start,
+                record_every=self.record_every,
+                intercept=bool(self.fit_intercept),
+            )
+            show = self.progress and plan.total * B >= 2_000_000
+            label = f"{type(self).__name__}({self.method})" if show else None
+            path = finish_run(plan, stream_examples(X, y, plan, state, passes, label))
+            T = int(path.batches[-1])
+            self._theta_ = path.last[0]
+            self._average_ = path.average[0]
+            self._n_averaged_ = path.n_averaged
+            self.t_ = start + T
+            self.n_iter_ = (self.n_iter_ + 1) if incremental and fitted else passes
+            self.n_batches_ = self.t_
+            self.eta0_ = float(eta0)
+            self.theta_radius_ = radius
+            self.trajectory_ = path.history[:, 0]
+            self.trajectory_batches_ = path.batches + start
+            self._set_coef(self._average_, p)
+            self._step_sum = path.step_sum + getattr(self, "_step_sum", 0.0) * incremental
+            # the contraction of the start: (alpha + the loss's public curvature) x the step sum
+            rate = alpha
+            if f.quadratic_in_theta:
+                rate += f.margin_curvature() * curvature_from_sums(sums, sigma2, noised)
+            decay = rate * self._step_sum if rate > 0 else math.inf
+            advice = ""
+            if decay < MIN_CONTRACTION and not incremental:
+                needed = steps_to_contract(self.learning_rate, float(eta0), alpha, rate)
+                advice = convergence_advice(needed, n, B, T // passes)
+            check_convergence(path.last, path.history, decay, bound, advice)
+            return self
 
     def _radius(self, sums, sigma2, eps_y, loss, x_radius, y_scale, y_var):
         """The projection radius: ``theta_radius``, or for ``"auto"`` the public bound

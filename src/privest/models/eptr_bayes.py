@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from privest._threads import fit_threads
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.errors import BoundsError, NothingReleasedWarning, ValidationError
@@ -310,63 +311,64 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
         """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``
         says whether the test passed."""
-        warn_privacy_habits(self, self.epsilon, self.delta)
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-Bayes")
-        X, labels, classes = self._check(X, y)
-        n, p = X.shape
-        k = classes.size
-        rng = resolve_rng(self.random_state)
-        eps = self._eptr_epsilon()
-        c0 = self._private_c0(labels, k, rng) if self.c0 == "auto" else self.c0
-        self.c0_ = c0
-        self.threshold_ = ptr_threshold(eps, self.delta)
-        self.local_sensitivity_ = self.noise_scale_ = None
-        released = False
-        if c0 is not None:
-            stats = bayes_statistics(X, labels, k, self.x_radius_, c0)
-            self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius_, c0)
-            dim = k * (p + 1)
-            self.noise_scale_ = eptr_noise_scale(
-                self.local_sensitivity_, eps, self.delta, dim, self._calibration
-            )
-            released, value = eptr_step(
-                stats["estimate"],
-                stats["gamma"],
-                self.local_sensitivity_,
-                eps,
-                self.delta,
-                rng,
-                dim=dim,
-                calibration=self._calibration,
-            )
-        if released:
-            mu = np.maximum(value[:k], c0)
-            mu /= mu.sum()
-            means = value[k:].reshape(k, p)
-            scale, _ = project_rows(means, self.x_radius_)
-            means = means * scale[:, None]
-        else:
-            mu, means = self._bottom(k, p, rng, 0.5 / k if c0 is None else c0)
-            warnings.warn(
-                "EPTRBayesClassifier released nothing and uses its data-independent bottom "
-                "classifier: a release needs every class to hold more than c0 n + 1 + M "
-                f"records (M = {self.threshold_:.3g})"
-                + (
-                    ", and the private smallest class count was too small for any c0"
-                    if c0 is None
-                    else ""
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            warn_privacy_habits(self, self.epsilon, self.delta)
+            charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-Bayes")
+            X, labels, classes = self._check(X, y)
+            n, p = X.shape
+            k = classes.size
+            rng = resolve_rng(self.random_state)
+            eps = self._eptr_epsilon()
+            c0 = self._private_c0(labels, k, rng) if self.c0 == "auto" else self.c0
+            self.c0_ = c0
+            self.threshold_ = ptr_threshold(eps, self.delta)
+            self.local_sensitivity_ = self.noise_scale_ = None
+            released = False
+            if c0 is not None:
+                stats = bayes_statistics(X, labels, k, self.x_radius_, c0)
+                self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius_, c0)
+                dim = k * (p + 1)
+                self.noise_scale_ = eptr_noise_scale(
+                    self.local_sensitivity_, eps, self.delta, dim, self._calibration
                 )
-                + ". To release: use more rows, a larger epsilon or (with c0 given) a "
-                "smaller c0, or PrivateLogisticRegression for two classes.",
-                NothingReleasedWarning,
-                stacklevel=2,
-            )
-        self.released_ = released
-        self.classes_ = classes
-        self.class_prior_ = mu
-        self.means_ = means
-        self.guarantee_ = self.guarantee
-        return self
+                released, value = eptr_step(
+                    stats["estimate"],
+                    stats["gamma"],
+                    self.local_sensitivity_,
+                    eps,
+                    self.delta,
+                    rng,
+                    dim=dim,
+                    calibration=self._calibration,
+                )
+            if released:
+                mu = np.maximum(value[:k], c0)
+                mu /= mu.sum()
+                means = value[k:].reshape(k, p)
+                scale, _ = project_rows(means, self.x_radius_)
+                means = means * scale[:, None]
+            else:
+                mu, means = self._bottom(k, p, rng, 0.5 / k if c0 is None else c0)
+                warnings.warn(
+                    "EPTRBayesClassifier released nothing and uses its data-independent bottom "
+                    "classifier: a release needs every class to hold more than c0 n + 1 + M "
+                    f"records (M = {self.threshold_:.3g})"
+                    + (
+                        ", and the private smallest class count was too small for any c0"
+                        if c0 is None
+                        else ""
+                    )
+                    + ". To release: use more rows, a larger epsilon or (with c0 given) a "
+                    "smaller c0, or PrivateLogisticRegression for two classes.",
+                    NothingReleasedWarning,
+                    stacklevel=2,
+                )
+            self.released_ = released
+            self.classes_ = classes
+            self.class_prior_ = mu
+            self.means_ = means
+            self.guarantee_ = self.guarantee
+            return self
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear Bayes scores ln mu_k + x^T m_k - ||m_k||^2/2 (test rows are not projected)."""

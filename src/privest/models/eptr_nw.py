@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from privest._threads import fit_threads
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.errors import BoundsError, ValidationError
@@ -260,54 +261,55 @@ class EPTRKernelRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any) -> EPTRKernelRegressor:
         """Run Algorithm 5 at every query point; ``released_[j]`` says which passed."""
-        warn_privacy_habits(self, self.guarantee.eps, self.guarantee.dlt)
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
-        queries, X, y, _ = self._check(X, y)
-        n, d = X.shape
-        m = queries.shape[0]
-        eps_q, delta_q = self._per_query_budget(m)
-        numeric = isinstance(self.bottom, (int, float, np.integer, np.floating)) and not (
-            isinstance(self.bottom, bool)
-        )
-        if not (
-            (isinstance(self.bottom, str) and self.bottom == "uniform")
-            or (numeric and math.isfinite(float(self.bottom)))
-        ):
-            raise ValidationError(
-                f"bottom: {self.bottom!r}; accepted: 'uniform' or a finite public number"
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            warn_privacy_habits(self, self.guarantee.eps, self.guarantee.dlt)
+            charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-NW")
+            queries, X, y, _ = self._check(X, y)
+            n, d = X.shape
+            m = queries.shape[0]
+            eps_q, delta_q = self._per_query_budget(m)
+            numeric = isinstance(self.bottom, (int, float, np.integer, np.floating)) and not (
+                isinstance(self.bottom, bool)
             )
-        rng = resolve_rng(self.random_state)
-        h = self._bandwidth(n, d)
-        stats = nw_statistics(queries, X, y, h, self.y_radius, self.c0)
-        self.local_sensitivity_ = nw_local_sensitivity(n, d, h, self.y_radius, self.c0)
-        self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, eps_q, delta_q)
-        self.threshold_ = ptr_threshold(eps_q, delta_q)
-        released = np.zeros(m, dtype=bool)
-        est = np.empty(m)
-        r = self.y_radius
-        for j in range(m):  # m public queries, not records
-            ok, value = eptr_step(
-                stats["estimate"][j : j + 1],
-                stats["gamma"][j],
-                self.local_sensitivity_,
-                eps_q,
-                delta_q,
-                rng,
-                dim=1,
-            )
-            released[j] = ok
-            if ok:
-                est[j] = float(np.clip(value[0], -r, r))
-            elif self.bottom == "uniform":
-                est[j] = rng.uniform(-r, r)
-            else:
-                est[j] = float(self.bottom)
-        self.query_points_ = queries
-        self.estimates_ = est
-        self.released_ = released
-        self.bandwidth_ = h
-        self.guarantee_ = self.guarantee
-        return self
+            if not (
+                (isinstance(self.bottom, str) and self.bottom == "uniform")
+                or (numeric and math.isfinite(float(self.bottom)))
+            ):
+                raise ValidationError(
+                    f"bottom: {self.bottom!r}; accepted: 'uniform' or a finite public number"
+                )
+            rng = resolve_rng(self.random_state)
+            h = self._bandwidth(n, d)
+            stats = nw_statistics(queries, X, y, h, self.y_radius, self.c0)
+            self.local_sensitivity_ = nw_local_sensitivity(n, d, h, self.y_radius, self.c0)
+            self.noise_scale_ = eptr_noise_scale(self.local_sensitivity_, eps_q, delta_q)
+            self.threshold_ = ptr_threshold(eps_q, delta_q)
+            released = np.zeros(m, dtype=bool)
+            est = np.empty(m)
+            r = self.y_radius
+            for j in range(m):  # m public queries, not records
+                ok, value = eptr_step(
+                    stats["estimate"][j : j + 1],
+                    stats["gamma"][j],
+                    self.local_sensitivity_,
+                    eps_q,
+                    delta_q,
+                    rng,
+                    dim=1,
+                )
+                released[j] = ok
+                if ok:
+                    est[j] = float(np.clip(value[0], -r, r))
+                elif self.bottom == "uniform":
+                    est[j] = rng.uniform(-r, r)
+                else:
+                    est[j] = float(self.bottom)
+            self.query_points_ = queries
+            self.estimates_ = est
+            self.released_ = released
+            self.bandwidth_ = h
+            self.guarantee_ = self.guarantee
+            return self
 
     def predict(self, X: Any) -> np.ndarray:
         """The released estimate (or bottom) at each row of X, which must be a query point.

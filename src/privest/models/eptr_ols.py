@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from privest._threads import fit_threads
 from privest.accounting.base import ApproxDP
 from privest.accounting.budget import charge
 from privest.accounting.gaussian import gaussian_sigma
@@ -413,45 +414,46 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def fit(self, X: Any, y: Any) -> EPTRLinearRegression:
         """Run Algorithm 4 once (after the private choice of c0 if ``c0="auto"``);
         ``released_`` says whether anything was released."""
-        warn_privacy_habits(self, self.epsilon, self.delta)
-        charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
-        X, y = self._check(X, y)
-        n, p = X.shape
-        bottom = self._bottom(p)
-        rng = resolve_rng(self.random_state)
-        eps = self._eptr_epsilon()
-        self.guarantee_ = self.guarantee
-        self.threshold_ = ptr_threshold(eps, self.delta)
-        self.lambda_min_lower_ = None
-        c0 = self.c0
-        if c0 == "auto":
-            c0 = self._private_c0(X, y, rng)
-        self.c0_ = c0
-        if c0 is None:
-            self.released_, self.coef_ = False, bottom
-            self.local_sensitivity_ = self.noise_scale_ = None
-            self._warn_bottom(n, up_front=True)
+        with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+            warn_privacy_habits(self, self.epsilon, self.delta)
+            charge(self.budget, self.guarantee, label=type(self).__name__, mechanism="ePTR-OLS")
+            X, y = self._check(X, y)
+            n, p = X.shape
+            bottom = self._bottom(p)
+            rng = resolve_rng(self.random_state)
+            eps = self._eptr_epsilon()
+            self.guarantee_ = self.guarantee
+            self.threshold_ = ptr_threshold(eps, self.delta)
+            self.lambda_min_lower_ = None
+            c0 = self.c0
+            if c0 == "auto":
+                c0 = self._private_c0(X, y, rng)
+            self.c0_ = c0
+            if c0 is None:
+                self.released_, self.coef_ = False, bottom
+                self.local_sensitivity_ = self.noise_scale_ = None
+                self._warn_bottom(n, up_front=True)
+                return self
+            stats = self._statistics(X, y, c0)
+            self.local_sensitivity_ = self._alpha(n, c0)
+            self.noise_scale_ = eptr_noise_scale(
+                self.local_sensitivity_, eps, self.delta, p, self._calibration
+            )
+            released, value = eptr_step(
+                stats["estimate"],
+                stats["gamma"],
+                self.local_sensitivity_,
+                eps,
+                self.delta,
+                rng,
+                dim=p,
+                calibration=self._calibration,
+            )
+            self.released_ = released
+            self.coef_ = value if released else bottom
+            if not released:
+                self._warn_bottom(n, up_front=False)
             return self
-        stats = self._statistics(X, y, c0)
-        self.local_sensitivity_ = self._alpha(n, c0)
-        self.noise_scale_ = eptr_noise_scale(
-            self.local_sensitivity_, eps, self.delta, p, self._calibration
-        )
-        released, value = eptr_step(
-            stats["estimate"],
-            stats["gamma"],
-            self.local_sensitivity_,
-            eps,
-            self.delta,
-            rng,
-            dim=p,
-            calibration=self._calibration,
-        )
-        self.released_ = released
-        self.coef_ = value if released else bottom
-        if not released:
-            self._warn_bottom(n, up_front=False)
-        return self
 
     def _statistics(self, X: np.ndarray, y: np.ndarray, c0: float) -> dict[str, Any]:
         return ols_statistics(
