@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import privest as pv
 from privest.cli import main
 
 
@@ -253,6 +254,30 @@ def test_c0_defaults_to_auto_as_in_the_classes(csv):
     for args in (ols, bayes):
         assert _build(build_parser().parse_args(args), None, 2).c0 == "auto"
         assert _build(build_parser().parse_args([*args, "--c0", "0.2"]), None, 2).c0 == 0.2
+
+
+def test_nw_c0_defaults_to_the_class_default(csv):
+    """Without --c0, eptr-nw gets EPTRKernelRegressor's default c0; a given number, or
+    'auto' (refused by name: nw has no private choice of c0), still reaches the build."""
+    from privest.cli import build_parser
+    from privest.commands.model import _build
+    from privest.models.eptr_nw import EPTRKernelRegressor
+
+    nw = _model_args(csv, "eptr-nw", "--epsilon", "1", "--delta", "1e-6", "--query=0,0")
+    nw += ["--bandwidth", "0.3", "--y-radius", "3"]
+    default = EPTRKernelRegressor().c0
+    assert isinstance(default, float) and default > 0
+    assert _build(build_parser().parse_args(nw), None, 2).c0 == default
+    assert _build(build_parser().parse_args([*nw, "--c0", "0.05"]), None, 2).c0 == 0.05
+    with pytest.raises(pv.ValidationError, match="--c0"):
+        _build(build_parser().parse_args([*nw, "--c0", "auto"]), None, 2)
+
+
+def test_nw_without_c0_runs(csv, capsys):
+    extra = ["--epsilon", "2", "--delta", "1e-6", "--bounds=-3:3", "--query=0,0;1,1"]
+    extra += ["--bandwidth", "0.5", "--y-radius", "4", "--seed", "1"]
+    assert main(_model_args(csv, "eptr-nw", *extra)) == 0
+    assert "eptr-nw" in capsys.readouterr().out
 
 
 def test_bayes_without_c0_releases(csv, capsys):

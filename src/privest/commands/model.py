@@ -84,8 +84,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--c0",
         type=_c0,
-        help="public level c0 (all methods; nw: required), or 'auto' (ols, bayes: the default, "
-        "as in the Python classes): spend a share (10%%) of epsilon choosing c0 privately (ols: "
+        help="public level c0 (all methods; nw: default 0.3, as in EPTRKernelRegressor), or "
+        "'auto' (ols, bayes: the default, as in the Python classes): spend a share (10%%) of epsilon choosing c0 privately (ols: "
         "from a noisy lambda_min(X^T X)/n; bayes: from a noisy smallest class count)",
     )
     p.add_argument(
@@ -224,19 +224,20 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
         )
     from privest.models.eptr_nw import EPTRKernelRegressor
 
-    _need(args, "query", "y_radius", "c0", "bandwidth")
+    _need(args, "query", "y_radius", "bandwidth")
     if args.c0 == "auto":
         raise ValidationError("--c0: 'auto' is for eptr-ols and eptr-bayes; give eptr-nw a number")
     rows = [_floats(r, "--query") for r in args.query.split(";")]
     if n_features == 1 and len(rows) == 1:
         rows = [[v] for v in rows[0]]
+    c0 = {} if args.c0 is None else {"c0": args.c0}  # none given: the class's default
     return EPTRKernelRegressor(
+        **c0,
         query_points=rows,
         epsilon=args.epsilon,
         delta=args.delta,
         bandwidth=args.bandwidth,
         y_radius=args.y_radius,
-        c0=args.c0,
         bounds=parse_pair(args.bounds or "0:1", "--bounds"),
         budget_mode=args.budget_mode,
         bottom=0.0 if args.bottom == "fixed" else "uniform",
