@@ -66,9 +66,7 @@ def _fit_eptr_ols() -> None:
 
 def _fit_eptr_bayes() -> None:
     X, y = _data()
-    model = pv.EPTRBayesClassifier(
-        epsilon=1.0, classes=[0, 1], x_radius=2, c0=0.1, random_state=0
-    )
+    model = pv.EPTRBayesClassifier(epsilon=1.0, classes=[0, 1], x_radius=2, c0=0.1, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pv.NothingReleasedWarning)
         model.fit(X, (y > 0).astype(int))

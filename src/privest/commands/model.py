@@ -84,9 +84,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--c0",
         type=_c0,
-        help="public level c0 (all methods; nw: default 0.3, as in EPTRKernelRegressor), or "
-        "'auto' (ols, bayes: the default, as in the Python classes): spend a share (10%%) of epsilon choosing c0 privately (ols: "
-        "from a noisy lambda_min(X^T X)/n; bayes: from a noisy smallest class count)",
+        help="public level c0 (all methods; nw: EPTRKernelRegressor's default when omitted), "
+        "or 'auto' (ols, bayes: the default, as in the Python classes): spend a share (10%%) "
+        "of epsilon choosing c0 privately (ols: from a noisy lambda_min(X^T X)/n; bayes: from "
+        "a noisy smallest class count)",
     )
     p.add_argument(
         "--classes", help="comma-separated public class labels (bayes; logistic: two, default 0,1)"
