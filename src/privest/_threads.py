@@ -1,11 +1,11 @@
 """How many BLAS threads a fit uses: one, unless ``PRIVEST_BLAS_THREADS`` says otherwise.
 
-Every fit (the central models, the DR estimators' solvers) runs inside :func:`fit_threads`.
-Their BLAS work is on n x d products with small d and on d x d matrices, where OpenBLAS
-threads cost far more CPU than they save wall time (docs/central-models.md, "Threads").
-``PRIVEST_BLAS_THREADS`` overrides the default: a positive integer k allows k threads;
-``keep`` leaves BLAS as the process has it (``OPENBLAS_NUM_THREADS``, a threadpoolctl limit
-set by the caller).
+Every fit (the central and ePTR models, IWP-SGD, the DR estimators' solvers) runs inside
+:func:`fit_threads`. Their BLAS work is on n x d products with small d and on d x d
+matrices, where OpenBLAS threads cost far more CPU than they save wall time
+(docs/central-models.md, "Threads"). ``PRIVEST_BLAS_THREADS`` overrides the default: a
+positive integer k allows k threads; ``keep`` leaves BLAS as the process has it
+(``OPENBLAS_NUM_THREADS``, a threadpoolctl limit set by the caller).
 """
 
 from __future__ import annotations

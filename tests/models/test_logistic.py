@@ -217,3 +217,26 @@ def test_default_log_loss_beats_the_previous_default_on_breast_cancer():
         diffs.append(losses[0] - losses[1])
     diffs = np.array(diffs)
     assert diffs.mean() + 3 * diffs.std(ddof=1) / np.sqrt(diffs.size) < 0
+
+
+@pytest.mark.parametrize(
+    "y, classes, match",
+    [
+        (np.arange(60) % 3, None, "Only binary"),  # three numeric labels
+        (np.array(["a", "b", "c"] * 20), None, "Only binary"),  # three string labels
+        (np.arange(60) % 2 + 1, None, "outside the public classes"),  # binary, not 0/1
+        (np.array(["a", "b"] * 30), None, "outside the public classes"),
+        (np.arange(60) % 3, [0, 1], "outside the public classes"),  # classes given
+        (np.arange(60) % 2 * 1.0, None, None),  # float 0/1: fits
+        (np.zeros(60, dtype=int), None, None),  # one class present: fits
+    ],
+)
+def test_label_checks_name_the_error_whatever_the_label_type(y, classes, match):
+    """_targets reads the label type only to name an error; each case keeps its outcome."""
+    X = np.random.default_rng(0).uniform(-1, 1, (60, 2))
+    model = PrivateLogisticRegression(bounds=(-1, 1), classes=classes, random_state=0)
+    if match is None:
+        assert model.fit(X, y).coef_.shape == (1, 2)
+    else:
+        with pytest.raises(ValidationError, match=match):
+            model.fit(X, y)

@@ -17,6 +17,7 @@ class here, so that :mod:`privest.accounting.events` can use them).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -117,7 +118,13 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 
 
 def zcdp_rho_for(epsilon: float, delta: float) -> float:
-    """The largest rho whose conversion meets (epsilon, delta) (for calibration)."""
+    """The largest rho whose conversion meets (epsilon, delta) (for calibration); a root
+    search, cached since every fit and table asks it again with the same public floats."""
+    return _rho_for(float(epsilon), float(delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_for(epsilon: float, delta: float) -> float:
     from scipy import optimize
 
     lo, hi = 1e-12, 1.0

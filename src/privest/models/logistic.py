@@ -220,14 +220,17 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return classes
 
     def _targets(self, y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-        """(n, 1) 0/1 for two classes, (n, K) one-hot for K >= 3."""
-        if self.classes is None and type_of_target(y, input_name="y") == "multiclass":
-            raise ValidationError(
-                "y: Only binary classification is supported with classes=None (labels 0 and "
-                "1); pass classes= listing every public label to fit the multinomial model"
-            )
+        """(n, 1) 0/1 for two classes, (n, K) one-hot for K >= 3. The label type is read
+        only when a label is outside ``classes`` (to name the error): with every label in
+        the default (0, 1), y cannot be multiclass."""
         onehot = y[:, None] == classes[None, :]
         if not np.all(onehot.any(axis=1)):
+            if self.classes is None and type_of_target(y, input_name="y") == "multiclass":
+                raise ValidationError(
+                    "y: Only binary classification is supported with classes=None (labels 0 "
+                    "and 1); pass classes= listing every public label to fit the multinomial "
+                    "model"
+                )
             raise ValidationError(
                 f"y: contains labels outside the public classes {classes.tolist()}; pass "
                 "classes= listing every label (three or more fit the multinomial model)"
