@@ -74,13 +74,21 @@ def _fit_eptr_bayes() -> None:
 
 def _fit_eptr_nw() -> None:
     X, y = _data()
-    model = pv.EPTRKernelRegressor(epsilon=1.0, query_points=[[0.0, 0.0]], y_radius=2)
-    model.set_params(bounds=(-1, 1), random_state=0).fit(X, y)
+    pv.EPTRKernelRegressor(
+        epsilon=1.0, query_points=[[0.0, 0.0]], y_radius=2, bounds=(-1, 1), random_state=0
+    ).fit(X, y)
 
 
 def _fit_iwp_classifier() -> None:
     X, y = _data()
     pv.IWPSGDClassifier(method="oracle", progress=False).fit(X, (y > 0).astype(int))
+
+
+def _partial_fit_iwp() -> None:
+    X, y = _data()
+    pv.IWPSGDClassifier(method="oracle", progress=False).partial_fit(
+        X, (y > 0).astype(int), classes=[0, 1]
+    )
 
 
 def _fit_iwp_regressor() -> None:
@@ -97,9 +105,10 @@ FITS = {
     "eptr_bayes": (_fit_eptr_bayes, eptr_bayes, "bayes_statistics"),
     "eptr_nw": (_fit_eptr_nw, eptr_nw, "nw_statistics"),
     "iwp_classifier": (_fit_iwp_classifier, iwp_sgd, "finish_run"),
+    "iwp_partial_fit": (_partial_fit_iwp, iwp_sgd, "finish_run"),
     "iwp_regressor": (_fit_iwp_regressor, iwp_sgd, "finish_run"),
 }
-# the class whose ``fit`` each entry runs
+# the class whose ``fit`` (or ``partial_fit``) each entry runs
 FIT_CLASSES = {
     "logistic": pv.PrivateLogisticRegression,
     "linear": pv.PrivateLinearRegression,
@@ -108,6 +117,7 @@ FIT_CLASSES = {
     "eptr_bayes": pv.EPTRBayesClassifier,
     "eptr_nw": pv.EPTRKernelRegressor,
     "iwp_classifier": pv.IWPSGDClassifier,
+    "iwp_partial_fit": pv.IWPSGDClassifier,
     "iwp_regressor": pv.IWPSGDRegressor,
 }
 
