@@ -27,7 +27,7 @@ from privest.commands._common import (
     charge_ledger,
     emit_table,
     parse_pair,
-    read_csv,
+    read_column,
     read_header,
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
@@ -181,7 +181,7 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     )
     if args.engine == "dask":
         return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
-    col = read_csv(args.input, args.sep)[args.column]
+    col = read_column(args.input, args.sep, args.column)
     if name == "count":
         values = as_float_vector(col, f"--column {args.column!r}")
         col = ((values >= lo) & (values <= hi)).astype(float)

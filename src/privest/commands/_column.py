@@ -1,0 +1,137 @@
+"""One numeric column of a plain CSV file, read with numpy alone (no pandas import).
+
+``privest stat`` reads one column; importing pandas costs more CPU time than the rest of a
+small release (benchmarks/README.md, issue 31). :func:`read_plain_column` reads the column
+only where the file keeps to a plain syntax on which its values are certainly the ones
+``pandas.read_csv`` (C engine, default options) reads, bit for bit; for any other file it
+returns ``None`` and the caller reads the file with pandas, which accepts or refuses it as
+before. The rule is public and decided by the file's syntax, never by a statistic:
+
+* at most :data:`MAX_BYTES` bytes; the separator one of ``,`` ``;`` tab ``|`` (with ``,``
+  and a one-field header, the separator :func:`~privest.commands._common.read_csv` detects,
+  and then no ``,`` anywhere in the file);
+* ASCII text without quote characters or control bytes (tab and ``\\r\\n`` line ends
+  allowed), no blank or whitespace-only line, the header on the first line;
+* every line holds as many fields as the header, and at least one record follows it;
+* every cell of the column is ``[+-]?digits[.digits]`` with at most 15 digits and is not a
+  negative zero: every such decimal is a float exactly ``m / 10**f`` with ``m < 2**53``
+  and ``f <= 15``, which one IEEE division rounds correctly, as Python's ``float``,
+  pandas' integer and its default float converter read it.
+
+Anything else (NA spellings, exponents, ``inf``, whitespace, thousands separators, quoted
+fields, a BOM, ragged rows, longer numbers) goes to pandas; tests/test_cli_column.py checks
+the two readers against each other on the CLI's corpus and on generated files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MAX_BYTES", "read_plain_column"]
+
+#: files larger than this are read by pandas (whose chunked reader bounds the memory)
+MAX_BYTES = 1 << 28
+#: the most digits of a cell: its integer mantissa is exact in a float (< 2**53)
+MAX_DIGITS = 15
+_SEPS = (",", ";", "\t", "|")
+#: a byte that is not plain ASCII text: a control byte other than tab, CR and LF, DEL, a
+#: non-ASCII byte (a BOM or other UTF-8) or a quote character
+_NOT_PLAIN = re.compile(rb'[^\t\n\r\x20-\x7e]|"')
+_DIGIT0, _DOT, _PLUS, _MINUS = ord("0"), ord("."), ord("+"), ord("-")
+#: 10**f as floats, exact for f <= 22 (from Python's integers, not a pow())
+_POW10 = np.array([float(10**f) for f in range(MAX_DIGITS + 1)])
+
+
+def read_plain_column(path: str, sep: str, column: str) -> np.ndarray | None:
+    """The float values of ``column`` if the file is plain (module docstring), else ``None``.
+
+    ``sep`` is the command's ``--sep``; the header is assumed already checked by
+    :func:`~privest.commands._common.read_header` (the column exists, no name twice)."""
+    p = Path(path)
+    if sep not in _SEPS or p.stat().st_size > MAX_BYTES:
+        return None
+    data = p.read_bytes()
+    if _NOT_PLAIN.search(data) is not None:
+        return None
+    data = data.replace(b"\r\n", b"\n")
+    if b"\r" in data or data.startswith(b"\n") or b"\n\n" in data:
+        return None
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    head = data[: data.index(b"\n")].decode("ascii")
+    if not head.strip():
+        return None
+    names = head.split(sep)
+    if len(names) == 1 and sep == ",":  # the separator read_csv detects
+        sep = next((c for c in ";\t|" if c in head), sep)
+        if sep != "," and b"," in data:
+            return None
+        names = head.split(sep)
+    names = [c or f"Unnamed: {i}" for i, c in enumerate(names)]
+    if column not in names:
+        return None
+    cells = _cells(np.frombuffer(data, dtype=np.uint8), ord(sep), len(names))
+    if cells is None:
+        return None
+    starts, ends = cells
+    j = names.index(column)
+    return _numbers(data, starts[1:, j], ends[1:, j])
+
+
+def _cells(buf: np.ndarray, sep: int, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The start and end offsets of every cell, as (lines, k) arrays, or ``None`` unless
+    every line has exactly ``k`` fields and a record follows the header."""
+    ends = np.flatnonzero((buf == sep) | (buf == 10))
+    if ends.size % k or ends.size // k < 2:
+        return None
+    ends = ends.reshape(-1, k)
+    newline = buf[ends] == 10
+    if not (newline[:, -1].all() and not newline[:, :-1].any()):
+        return None
+    starts = np.empty_like(ends)
+    starts.flat[0] = 0
+    starts.flat[1:] = ends.flat[:-1] + 1
+    return starts, ends
+
+
+def _numbers(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The cells ``data[starts:ends]`` as floats if each is ``[+-]?digits[.digits]`` with at
+    most :data:`MAX_DIGITS` digits and not a negative zero, else ``None``. Vectorised over
+    the cells; the loop runs over the (at most 17) character positions."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lengths = ends - starts
+    width = int(lengths.max())
+    if lengths.min() < 1 or width > MAX_DIGITS + 2:
+        return None
+    signed = (buf[starts] == _PLUS) | (buf[starts] == _MINUS)
+    negative = buf[starts] == _MINUS
+    mantissa = np.zeros(starts.size, dtype=np.int64)
+    digits = np.zeros(starts.size, dtype=np.int64)
+    dots = np.zeros(starts.size, dtype=np.int64)
+    frac = np.zeros(starts.size, dtype=np.int64)  # digits after the point
+    first_digit = np.full(starts.size, -1)  # position of the first digit
+    last_kind = np.zeros(starts.size, dtype=bool)  # the character before the end is a digit
+    for i in range(width):
+        inside = (i < lengths) & ~((i == 0) & signed)
+        c = buf[np.minimum(starts + i, buf.size - 1)]
+        is_digit = inside & (c >= _DIGIT0) & (c <= _DIGIT0 + 9)
+        is_dot = inside & (c == _DOT)
+        if np.any(inside & ~is_digit & ~is_dot):
+            return None
+        mantissa = np.where(is_digit, mantissa * 10 + (c.astype(np.int64) - _DIGIT0), mantissa)
+        digits += is_digit
+        frac += is_digit & (dots > 0)
+        first_digit = np.where(is_digit & (first_digit < 0), i, first_digit)
+        dots += is_dot
+        last_kind = np.where(inside, is_digit, last_kind)
+    # one point at most, with a digit on each side; 1..15 digits in all
+    sign_len = signed.astype(np.int64)
+    ok = (dots <= 1) & (digits >= 1) & (digits <= MAX_DIGITS) & last_kind
+    ok &= first_digit == sign_len  # a digit right after the sign (or at the start)
+    if not ok.all() or (negative & (mantissa == 0)).any():
+        return None
+    values = mantissa.astype(np.float64) / _POW10[frac]
+    return np.where(negative, -values, values)
