@@ -109,6 +109,8 @@ HOSTILE = [
     ("x\n", False),  # no record
     ("x;y\n1,5;2\n", False),  # a comma beside the detected separator
     ("x,y\n1,2\n3,4\n" * 2, False),  # a second header: text in the column
+    ("Unnamed: 0,,x\n1,2,3\n", True),
+    (",Unnamed: 0,x\n1,2,3\n", False),  # pandas renames one of two "Unnamed: 0"
 ]
 
 
@@ -117,6 +119,13 @@ def test_hostile_spellings_go_to_pandas(tmp_path, text, plain):
     path = tmp_path / "d.csv"
     path.write_text(text, encoding="utf-8", newline="")
     assert _agree(path, ",", "x") is plain
+
+
+def test_a_name_pandas_renames_goes_to_pandas(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(",Unnamed: 0,x\n1,2,3\n")
+    assert read_plain_column(str(path), ",", "Unnamed: 0") is None
+    assert isinstance(_pandas(path, ",", "Unnamed: 0"), np.ndarray)
 
 
 def test_a_file_that_is_not_utf8_goes_to_pandas(tmp_path):
@@ -150,11 +159,14 @@ _HOSTILE = st.sampled_from(
     sep=st.sampled_from([",", ";", "\t", "|"]),
     crlf=st.booleans(),
     last_newline=st.booleans(),
+    other=st.one_of(_NUMBER, _HOSTILE.filter(lambda c: not set(c) & set(',;"'))),
 )
-def test_the_readers_agree_on_generated_files(tmp_path, cells, sep, crlf, last_newline):
+def test_the_readers_agree_on_generated_files(tmp_path, cells, sep, crlf, last_newline, other):
+    """Column x holds numbers and hostile cells; column z one cell of either (any z that
+    keeps the file's structure leaves x to the plain reader)."""
     end = "\r\n" if crlf else "\n"
-    rows = [f"{i}{sep}{c}" for i, c in enumerate(cells)]
-    text = end.join([f"id{sep}x", *rows]) + (end if last_newline else "")
+    rows = [f"{i}{sep}{c}{sep}{other if i == 0 else i}" for i, c in enumerate(cells)]
+    text = end.join([f"id{sep}x{sep}z", *rows]) + (end if last_newline else "")
     path = tmp_path / "g.csv"
     path.write_text(text, encoding="utf-8", newline="")
     read = _agree(path, sep, "x")

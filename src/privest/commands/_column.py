@@ -71,7 +71,7 @@ def read_plain_column(path: str, sep: str, column: str) -> np.ndarray | None:
             return None
         names = head.split(sep)
     names = [c or f"Unnamed: {i}" for i, c in enumerate(names)]
-    if column not in names:
+    if column not in names or len(set(names)) < len(names):  # pandas would rename one
         return None
     cells = _cells(np.frombuffer(data, dtype=np.uint8), ord(sep), len(names))
     if cells is None:
