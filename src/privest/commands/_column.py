@@ -31,8 +31,10 @@ import numpy as np
 
 __all__ = ["MAX_BYTES", "read_plain_column"]
 
-#: files larger than this are read by pandas (whose chunked reader bounds the memory)
-MAX_BYTES = 1 << 28
+#: files larger than this are read by pandas: its parser, about 2x faster per byte
+#: (benchmarks/README.md), repays its import beyond about 32 MiB, and this reader holds
+#: the whole file in memory with a few arrays of its length
+MAX_BYTES = 1 << 25
 #: the most digits of a cell: its integer mantissa is exact in a float (< 2**53)
 MAX_DIGITS = 15
 _SEPS = (",", ";", "\t", "|")

@@ -11,6 +11,8 @@ mechanism and, for the same --seed, the same release (docs/scale-out.md). ``--co
 0.95`` also releases what the interval needs (a stated share of epsilon, within the same
 total) and prints the interval for the population quantity with its standard error
 (docs/central-inference.md); ``--inference noise`` prints the noise-only interval instead.
+A plain CSV file (plain numbers, no quotes: privest.commands._column) is read without
+pandas, to the same values; any other file is read by pandas, as before.
 """
 
 from __future__ import annotations
