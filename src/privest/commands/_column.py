@@ -105,35 +105,35 @@ def _numbers(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | 
     the cells; the loop runs over the (at most 17) character positions."""
     buf = np.frombuffer(data, dtype=np.uint8)
     lengths = ends - starts
-    width = int(lengths.max())
-    if lengths.min() < 1 or width > MAX_DIGITS + 2:
+    if lengths.min() < 1 or lengths.max() > MAX_DIGITS + 2:
         return None
-    signed = (buf[starts] == _PLUS) | (buf[starts] == _MINUS)
     negative = buf[starts] == _MINUS
+    signed = (negative | (buf[starts] == _PLUS)).astype(np.int64)
+    first, last = buf[starts + np.minimum(signed, lengths - 1)], buf[ends - 1]
+    # a digit first (after the sign) and last: "+", ".5", "5." and "-.5" go to pandas
+    if not (_is_digit(first).all() and _is_digit(last).all()):
+        return None
     mantissa = np.zeros(starts.size, dtype=np.int64)
-    digits = np.zeros(starts.size, dtype=np.int64)
     dots = np.zeros(starts.size, dtype=np.int64)
-    frac = np.zeros(starts.size, dtype=np.int64)  # digits after the point
-    first_digit = np.full(starts.size, -1)  # position of the first digit
-    last_kind = np.zeros(starts.size, dtype=bool)  # the character before the end is a digit
-    for i in range(width):
-        inside = (i < lengths) & ~((i == 0) & signed)
+    dot_at = np.zeros(starts.size, dtype=np.int64)  # the point's position, if one
+    for i in range(int(lengths.max())):
+        inside = (i < lengths) & (i >= signed)
         c = buf[np.minimum(starts + i, buf.size - 1)]
-        is_digit = inside & (c >= _DIGIT0) & (c <= _DIGIT0 + 9)
+        is_digit = inside & _is_digit(c)
         is_dot = inside & (c == _DOT)
         if np.any(inside & ~is_digit & ~is_dot):
             return None
         mantissa = np.where(is_digit, mantissa * 10 + (c.astype(np.int64) - _DIGIT0), mantissa)
-        digits += is_digit
-        frac += is_digit & (dots > 0)
-        first_digit = np.where(is_digit & (first_digit < 0), i, first_digit)
         dots += is_dot
-        last_kind = np.where(inside, is_digit, last_kind)
-    # one point at most, with a digit on each side; 1..15 digits in all
-    sign_len = signed.astype(np.int64)
-    ok = (dots <= 1) & (digits >= 1) & (digits <= MAX_DIGITS) & last_kind
-    ok &= first_digit == sign_len  # a digit right after the sign (or at the start)
-    if not ok.all() or (negative & (mantissa == 0)).any():
+        dot_at += is_dot * i
+    frac = np.where(dots > 0, lengths - 1 - dot_at, 0)  # digits after the point
+    if (dots > 1).any() or (lengths - signed - dots > MAX_DIGITS).any():
+        return None
+    if (negative & (mantissa == 0)).any():
         return None
     values = mantissa.astype(np.float64) / _POW10[frac]
     return np.where(negative, -values, values)
+
+
+def _is_digit(c: np.ndarray) -> np.ndarray:
+    return (c >= _DIGIT0) & (c <= _DIGIT0 + 9)
