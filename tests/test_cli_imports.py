@@ -1,6 +1,7 @@
 """A successful ``privest stat`` mean or count imports no module it does not call: scipy
 (and numpy.testing / numpy.f2py, which scipy's array-API layer imports) comes in only where
-a function needs it (issue 31, CLI start-up; benchmarks/README.md)."""
+a function needs it, and pandas only where the CSV file is not plain enough to be read
+without it (privest.commands._column) (issue 31, CLI start-up; benchmarks/README.md)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 import pytest
 
 LAZY = ("scipy", "numpy.testing", "numpy.f2py")
+#: what a call may import only where it needs it: the above, and pandas
+CALLED = (*LAZY, "pandas")
 
 _CODE = """
 import sys
@@ -19,13 +22,16 @@ print('imported:', status, *[m for m in LAZY if m in sys.modules])
 """
 
 
-def _stat(tmp_path, args: list[str]) -> list[str]:
+def _stat(tmp_path, args: list[str], cell: str = "") -> list[str]:
+    """The exit status of ``privest stat`` and the modules of :data:`CALLED` it imported;
+    ``cell`` is the first record (default a number like the others)."""
     path = tmp_path / "d.csv"
-    path.write_text("x\n" + "".join(f"{i % 97}.5\n" for i in range(200)), encoding="utf-8")
+    rows = [cell or "1.5", *(f"{i % 97}.5" for i in range(199))]
+    path.write_text("x\n" + "".join(f"{r}\n" for r in rows), encoding="utf-8")
     code = (
         _CODE.replace("PATH", repr(str(path)))
         .replace("ARGS", repr(args))
-        .replace("LAZY", repr(LAZY))
+        .replace("LAZY", repr(CALLED))
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -33,10 +39,23 @@ def _stat(tmp_path, args: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "args", [["--stat", "mean"], ["--stat", "count", "--where", "0:50"]], ids=["mean", "count"]
+    "args",
+    [
+        ["--stat", "mean"],
+        ["--stat", "sum"],
+        ["--stat", "variance"],
+        ["--stat", "count", "--where", "0:50"],
+    ],
+    ids=["mean", "sum", "variance", "count"],
 )
-def test_a_successful_mean_or_count_imports_no_scipy(tmp_path, args):
+def test_a_successful_mean_sum_variance_or_count_imports_neither_scipy_nor_pandas(tmp_path, args):
     assert _stat(tmp_path, [*args, "--seed", "1"]) == ["0"]
+
+
+@pytest.mark.parametrize("cell", ["1e1", "1.5000000000000001", '"1.5"'])
+def test_control_a_file_that_is_not_plain_is_read_with_pandas(tmp_path, cell):
+    # pandas accepts these cells (an exponent, 17 digits, a quoted number)
+    assert _stat(tmp_path, ["--stat", "mean", "--seed", "1"], cell) == ["0", "pandas"]
 
 
 def test_control_the_check_sees_scipy_where_a_release_needs_it(tmp_path):

@@ -8,6 +8,7 @@ is accepted. NaN and inf are always errors.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,12 +64,12 @@ def check_real_data(arr: np.ndarray, name: str) -> None:
     """Refuse complex, text, date and mixed object data before a float conversion could
     read them silently (``1+2j`` as 1, ``[1, '2', 3.0]`` as numbers). The message names the
     kind of data, never a value."""
-    import pandas as pd
-
     kind = arr.dtype.kind
     if kind in "biuf":
         return
     if kind == "O":
+        import pandas as pd
+
         inferred = pd.api.types.infer_dtype(arr.ravel(), skipna=True)
         if inferred in _REAL_KINDS:
             return
@@ -87,10 +88,10 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite, non-empty 2-D float array (a 1-D input becomes one column).
 
     Complex, text, date and mixed object data are refused (:func:`check_real_data`)."""
-    import pandas as pd
-
+    # an input is a pandas object only if pandas is imported: a numpy input never imports it
+    pd = sys.modules.get("pandas")
     names = None
-    if isinstance(X, pd.DataFrame):
+    if pd is not None and isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
         bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
         if bad:
@@ -101,7 +102,7 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
         for c in X.columns:
             check_real_data(X[c].to_numpy(), f"{name}: column {c!r}")
         X = X.to_numpy(dtype=float)
-    elif isinstance(X, pd.Series):
+    elif pd is not None and isinstance(X, pd.Series):
         if not pd.api.types.is_numeric_dtype(X):
             raise ValidationError(f"{name}: series of dtype {X.dtype} is not numeric")
         check_real_data(X.to_numpy(), name)

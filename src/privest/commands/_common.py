@@ -33,6 +33,7 @@ __all__ = [
     "emit_table",
     "parse_bounds",
     "parse_pair",
+    "read_column",
     "read_csv",
     "read_header",
     "resolve_table_format",
@@ -244,6 +245,16 @@ def read_csv(path: str, sep: str, text_columns: Sequence[str] = ()) -> Any:
         ) from None
     _refuse_names_twice(path, [str(c) for c in raw])
     return df
+
+
+def read_column(path: str, sep: str, column: str) -> Any:
+    """One column of a CSV file: a float array read without pandas where the file keeps to
+    the plain syntax of :mod:`privest.commands._column` (the values ``read_csv`` reads, bit
+    for bit), else ``read_csv(path, sep)[column]``, accepted or refused as before."""
+    from privest.commands._column import read_plain_column
+
+    values = read_plain_column(path, sep, column)
+    return read_csv(path, sep)[column] if values is None else values
 
 
 def read_header(path: str, sep: str) -> list[str]:

@@ -11,6 +11,8 @@ mechanism and, for the same --seed, the same release (docs/scale-out.md). ``--co
 0.95`` also releases what the interval needs (a stated share of epsilon, within the same
 total) and prints the interval for the population quantity with its standard error
 (docs/central-inference.md); ``--inference noise`` prints the noise-only interval instead.
+A plain CSV file (plain numbers, no quotes: privest.commands._column) is read without
+pandas, to the same values; any other file is read by pandas, as before.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from privest.commands._common import (
     charge_ledger,
     emit_table,
     parse_pair,
-    read_csv,
+    read_column,
     read_header,
 )
 from privest.commands._engine import add_engine_arguments, dask_engine
@@ -181,7 +183,7 @@ def _release(args: argparse.Namespace, console: Any) -> tuple[Any, Any]:
     )
     if args.engine == "dask":
         return _release_dask(args, mech, None if name != "count" else (lo, hi)), None
-    col = read_csv(args.input, args.sep)[args.column]
+    col = read_column(args.input, args.sep, args.column)
     if name == "count":
         values = as_float_vector(col, f"--column {args.column!r}")
         col = ((values >= lo) & (values <= hi)).astype(float)
