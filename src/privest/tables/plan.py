@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from privest.accounting.accountants import best, compose_events
@@ -246,13 +245,6 @@ def _snap(prim: Primitive, a: float, b: float, m: int) -> int:
     return m * prim.bound
 
 
-@lru_cache(maxsize=256)
-def _rho_for(epsilon: float, delta: float) -> float:
-    """:func:`zcdp_rho_for`, cached: a pure function of public inputs that every table
-    (and ``noise="auto"``'s comparison) asks again (a root search, tens of ms)."""
-    return zcdp_rho_for(epsilon, delta)
-
-
 def _split(plan: Plan, prims: list[Primitive], gaussian: bool) -> tuple[float, float, float]:
     """(epsilon or rho for the primitives, extra epsilon of the selection, its delta)."""
     eps, delta = plan.epsilon, plan.delta
@@ -271,7 +263,7 @@ def _split(plan: Plan, prims: list[Primitive], gaussian: bool) -> tuple[float, f
         sel_delta = extra = 0.0
     if eps <= 0:
         raise PrivacyParameterError("epsilon: too small for this table's selection")
-    total = _rho_for(eps, delta) if gaussian else eps
+    total = zcdp_rho_for(eps, delta) if gaussian else eps
     return total / weights, extra, sel_delta
 
 
