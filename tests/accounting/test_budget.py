@@ -175,17 +175,17 @@ def test_cli_refuses_past_the_total_without_reading_the_file(tmp_path, monkeypat
     reads = []
     import privest.commands._common as common
 
-    real_csv, real_header = common.read_csv, common.read_header
+    real_column, real_header = common.read_column, common.read_header
 
-    def spy_csv(path, sep, text_columns=()):
+    def spy_column(path, sep, column):
         reads.append("records")
-        return real_csv(path, sep, text_columns)
+        return real_column(path, sep, column)
 
     def spy_header(path, sep):
         reads.append("header")
         return real_header(path, sep)
 
-    monkeypatch.setattr("privest.commands.stat.read_csv", spy_csv)
+    monkeypatch.setattr("privest.commands.stat.read_column", spy_column)
     monkeypatch.setattr("privest.commands.stat.read_header", spy_header)
     argv = ["stat", str(data), "--column", "age", "--stat", "mean", "--bounds", "18:90"]
     assert main([*argv, "--epsilon", "0.8", "--budget", str(ledger)]) == 0
