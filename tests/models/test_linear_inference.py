@@ -265,6 +265,21 @@ def _noise_population() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.column_stack([X, z]), y, bounds
 
 
+def _noise_fits(reps: int, n: int, epsilon: float):
+    """``results_`` of ``reps`` AdaSSP fits on bootstrap samples of n records of
+    :func:`_noise_population` (sample seed 300, fit seeds 0..reps-1), on one BLAS thread."""
+    X, y, bounds = _noise_population()
+    rng = np.random.default_rng(300)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
+        for r in range(reps):
+            idx = rng.integers(0, len(y), n)
+            model = pv.PrivateLinearRegression(
+                epsilon=epsilon, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
+            )
+            yield model.fit(X[idx], y[idx]).results_
+
+
 def test_calibrated_pvalues_follow_the_public_rule_and_are_labelled() -> None:
     """Below CALIBRATE_RATIO x the noise norm the slopes' p-values come from the simulated
     null and summary() says so (the intercept keeps the normal approximation); a
@@ -318,22 +333,10 @@ def test_calibrated_wald_test_holds_its_level_where_the_normal_one_does_not() ->
     """Diabetes with a pure-noise z at n = 1000, epsilon 1 (every release unstable): the
     calibrated test of z's zero coefficient rejects at 0.05 within the Monte Carlo band;
     the normal approximation of the same z (the control) never rejects, below the band."""
-    X, y, bounds = _noise_population()
-    reps, rng = 200, np.random.default_rng(300)
-    calibrated = normal = 0
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
-        for r in range(reps):
-            idx = rng.integers(0, len(y), 1000)
-            res = (
-                pv.PrivateLinearRegression(
-                    epsilon=1.0, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
-                )
-                .fit(X[idx], y[idx])
-                .results_
-            )
-            calibrated += bool(res.pvalues.iloc[-1] < 0.05)
-            normal += bool(2 * norm.sf(abs(res.tvalues.iloc[-1])) < 0.05)
+    reps, calibrated, normal = 200, 0, 0
+    for res in _noise_fits(reps, n=1000, epsilon=1.0):
+        calibrated += bool(res.pvalues.iloc[-1] < 0.05)
+        normal += bool(2 * norm.sf(abs(res.tvalues.iloc[-1])) < 0.05)
     band = 3.0 * math.sqrt(0.05 * 0.95 / reps)
     assert abs(calibrated / reps - 0.05) <= band, calibrated / reps
     assert normal / reps < 0.05 - band, normal / reps
@@ -389,26 +392,15 @@ def test_calibrated_intervals_cover_where_the_shipped_ones_overcover() -> None:
     mean hits, which the slopes of a release share). The control: the Wald intervals
     coef +- 1.96 bse (the conservative standard errors) on the same releases over-cover,
     above the band's top."""
-    X, y, bounds = _noise_population()
+    X, y, _ = _noise_population()
     truth = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0][1:]
-    reps, rng = 100, np.random.default_rng(300)
-    hits, wald = [], []
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", pv.UnstableIntervalWarning)
-        for r in range(reps):
-            idx = rng.integers(0, len(y), 300)
-            res = (
-                pv.PrivateLinearRegression(
-                    epsilon=0.5, bounds=bounds, y_bounds=(25, 346), method="adassp", random_state=r
-                )
-                .fit(X[idx], y[idx])
-                .results_
-            )
-            assert not res.null_pvalues[1:].isna().any()
-            ci = res.conf_int().to_numpy()[1:]
-            hits.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
-            params, se = res.params.to_numpy()[1:], res.bse.to_numpy()[1:]
-            wald.append(np.abs(params - truth) <= Z * se)
+    reps, hits, wald = 100, [], []
+    for res in _noise_fits(reps, n=300, epsilon=0.5):
+        assert not res.null_pvalues[1:].isna().any()
+        ci = res.conf_int().to_numpy()[1:]
+        hits.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+        params, se = res.params.to_numpy()[1:], res.bse.to_numpy()[1:]
+        wald.append(np.abs(params - truth) <= Z * se)
     per_release = np.mean(hits, axis=1)
     independent = math.sqrt(0.95 * 0.05 / per_release.size / 4)
     sd = max(independent, per_release.std(ddof=1) / math.sqrt(reps))
