@@ -15,9 +15,11 @@ coefficients: the population OLS fit, z's 0), the coverage of the slopes' 95% in
 ``results_.conf_int()`` ("calibrated": the inverted simulated test where the public rule
 fires), of the shipped Wald intervals coef +- 1.96 ``bse`` and of the non-private OLS (HC0)
 interval, all from the same releases (``method="adassp"``), with the width over the
-non-private one's (mean and median over the releases, median over the slopes); and the
-share of releases where 0 lies in every slope's calibrated interval iff its calibrated
-p-value is >= 0.05 (by construction: 1).
+non-private one's (mean and median over the releases, median over the slopes); z's type I
+error by the calibrated test (0 outside the interval); the intercept's (Wald) coverage of
+the population intercept; and the share
+of releases where 0 lies in every slope's calibrated interval iff its calibrated p-value is
+>= 0.05 (by construction: 1).
 
 Type I error: a pure-noise feature z, made exactly orthogonal to the constant, the features
 and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
@@ -26,7 +28,11 @@ calibrated (``results_.pvalues``) and by the normal approximation of the same z,
 releases. Power: the same with y + beta z (z's population coefficient beta).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
-        [--power-reps 200] [--only coverage|intervals|type1|power] [--n 300]
+        [--power-reps 200] [--only coverage|intervals|type1|power|nulls] [--n 300]
+
+Null-world diagnostics (``--only nulls``, docs/central-models.md): on the type I releases,
+the calibrated tests of the slopes at their population values with the null world's X'X
+the released one (shipped), the sample's own (an oracle) or the released spectrum de-biased.
 """
 
 from __future__ import annotations
@@ -40,7 +46,13 @@ from scipy.stats import norm
 from sklearn.datasets import load_diabetes
 
 import privest as pv
-from privest.models.linear_inference import ridge_free_solve
+from privest.models.central import public_design
+from privest.models.linear_inference import (
+    _sym_noise,
+    calibrated_pivot,
+    calibration_needed,
+    ridge_free_solve,
+)
 
 Z975 = 1.959963984540054
 
@@ -81,7 +93,6 @@ def old_se(rel: dict, n: int) -> np.ndarray:
 
 def _user_se(model: pv.PrivateLinearRegression, cov: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """theta coordinates -> (intercept, coef): the map of central_results."""
-    from privest.models.central import public_design
 
     design = public_design(bounds, np.asarray(model.y_bounds, float), True)
     p = bounds.shape[0]
@@ -190,33 +201,36 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
 
 def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
     """Coverage and width of the slopes' calibrated, shipped and non-private intervals on the
-    same ``reps`` releases (module docstring)."""
+    same ``reps`` releases, the intercept's (Wald) coverage and z's type I error by the
+    calibrated test (module docstring)."""
     X, y, bounds, y_bounds = noise_population()
     D = np.column_stack([np.ones(len(y)), X])
-    truth = np.linalg.lstsq(D, y, rcond=None)[0][1:]
+    full = np.linalg.lstsq(D, y, rcond=None)[0]
+    truth = full[1:]
     rng = np.random.default_rng(300)
-    hits = {"calibrated": [], "shipped": [], "non-private": []}
-    width = {"calibrated": [], "shipped": []}
-    agree = calibrated = 0
+    keys = ("calibrated", "shipped", "non-private")
+    hits: dict[str, list] = {k: [] for k in keys}
+    width: dict[str, list] = {k: [] for k in keys[:2]}
+    agree = calibrated = intercept = type1 = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = (
-                pv.PrivateLinearRegression(
-                    epsilon=epsilon,
-                    delta=1e-6,
-                    bounds=bounds,
-                    y_bounds=y_bounds,
-                    method="adassp",
-                    random_state=r,
-                )
-                .fit(X[idx], y[idx])
-                .results_
-            )
+            m = pv.PrivateLinearRegression(
+                epsilon=epsilon,
+                delta=1e-6,
+                bounds=bounds,
+                y_bounds=y_bounds,
+                method="adassp",
+                random_state=r,
+            ).fit(X[idx], y[idx])
+        res = m.results_
         params = res.params.to_numpy()[1:]
         se = res.bse.to_numpy()[1:]
-        ci = res.conf_int().to_numpy()[1:]
+        ci = res.conf_int().to_numpy()
+        intercept += bool(ci[0, 0] <= full[0] <= ci[0, 1])
+        ci = ci[1:]
+        type1 += bool(not ci[-1, 0] <= 0.0 <= ci[-1, 1])  # z's coefficient is 0
         Ds = D[idx]
         ols = np.linalg.lstsq(Ds, y[idx], rcond=None)[0][1:]
         se0 = _hc_se(Ds, y[idx])[1:]
@@ -241,6 +255,8 @@ def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
         out[f"{k} width"] = float(np.median(np.mean(w, axis=0)))
         out[f"{k} median width"] = float(np.median(np.median(w, axis=0)))
     out["agree"], out["calibrated"] = agree / reps, calibrated / reps
+    out["intercept"] = intercept / reps
+    out["type1"] = type1 / reps
     return out
 
 
@@ -248,23 +264,105 @@ def interval_table(reps: int, cells: list[tuple[int, float]]) -> None:
     """The calibrated intervals' table of the module docstring."""
     print(
         "\n| n | epsilon | worst / mean coverage, calibrated | shipped | non-private | MC se "
-        "| width / non-private (mean; median), calibrated | shipped | calibrated share "
-        "| 0 in CI iff p >= 0.05 |"
+        "| width / non-private (mean; median), calibrated | shipped | z's type I, calibrated "
+        "| intercept (Wald) | calibrated share | 0 in CI iff p >= 0.05 |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, eps in cells:
         c = interval_cell(n, eps, reps)
         cov = " | ".join(
             f"{c[k + ' worst']:.3f} / {c[k + ' mean']:.3f}"
             for k in ("calibrated", "shipped", "non-private")
         )
+        wid = " | ".join(
+            f"{c[k + ' width']:.2f}; {c[k + ' median width']:.2f}"
+            for k in ("calibrated", "shipped")
+        )
         print(
-            f"| {n} | {eps:g} | {cov} | {c['mc_se']:.3f} "
-            f"| {c['calibrated width']:.2f}; {c['calibrated median width']:.2f} "
-            f"| {c['shipped width']:.2f}; {c['shipped median width']:.2f} "
+            f"| {n} | {eps:g} | {cov} | {c['mc_se']:.3f} | {wid} "
+            f"| {c['type1']:.3f} | {c['intercept']:.3f} "
             f"| {c['calibrated']:.2f} | {c['agree']:.2f} |",
             flush=True,
         )
+
+
+def debiased_gram(rel: dict, steps: int, rng: np.random.Generator) -> np.ndarray:
+    """The released A's eigenvectors with its eigenvalues de-biased by the simulated spread
+    of A + E* (400 draws of the noise's law): l <- max(l + lambda(A) - mean lambda(V diag(l)
+    V' + E*), floor) from l = lambda(A), ``steps`` times (1: the bootstrap's bias correction
+    2 lambda(A) - mean lambda(A + E*); 6: the method of moments)."""
+    A = rel["S"]
+    vals, vecs = np.linalg.eigh(A)
+    E = _sym_noise(rel["sd_xx"], A.shape[0], 400, rng)
+    lam = vals.copy()
+    for _ in range(steps):
+        spread = np.linalg.eigvalsh((vecs * lam) @ vecs.T + E).mean(axis=0)
+        lam = np.maximum(lam + vals - spread, rel["floor"])
+    return (vecs * lam) @ vecs.T
+
+
+def null_worlds(n: int, epsilon: float, reps: int) -> dict[str, np.ndarray]:
+    """Diagnostics of the calibrated test's null world (docs/central-models.md): on the type I
+    releases, whether each slope's calibrated test accepts its population value at 0.05
+    (= its calibrated interval covers it), with the null world's X'X the released A (as
+    shipped), the sample's own X'X (an oracle: it reads the data), or A's spectrum de-biased
+    (one step, six steps); 1,000 draws per test, seeds per release. Returns (releases, 4)
+    acceptance per variant, over the releases where the rule calibrates."""
+    X, y, bounds, y_bounds = noise_population()
+    D = np.column_stack([np.ones(len(y)), X])
+    beta = np.linalg.lstsq(D, y, rcond=None)[0]
+    design = public_design(bounds, np.asarray(y_bounds, float), True)
+    const = (beta[0] + beta[1:] @ design["centre"] - design["y_centre"]) / design["const"]
+    truth = np.append(beta[1:], const)[:, None]  # theta coordinates
+    rng = np.random.default_rng(300)
+    out: dict[str, list] = {
+        "released A": [],
+        "oracle X'X": [],
+        "de-biased, 1": [],
+        "de-biased, 6": [],
+    }
+    for r in range(reps):
+        idx = rng.integers(0, len(y), n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = pv.PrivateLinearRegression(
+                epsilon=epsilon,
+                delta=1e-6,
+                bounds=bounds,
+                y_bounds=y_bounds,
+                method="adassp",
+                random_state=r,
+            ).fit(X[idx], y[idx])
+        rel = m.released_stats_
+        if not calibration_needed(rel):
+            continue
+        Xc = np.column_stack([X[idx] - design["centre"], np.full(n, design["const"])])
+        theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+        worlds = {
+            "released A": None,
+            "oracle X'X": Xc.T @ Xc,
+            "de-biased, 1": debiased_gram(rel, 1, np.random.default_rng(5000 + r)),
+            "de-biased, 6": debiased_gram(rel, 6, np.random.default_rng(5000 + r)),
+        }
+        for k, gram in worlds.items():
+            pivot = calibrated_pivot(theta, rel, np.random.default_rng(2000 + r), 1000, gram)
+            out[k].append(pivot.pvalues(truth)[:-1, 0] >= 0.05)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def null_table(reps: int, cells: list[tuple[int, float]]) -> None:
+    """The null-world diagnostics' table (:func:`null_worlds`): worst / mean coverage over
+    the slopes and z's type I error per variant."""
+    print("\n| n | epsilon | releases | null X'X | worst / mean coverage | z's type I |")
+    print("|---|---|---|---|---|---|")
+    for n, eps in cells:
+        for k, acc in null_worlds(n, eps, reps).items():
+            cover = acc.mean(axis=0)
+            print(
+                f"| {n} | {eps:g} | {len(acc)} | {k} | {cover.min():.3f} / {cover.mean():.3f} "
+                f"| {1.0 - cover[-1]:.3f} |",
+                flush=True,
+            )
 
 
 def nonprivate_se(n: int) -> float:
@@ -298,7 +396,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--power-reps", type=int, default=200)
-    parser.add_argument("--only", choices=["coverage", "intervals", "type1", "power"], default=None)
+    parser.add_argument(
+        "--only", choices=["coverage", "intervals", "type1", "power", "nulls"], default=None
+    )
     parser.add_argument("--n", type=int, default=None, help="only the cells of this n")
     args = parser.parse_args(argv)
     cells = [c for c in TYPE1_CELLS if args.n in (None, c[0])]
@@ -306,6 +406,8 @@ def main(argv: list[str] | None = None) -> None:
         coverage_table(args.reps)
     if args.only in (None, "intervals"):
         interval_table(args.reps, cells)
+    if args.only == "nulls":  # diagnostics (an oracle reads the data): on request only
+        null_table(args.reps, cells)
     if args.only in (None, "type1"):
         print(
             "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "

@@ -293,7 +293,11 @@ class CalibratedPivot:
 
 
 def calibrated_pivot(
-    theta: np.ndarray, rel: dict[str, Any], rng: np.random.Generator, draws: int = N_DRAWS
+    theta: np.ndarray,
+    rel: dict[str, Any],
+    rng: np.random.Generator,
+    draws: int = N_DRAWS,
+    world_gram: np.ndarray | None = None,
 ) -> CalibratedPivot:
     """The simulated nulls of the calibrated Wald tests (docs/central-models.md, "Calibrated
     Wald tests and intervals"): the statistic is the Wald z with the first-order sandwich's
@@ -302,16 +306,21 @@ def calibrated_pivot(
     ``draws`` simulated releases (:func:`_simulated_releases`, the sampling term M~) is
     solved and studentised like the real one. The noises of the simulated releases do not
     depend on the null: one set of draws (and one decomposition of the simulated X'X)
-    serves every coefficient and value. Post-processing."""
+    serves every coefficient and value. ``world_gram`` replaces the null world's X'X (the
+    simulated releases world_gram + E*, b* = world_gram theta_0(c) + u* + e*; the observed
+    statistic and the restricted solve keep A): the benchmark's diagnostics of the null
+    world (docs/central-models.md). Post-processing."""
     d = theta.size
     A, b, s2 = rel["S"], rel["b"], rel["sd_xx"] ** 2 / 2.0
     gram = robust_gram(theta, rel)
     mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
     A_sim, noise = _simulated_releases(np.zeros(d), gram, rel, rng, draws)
+    base = A if world_gram is None else world_gram
+    A_sim += base - A
     inv_sim, inv = _floored_inverse(A_sim, rel["floor"]), _floored_inverse(A[None], rel["floor"])
     fam = [_restricted_family(A, b, rel["floor"], j) for j in range(d)]
     T0, V = np.array([f[0] for f in fam]), np.array([f[1] for f in fam])  # rows: j
-    PA = inv_sim @ A
+    PA = inv_sim @ base
     G = np.einsum("kij,kj->ki", inv_sim, noise)[:, None, :] + np.einsum("kil,jl->kji", PA, T0)
     H = np.einsum("kil,jl->kji", PA, V)  # (draws, j, i): theta*_i = G + c H under theta_j = c
     se = np.sqrt(_first_order_var(inv[0], np.tile(theta, (d, 1)), mid, rel["sd_xx"]))
