@@ -415,11 +415,13 @@ def _floored_row(A: np.ndarray, floor: float, j: int) -> np.ndarray:
     return (vecs[j] / np.maximum(vals, floor)) @ vecs.T
 
 
-def test_calibrated_pivot_is_the_restricted_null_world_at_every_value() -> None:
+@pytest.mark.parametrize("other_gram", [False, True])
+def test_calibrated_pivot_is_the_restricted_null_world_at_every_value(other_gram: bool) -> None:
     """The pivot's closed form in c (the simulated solve affine in the hypothesised value)
     equals the direct simulation: for theta_j = c, the restricted solve (theta_j = c, the
     rest A_kk^-1 (b_k - A_kj c)) as the world's coefficients, the same draws solved and
-    studentised one by one; at values inside, near the end and far outside the interval."""
+    studentised one by one; at values inside, near the end and far outside the interval.
+    With ``world_gram`` (the benchmark's diagnostics) the world's X'X is that matrix."""
     X, y, bounds = _noise_population()
     idx = np.random.default_rng(4).integers(0, len(y), 1000)
     with warnings.catch_warnings():
@@ -431,17 +433,21 @@ def test_calibrated_pivot_is_the_restricted_null_world_at_every_value() -> None:
     A, b, floor = rel["S"], rel["b"], rel["floor"]
     theta = ridge_free_solve(A, b, floor)
     d = theta.size
-    pivot = linear_inference.calibrated_pivot(theta, rel, np.random.default_rng(9), draws=500)
+    base = A + np.diag(np.linspace(0.5, 1.5, d)) if other_gram else A
+    pivot = linear_inference.calibrated_pivot(
+        theta, rel, np.random.default_rng(9), 500, base if other_gram else None
+    )
     rng = np.random.default_rng(9)  # the same draws, one by one
     gram = robust_gram(theta, rel)
     mid = gram + rel["sd_xy"] ** 2 * np.eye(d)
     A_sim, noise = linear_inference._simulated_releases(np.zeros(d), gram, rel, rng, 500)
+    A_sim = A_sim - A + base
     for j in range(d):
         keep = np.arange(d) != j
         for c in (theta[j] / 2, theta[j] + 2 * pivot.se[j], -10 * pivot.se[j]):
             world = np.full(d, c)
             world[keep] = ridge_free_solve(A[np.ix_(keep, keep)], b[keep] - A[keep, j] * c, floor)
-            est = ridge_free_solve(A_sim, A @ world + noise, floor)
+            est = ridge_free_solve(A_sim, base @ world + noise, floor)
             rows = np.array([_floored_row(Ak, floor, j) for Ak in A_sim])
             var = linear_inference._first_order_var(rows, est, mid, rel["sd_xx"])
             z_sim = (est[:, j] - c) / np.sqrt(var)
