@@ -357,6 +357,9 @@ def null_table(reps: int, cells: list[tuple[int, float]]) -> None:
     print("|---|---|---|---|---|---|")
     for n, eps in cells:
         for k, acc in null_worlds(n, eps, reps).items():
+            if not len(acc):  # the rule calibrated no release of the cell
+                print(f"| {n} | {eps:g} | 0 | {k} | | |", flush=True)
+                continue
             cover = acc.mean(axis=0)
             print(
                 f"| {n} | {eps:g} | {len(acc)} | {k} | {cover.min():.3f} / {cover.mean():.3f} "
