@@ -44,6 +44,7 @@ from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles.lattice import (
     _check_data,
     inward_target,
+    order_statistics,
     order_window,
     profile_from_order_statistics,
 )
@@ -59,6 +60,8 @@ __all__ = ["TwoStage", "TwoStageLaw", "discrete_laplace_rational"]
 SHARE, BINS = 0.5, 16
 #: discrete Laplace noise beyond this tail mass is left out of the exact law (not the sampler)
 _TAIL = 1e-18
+#: records per block of the bin counts (a block of floats stays in the cache)
+_BLOCK = 1 << 15
 
 
 def discrete_laplace_rational(eps: Fraction, size: int, bits: Bits) -> list[int]:
@@ -118,23 +121,26 @@ def bin_law(counts: np.ndarray, eps1: float, threshold: int) -> np.ndarray:
     return out / out.sum()
 
 
-def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
-    """``x_(first) .. x_(last)`` (1-based ranks, ``1 <= first <= last <= x.size``), sorted,
-    by selection: :func:`numpy.partition` at the two ends, then a sort of the window."""
-    part = np.partition(x, (first - 1, last - 1))
-    return np.sort(part[first - 1 : last])
+def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The counts of the bins ``edges[j] <= x < edges[j + 1]`` of data in
+    ``[edges[0], edges[-1]]`` (the last bin also holds ``x = edges[-1]``): the records below
+    each inner edge, counted block by block (a block stays in the cache for all edges)."""
+    below = np.zeros(edges.size - 2, dtype=np.int64)
+    for start in range(0, x.size, _BLOCK):
+        block = x[start : start + _BLOCK]
+        below += [np.count_nonzero(block < e) for e in edges[1:-1]]
+    return np.diff(np.concatenate([[0], below, [x.size]]))
 
 
 def _clipped_window(
-    x: np.ndarray, lo: float, hi: float, first: int, last: int
+    x: np.ndarray, lo: float, hi: float, below: int, ranks: tuple[int, int]
 ) -> tuple[np.ndarray, int]:
-    """The order statistics ``first .. last`` of ``clip(x, lo, hi)`` and the number of
-    records clipped: ranks among the records below ``lo`` are ``lo``, among those above
-    ``hi`` are ``hi``, the rest are selected from the records inside (clipping is
-    nondecreasing)."""
+    """The order statistics ``ranks[0] .. ranks[1]`` of ``clip(x, lo, hi)`` and the number
+    of records clipped, given the number ``below`` of records below ``lo``: ranks among
+    those are ``lo``, ranks above the records inside ``[lo, hi]`` are ``hi``, the rest are
+    selected from the records inside (clipping is nondecreasing)."""
     inside = x[(x >= lo) & (x <= hi)]
-    below = int(np.count_nonzero(x < lo))
-    r = np.arange(first, last + 1) - below  # ranks among the records inside
+    r = np.arange(ranks[0], ranks[1] + 1) - below  # ranks among the records inside
     out = np.where(r < 1, lo, hi)
     mid = (r >= 1) & (r <= inside.size)
     if mid.any():
@@ -146,8 +152,9 @@ class TwoStageLaw(OutputLaw):
     """The two-stage release on one data set: the chosen bin's exact law mixed with the
     second stage's lattice laws (curator's view; never publish it).
 
-    No sort of the data: the bin counts are ``bins - 1`` counting passes, and the second
-    stage reads its window of order statistics by selection (:func:`order_statistics`;
+    No sort of the data: the bin counts are one blocked counting pass, and the second
+    stage reads its window of order statistics by selection
+    (:func:`~privest.mechanisms.profiles.lattice.order_statistics`;
     clipping to the shrunk bounds and snapping to the lattice are nondecreasing, so they
     commute with taking order statistics). A release (:meth:`sample`) needs nothing more;
     the exact bin law (:attr:`bin_prob`, 16 convolutions) is computed on first use, by the
@@ -160,9 +167,7 @@ class TwoStageLaw(OutputLaw):
             arr, _ = _check_data(arr, a, b, mech.clip)  # raises, or clips
         self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
         self.edges = _edges(a, b, mech.bins)
-        # bin j holds edges[j] <= x < edges[j + 1]; the last bin also holds x = b
-        below = [0] + [int(np.count_nonzero(arr < e)) for e in self.edges[1:-1]]
-        self.counts = np.diff(np.append(below, arr.size))
+        self.counts = _bin_counts(arr, self.edges)
         self.threshold = _threshold(mech.level, arr.size)
         self._laws: dict[int, Any] = {}
 
@@ -191,7 +196,8 @@ class TwoStageLaw(OutputLaw):
             x, n = self.x, self.x.size
             inward = second.inward(n)
             _, first, last = order_window(second.spec, None, n, second.levels, inward=inward)
-            window, outside = _clipped_window(x, lo, hi, first, last)
+            below = int(self.counts[: max(j - 1, 0)].sum())  # the records below lo
+            window, outside = _clipped_window(x, lo, hi, below, (first, last))
             window = second.grid.snap(window).astype(np.int64)
             profile = profile_from_order_statistics(
                 window,

@@ -47,6 +47,7 @@ __all__ = [
     "lattice_order_profile",
     "lattice_profile_of",
     "inward_target",
+    "order_statistics",
     "order_window",
     "profile_from_order_statistics",
 ]
@@ -182,9 +183,8 @@ def lattice_order_profile(
     arr, clipped = _check_data(x, a, b, clip)
     n = arr.size
     _, first, last = order_window(statistic, quantile, n, levels, inward=inward)
-    snapped = grid.snap(arr)
-    snapped.sort()  # numpy's vectorised sort beats np.partition's introselect at n = 10^6
-    window = snapped[first - 1 : last].astype(np.int64)
+    # snapping is nondecreasing, so it commutes with taking order statistics
+    window = grid.snap(order_statistics(arr, first, last)).astype(np.int64)
     return profile_from_order_statistics(
         window,
         statistic,
@@ -195,6 +195,14 @@ def lattice_order_profile(
         n_clipped=clipped,
         inward=inward,
     )
+
+
+def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
+    """``x_(first) .. x_(last)`` (1-based ranks, ``1 <= first <= last <= x.size``), sorted,
+    by selection: :func:`numpy.partition` at the two ends, then a sort of the window (at
+    n = 10^7 about 0.6 of a full sort's time; benchmarks/README.md, "Two-stage median")."""
+    part = np.partition(x, (first - 1, last - 1))
+    return np.sort(part[first - 1 : last])
 
 
 def order_window(
