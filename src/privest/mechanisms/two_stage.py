@@ -299,8 +299,9 @@ class TwoStage(StatisticMechanism):
         self.level = 0.5 if self.statistic == "median" else float(self.q)
         a, b = self.bounds
         self._second: dict[tuple[float, float], PiecewiseLaplace] = {}
+        edges = _edges(a, b, bins)
         for j in range(bins):  # every shrunk range holds a lattice point (public check)
-            self.second(_shrunk(_edges(a, b, bins), j))
+            self.second(_shrunk(edges, j))
 
     def second(self, bounds: Any) -> PiecewiseLaplace:
         """The second stage on the shrunk ``bounds`` (data clipped to them), built once."""
