@@ -172,16 +172,33 @@ def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch):
     x = rng.permutation(np.r_[np.clip(x, 0.0, 64.0), np.repeat(20.0, 30), rng.uniform(0, 8, 40)])
     xs, n = np.sort(x), x.size
     below = np.searchsorted(xs, edges[:-1], side="left")
-    assert np.array_equal(two_stage._bin_counts(x, edges), np.diff(np.append(below, n)))
     law = TwoStage("median", epsilon=1.0, bounds=(0, 64)).law(x)
+    assert np.array_equal(law.counts, np.diff(np.append(below, n)))
     for j, (first, last) in itertools.product(
         range(16), [(1, 9), (n // 2 - 6, n // 2 + 6), (n - 4, n)]
     ):
         lo, hi = two_stage._shrunk(edges, j)
-        window, clipped = two_stage._clipped_window(
-            x, lo, hi, int(law.counts[: max(j - 1, 0)].sum()), (first, last)
-        )
+        window, clipped = two_stage._clipped_window(x, lo, hi, (first, last))
         assert np.array_equal(window, np.clip(xs[first - 1 : last], lo, hi))
         assert clipped == np.count_nonzero((x < lo) | (x > hi))
     assert np.array_equal(order_statistics(x, 3, 50), xs[2:50])
     assert not np.array_equal(order_statistics(x, 3, 50), xs[3:51])  # control
+
+
+def test_order_statistics_preselected_by_a_sample_are_exact():
+    """Above 2^17 records the window is preselected by value from a strided sample; the
+    result equals a sort's whether the sample's proposal holds (random order, ties, sorted)
+    or not (every sampled record is an outlier: the fallback selects from all records)."""
+    rng = np.random.default_rng(12)
+    n = (1 << 17) + 1001
+    spiked = rng.uniform(0, 1, n)
+    spiked[:: n // (1 << 15)] = 1e6  # exactly the strided sample's records
+    for x in (
+        rng.uniform(-1, 1, n),
+        rng.integers(0, 4, n).astype(float),
+        np.sort(rng.normal(size=n)),
+        spiked,
+    ):
+        xs = np.sort(x)
+        for first, last in ((1, 1), (1, 300), (n // 2 - 200, n // 2 + 200), (n - 9, n)):
+            assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])

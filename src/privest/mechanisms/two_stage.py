@@ -47,6 +47,7 @@ from privest.mechanisms.profiles.lattice import (
     order_statistics,
     order_window,
     profile_from_order_statistics,
+    split_by_value,
 )
 from privest.mechanisms.samplers.bigint import Bits
 from privest.mechanisms.statistic import StatisticMechanism
@@ -133,13 +134,13 @@ def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def _clipped_window(
-    x: np.ndarray, lo: float, hi: float, below: int, ranks: tuple[int, int]
+    x: np.ndarray, lo: float, hi: float, ranks: tuple[int, int]
 ) -> tuple[np.ndarray, int]:
     """The order statistics ``ranks[0] .. ranks[1]`` of ``clip(x, lo, hi)`` and the number
-    of records clipped, given the number ``below`` of records below ``lo``: ranks among
-    those are ``lo``, ranks above the records inside ``[lo, hi]`` are ``hi``, the rest are
-    selected from the records inside (clipping is nondecreasing)."""
-    inside = x[(x >= lo) & (x <= hi)]
+    of records clipped: ranks among the records below ``lo`` are ``lo``, ranks above the
+    records inside ``[lo, hi]`` are ``hi``, the rest are selected from the records inside
+    (clipping is nondecreasing)."""
+    below, inside = split_by_value(x, lo, hi)
     r = np.arange(ranks[0], ranks[1] + 1) - below  # ranks among the records inside
     out = np.where(r < 1, lo, hi)
     mid = (r >= 1) & (r <= inside.size)
@@ -196,8 +197,7 @@ class TwoStageLaw(OutputLaw):
             x, n = self.x, self.x.size
             inward = second.inward(n)
             _, first, last = order_window(second.spec, None, n, second.levels, inward=inward)
-            below = int(self.counts[: max(j - 1, 0)].sum())  # the records below lo
-            window, outside = _clipped_window(x, lo, hi, below, (first, last))
+            window, outside = _clipped_window(x, lo, hi, (first, last))
             window = second.grid.snap(window).astype(np.int64)
             profile = profile_from_order_statistics(
                 window,
