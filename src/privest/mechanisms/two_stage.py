@@ -42,6 +42,7 @@ from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles.lattice import (
+    _BLOCK,
     _check_data,
     inward_target,
     order_statistics,
@@ -61,8 +62,6 @@ __all__ = ["TwoStage", "TwoStageLaw", "discrete_laplace_rational"]
 SHARE, BINS = 0.5, 16
 #: discrete Laplace noise beyond this tail mass is left out of the exact law (not the sampler)
 _TAIL = 1e-18
-#: records per block of the bin counts (a block of floats stays in the cache)
-_BLOCK = 1 << 15
 
 
 def discrete_laplace_rational(eps: Fraction, size: int, bits: Bits) -> list[int]:
