@@ -177,9 +177,8 @@ class LatticeProfileLaw(OutputLaw):
         """Staircase: piece j splits into its first ``m_j = floor(c L_j)`` points (level l)
         and the rest (level l + 1), both uniform (module docstring, "Staircase")."""
         c = stair_fraction(self.epsilon)
-        flat = np.array(
-            [ln * c.numerator // c.denominator for ln in length.tolist()], dtype=np.int64
-        )
+        num, den = c.numerator, c.denominator
+        flat = np.array([ln * num // den for ln in length.tolist()], dtype=np.int64)
         self._flat = flat
         # piece j gives its flat run (if m_j > 0), then its step down (if L_j > m_j)
         keep = np.column_stack([flat > 0, length > flat]).ravel()
