@@ -18,8 +18,10 @@ from scipy import stats
 import privest as pv
 from privest.datasets.synthetic_plm import make_plm_data
 from privest.domain import Domain
+from privest.mechanisms import two_stage
 from privest.mechanisms.auto import auto_mechanism
 from privest.mechanisms.lattice_plm import LatticeProfileLaw
+from privest.mechanisms.profiles.lattice import order_statistics
 from privest.mechanisms.samplers.bigint import Bits
 from privest.mechanisms.two_stage import (
     TwoStage,
@@ -155,3 +157,48 @@ def test_second_stage_from_one_sort_is_the_law_on_the_clipped_data(monkeypatch):
     monkeypatch.setattr("privest.mechanisms.two_stage.bin_law", refuse)
     r = pv.private_median(x, epsilon=1.0, bounds=(0, 64), mechanism="two_stage", rng=1)
     assert 0 <= float(r) <= 64
+
+
+def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch):
+    """The bin counts (blocked counting passes, blocks of 7 records here so that they cross
+    block ends) and the second stage's window of clipped order statistics (selection on
+    the records inside the shrunk bounds) equal what one sort gives: records exactly on
+    the edges and one float either side of them, ties, empty bins, windows at both ends.
+    Control: the window one rank off differs."""
+    monkeypatch.setattr(two_stage, "_BLOCK", 7)
+    rng = np.random.default_rng(11)
+    edges = two_stage._edges(0.0, 64.0, 16)
+    x = np.concatenate([edges, np.nextafter(edges, -1.0), np.nextafter(edges, 99.0)])
+    x = rng.permutation(np.r_[np.clip(x, 0.0, 64.0), np.repeat(20.0, 30), rng.uniform(0, 8, 40)])
+    xs, n = np.sort(x), x.size
+    below = np.searchsorted(xs, edges[:-1], side="left")
+    law = TwoStage("median", epsilon=1.0, bounds=(0, 64)).law(x)
+    assert np.array_equal(law.counts, np.diff(np.append(below, n)))
+    for j, (first, last) in itertools.product(
+        range(16), [(1, 9), (n // 2 - 6, n // 2 + 6), (n - 4, n)]
+    ):
+        lo, hi = two_stage._shrunk(edges, j)
+        window, clipped = two_stage._clipped_window(x, lo, hi, (first, last))
+        assert np.array_equal(window, np.clip(xs[first - 1 : last], lo, hi))
+        assert clipped == np.count_nonzero((x < lo) | (x > hi))
+    assert np.array_equal(order_statistics(x, 3, 50), xs[2:50])
+    assert not np.array_equal(order_statistics(x, 3, 50), xs[3:51])  # control
+
+
+def test_order_statistics_preselected_by_a_sample_are_exact():
+    """Above 2^17 records the window is preselected by value from a strided sample; the
+    result equals a sort's whether the sample's proposal holds (random order, ties, sorted)
+    or not (every sampled record is an outlier: the fallback selects from all records)."""
+    rng = np.random.default_rng(12)
+    n = (1 << 17) + 1001
+    spiked = rng.uniform(0, 1, n)
+    spiked[:: n // (1 << 15)] = 1e6  # exactly the strided sample's records
+    for x in (
+        rng.uniform(-1, 1, n),
+        rng.integers(0, 4, n).astype(float),
+        np.sort(rng.normal(size=n)),
+        spiked,
+    ):
+        xs = np.sort(x)
+        for first, last in ((1, 1), (1, 300), (n // 2 - 200, n // 2 + 200), (n - 9, n)):
+            assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])

@@ -177,22 +177,19 @@ class LatticeProfileLaw(OutputLaw):
         """Staircase: piece j splits into its first ``m_j = floor(c L_j)`` points (level l)
         and the rest (level l + 1), both uniform (module docstring, "Staircase")."""
         c = stair_fraction(self.epsilon)
-        flat = [ln * c.numerator // c.denominator for ln in length.tolist()]
-        self._flat = np.array(flat, dtype=np.int64)
-        lv, ln, inn, sd, sub_a, sub_b = [], [], [], [], [], []
-        for j in range(level.size):
-            m, total = flat[j], int(length[j])
-            sub_a.append(len(lv) if m > 0 else -1)
-            if m > 0:
-                lv.append(int(level[j])), ln.append(m), inn.append(int(inner[j]))
-                sd.append(int(side[j]))
-            sub_b.append(len(lv) if total > m else -1)
-            if total > m:
-                lv.append(int(level[j]) + 1), ln.append(total - m)
-                inn.append(int(inner[j]) + int(side[j]) * m), sd.append(int(side[j]))
-        self._sub = (np.array(sub_a, dtype=np.int64), np.array(sub_b, dtype=np.int64))
-        self.level, self.length = np.array(lv, dtype=np.int64), np.array(ln, dtype=np.int64)
-        self.inner, self.side = np.array(inn, dtype=np.int64), np.array(sd, dtype=np.int64)
+        num, den = c.numerator, c.denominator
+        flat = np.array([ln * num // den for ln in length.tolist()], dtype=np.int64)
+        self._flat = flat
+        # piece j gives its flat run (if m_j > 0), then its step down (if L_j > m_j)
+        keep = np.column_stack([flat > 0, length > flat]).ravel()
+        slot = np.cumsum(keep) - 1
+        self._sub = tuple(np.where(keep[i::2], slot[i::2], -1).astype(np.int64) for i in (0, 1))
+
+        def runs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+            return np.column_stack([first, second]).ravel()[keep].astype(np.int64)
+
+        self.level, self.length = runs(level, level + 1), runs(flat, length - flat)
+        self.inner, self.side = runs(inner, inner + side * flat), runs(side, side)
 
     @classmethod
     def for_statistic(

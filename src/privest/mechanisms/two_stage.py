@@ -42,10 +42,13 @@ from privest.errors import ValidationError
 from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles.lattice import (
+    _BLOCK,
     _check_data,
     inward_target,
+    order_statistics,
     order_window,
     profile_from_order_statistics,
+    split_by_value,
 )
 from privest.mechanisms.samplers.bigint import Bits
 from privest.mechanisms.statistic import StatisticMechanism
@@ -118,27 +121,54 @@ def bin_law(counts: np.ndarray, eps1: float, threshold: int) -> np.ndarray:
     return out / out.sum()
 
 
+def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The counts of the bins ``edges[j] <= x < edges[j + 1]`` of data in
+    ``[edges[0], edges[-1]]`` (the last bin also holds ``x = edges[-1]``): the records below
+    each inner edge, counted block by block (a block stays in the cache for all edges)."""
+    below = np.zeros(edges.size - 2, dtype=np.int64)
+    for start in range(0, x.size, _BLOCK):
+        block = x[start : start + _BLOCK]
+        below += [np.count_nonzero(block < e) for e in edges[1:-1]]
+    return np.diff(np.concatenate([[0], below, [x.size]]))
+
+
+def _clipped_window(
+    x: np.ndarray, lo: float, hi: float, ranks: tuple[int, int]
+) -> tuple[np.ndarray, int]:
+    """The order statistics ``ranks[0] .. ranks[1]`` of ``clip(x, lo, hi)`` and the number
+    of records clipped: ranks among the records below ``lo`` are ``lo``, ranks above the
+    records inside ``[lo, hi]`` are ``hi``, the rest are selected from the records inside
+    (clipping is nondecreasing)."""
+    below, inside = split_by_value(x, lo, hi)
+    r = np.arange(ranks[0], ranks[1] + 1) - below  # ranks among the records inside
+    out = np.where(r < 1, lo, hi)
+    mid = (r >= 1) & (r <= inside.size)
+    if mid.any():
+        out[mid] = order_statistics(inside, int(r[mid][0]), int(r[mid][-1]))
+    return out, x.size - inside.size
+
+
 class TwoStageLaw(OutputLaw):
     """The two-stage release on one data set: the chosen bin's exact law mixed with the
     second stage's lattice laws (curator's view; never publish it).
 
-    One sort of the data serves both stages: the bin counts are 17 binary searches in it,
-    and the second stage reads its window of order statistics from it (clipping to the
-    shrunk bounds and snapping to the lattice are nondecreasing, so they commute with
-    sorting). A release (:meth:`sample`) needs nothing more; the exact bin law
-    (:attr:`bin_prob`, 16 convolutions) is computed on first use, by the error laws."""
+    No sort of the data: the bin counts are one blocked counting pass, and the second
+    stage reads its window of order statistics by selection
+    (:func:`~privest.mechanisms.profiles.lattice.order_statistics`;
+    clipping to the shrunk bounds and snapping to the lattice are nondecreasing, so they
+    commute with taking order statistics). A release (:meth:`sample`) needs nothing more;
+    the exact bin law (:attr:`bin_prob`, 16 convolutions) is computed on first use, by the
+    error laws."""
 
     def __init__(self, mech: TwoStage, x: Any):
         a, b = mech.bounds
-        xs = np.sort(as_float_vector(x))
-        if not (xs[0] >= a and xs[-1] <= b):
-            xs, _ = _check_data(xs, a, b, mech.clip)  # raises, or clips (still sorted)
-        self.mech, self.xs, self.epsilon = mech, xs, mech.epsilon
+        arr = as_float_vector(x)
+        if not (arr.min() >= a and arr.max() <= b):
+            arr, _ = _check_data(arr, a, b, mech.clip)  # raises, or clips
+        self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
         self.edges = _edges(a, b, mech.bins)
-        # bin j holds edges[j] <= x < edges[j + 1]; the last bin also holds x = b
-        below = np.searchsorted(xs, self.edges[:-1], side="left")
-        self.counts = np.diff(np.append(below, xs.size))
-        self.threshold = _threshold(mech.level, xs.size)
+        self.counts = _bin_counts(arr, self.edges)
+        self.threshold = _threshold(mech.level, arr.size)
         self._laws: dict[int, Any] = {}
 
     @cached_property
@@ -149,10 +179,10 @@ class TwoStageLaw(OutputLaw):
     @property
     def value(self) -> float:
         """The stated target: the order statistic(s) the second stage aims at."""
-        n = self.xs.size
+        n = self.x.size
         inward = inward_target(self.mech.spec, None, n, self.mech.eps2)
         ranks, _, _ = order_window(self.mech.spec, None, n, 0, inward=inward)
-        return float(np.mean(self.xs[np.array(ranks) - 1]))
+        return float(np.mean(order_statistics(self.x, ranks[0], ranks[-1])))
 
     def stage_two(self, j: int) -> Any:
         """The second stage's lattice law when the first stage picks bin j: its profile
@@ -163,11 +193,11 @@ class TwoStageLaw(OutputLaw):
         if j not in self._laws:
             lo, hi = _shrunk(self.edges, j)
             second = self.mech.second((lo, hi))
-            xs, n = self.xs, self.xs.size
+            x, n = self.x, self.x.size
             inward = second.inward(n)
             _, first, last = order_window(second.spec, None, n, second.levels, inward=inward)
-            window = second.grid.snap(np.clip(xs[first - 1 : last], lo, hi)).astype(np.int64)
-            outside = int(np.searchsorted(xs, lo) + n - np.searchsorted(xs, hi, side="right"))
+            window, outside = _clipped_window(x, lo, hi, (first, last))
+            window = second.grid.snap(window).astype(np.int64)
             profile = profile_from_order_statistics(
                 window,
                 second.spec,
@@ -267,14 +297,19 @@ class TwoStage(StatisticMechanism):
         self.eps2 = self.epsilon - self.eps1
         self.level = 0.5 if self.statistic == "median" else float(self.q)
         a, b = self.bounds
+        self._second: dict[tuple[float, float], PiecewiseLaplace] = {}
+        edges = _edges(a, b, bins)
         for j in range(bins):  # every shrunk range holds a lattice point (public check)
-            self.second(_shrunk(_edges(a, b, bins), j))
+            self.second(_shrunk(edges, j))
 
-    def second(self, bounds: tuple[float, float]) -> PiecewiseLaplace:
-        """The second stage on the shrunk ``bounds`` (data clipped to them)."""
-        return PiecewiseLaplace(
-            self.spec, epsilon=self.eps2, bounds=bounds, clip=True, resolution=self.resolution
-        )
+    def second(self, bounds: Any) -> PiecewiseLaplace:
+        """The second stage on the shrunk ``bounds`` (data clipped to them), built once."""
+        key = (float(bounds[0]), float(bounds[1]))
+        if key not in self._second:
+            self._second[key] = PiecewiseLaplace(
+                self.spec, epsilon=self.eps2, bounds=key, clip=True, resolution=self.resolution
+            )
+        return self._second[key]
 
     def law(self, x: Any) -> TwoStageLaw:
         return TwoStageLaw(self, x)

@@ -363,6 +363,8 @@ def exact_totals(
     sum them over partitions, exactly; :func:`statistic_from_totals` finishes)."""
     name, _ = parse_statistic(statistic)
     if name == "count":
+        if isinstance(x, np.ndarray) and x.dtype == np.bool_ and x.ndim == 1 and x.size:
+            return {"n": x.size, "clipped": 0, "t1": int(np.count_nonzero(x))}  # no float copy
         ind = as_float_vector(x, "indicators")
         if not np.all((ind == 0) | (ind == 1)):
             raise ValidationError("indicators: entries must be 0/1 or booleans (one per record)")

@@ -47,10 +47,17 @@ __all__ = [
     "lattice_order_profile",
     "lattice_profile_of",
     "inward_target",
+    "order_statistics",
+    "split_by_value",
     "order_window",
     "profile_from_order_statistics",
 ]
 
+#: order statistics of more records than this are preselected by value from a strided
+#: sample of about _SAMPLE records (:func:`order_statistics`)
+_SAMPLED, _SAMPLE = 1 << 17, 1 << 15
+#: records per block of a pass through the data (:func:`split_by_value`)
+_BLOCK = 1 << 16
 #: default lattice: 2^GRID_BITS to 2^(GRID_BITS + 1) steps across the bounds
 GRID_BITS = 24
 #: lattice indices stay below 2^INDEX_BITS in magnitude
@@ -182,9 +189,8 @@ def lattice_order_profile(
     arr, clipped = _check_data(x, a, b, clip)
     n = arr.size
     _, first, last = order_window(statistic, quantile, n, levels, inward=inward)
-    snapped = grid.snap(arr)
-    snapped.sort()  # numpy's vectorised sort beats np.partition's introselect at n = 10^6
-    window = snapped[first - 1 : last].astype(np.int64)
+    # snapping is nondecreasing, so it commutes with taking order statistics
+    window = grid.snap(order_statistics(arr, first, last)).astype(np.int64)
     return profile_from_order_statistics(
         window,
         statistic,
@@ -195,6 +201,41 @@ def lattice_order_profile(
         n_clipped=clipped,
         inward=inward,
     )
+
+
+def split_by_value(x: np.ndarray, lo: float, hi: float) -> tuple[int, np.ndarray]:
+    """``(the number of records below lo, the records in [lo, hi] in their order)``, in one
+    pass block by block (each block stays in the cache for its comparisons)."""
+    below, parts = 0, []
+    for start in range(0, x.size, _BLOCK):
+        block = x[start : start + _BLOCK]
+        keep = block >= lo
+        below += block.size - int(np.count_nonzero(keep))
+        keep &= block <= hi
+        parts.append(block[keep])
+    return below, np.concatenate(parts) if parts else x[:0]
+
+
+def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
+    """``x_(first) .. x_(last)`` (1-based ranks, ``1 <= first <= last <= x.size``), sorted,
+    by selection, exactly: above ``_SAMPLED`` records, a sorted strided sample of about
+    ``_SAMPLE`` records proposes values ``v_lo <= v_hi`` around the ranks (with a wide margin
+    of sample ranks); one pass counts the records below ``v_lo`` and keeps those in
+    ``[v_lo, v_hi]``, and if the ranks fall among them they are selected there (ranks shift
+    by the count below), else from all records. Selection: :func:`numpy.partition` at the
+    two ends, then a sort of the window (benchmarks/README.md, "Two-stage median")."""
+    n = x.size
+    if n > _SAMPLED:
+        sample = np.sort(x[:: n // _SAMPLE])
+        m, margin = sample.size, 6 * math.isqrt(_SAMPLE)
+        i_lo, i_hi = (first - 1) * m // n - margin, -(-last * m // n) + margin
+        v_lo = sample[i_lo] if i_lo >= 0 else -np.inf
+        v_hi = sample[i_hi] if i_hi < m else np.inf
+        below, inside = split_by_value(x, v_lo, v_hi)
+        if below < first and last <= below + inside.size:
+            x, first, last = inside, first - below, last - below
+    part = np.partition(x, (first - 1, last - 1))
+    return np.sort(part[first - 1 : last])
 
 
 def order_window(
