@@ -167,8 +167,10 @@ def noisy_descent(
     avg = np.zeros((d, m))
     thetas, grads = np.zeros((steps, d, m)), np.zeros((steps, d, m))
     start = steps // 2
+    noise = mech.noise(steps * d * m, rng).reshape(steps, d * m)  # one batch for all steps
     for t in range(steps):
-        noisy = mech.release(gradient_sum(Xc, Y, theta).ravel(), rng).reshape(d, m)
+        noisy = mech.release(gradient_sum(Xc, Y, theta).ravel(), rng, noise=noise[t])
+        noisy = noisy.reshape(d, m)
         thetas[t], grads[t] = theta, noisy
         theta = theta - precond @ (noisy / n + l2 * theta)
         if t >= start:
