@@ -11,8 +11,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from privest.errors import ValidationError
 from privest.mechanisms.samplers.bigint import discrete_gaussian_big
-from privest.mechanisms.samplers.lattice import VECTOR_SIGMA2, sample_discrete_gaussian
+from privest.mechanisms.samplers.lattice import (
+    VECTOR_SIGMA2,
+    lattice_gaussian_zcdp,
+    sample_discrete_gaussian,
+)
 from privest.mechanisms.samplers.wide import (
     _gaussian_accept,
     discrete_gaussian_wide,
@@ -105,3 +110,14 @@ def test_far_candidates_take_the_exact_big_integer_test():
     ok = _gaussian_accept(y, sigma2, t, np.random.default_rng(7))
     assert not ok[:2].any()
     assert ok[2:].mean() > math.exp(-0.5) - 4 * math.sqrt(0.25 / 2000)
+
+
+def test_noise_drawn_ahead_is_added_on_the_lattice_and_a_wrong_shape_is_refused():
+    # the batched gradient noise of noisy_mm: release(noise=k) is g (round(value / g) + k)
+    mech = lattice_gaussian_zcdp(0.01, 1.0, 3)
+    k = mech.noise(6, np.random.default_rng(8)).reshape(2, 3)
+    value = np.array([0.3, -1.7, 12.0])
+    got = mech.release(value, np.random.default_rng(9), noise=k[1])
+    assert np.array_equal(got, (np.rint(value / mech.step) + k[1]) * mech.step)
+    with pytest.raises(ValidationError, match=r"noise: shape \(6,\); expected \(3,\)"):
+        mech.release(value, np.random.default_rng(9), noise=k.ravel())
