@@ -138,7 +138,8 @@ def validate_fit_data(
         )
     except (ValueError, TypeError) as exc:
         raise _without_values(exc) from None
-    if classifier:
+    if classifier and not (y.ndim == 1 and y.dtype.kind in "biu"):
+        # integer or boolean labels in one column are binary or multiclass: always accepted
         try:
             check_classification_targets(y)
         except ValueError as exc:  # scikit-learn's message names the label type only

@@ -206,8 +206,8 @@ def test_private_regressions_release_only_lattice_values(model, monkeypatch):
     released: list[tuple[np.ndarray, float]] = []
     real = LatticeGaussian.release
 
-    def spy(self, value, rng, size=None):
-        out = real(self, value, rng, size)
+    def spy(self, value, rng, size=None, **kw):  # kw: noise drawn ahead in a batch
+        out = real(self, value, rng, size, **kw)
         released.append((np.asarray(out, dtype=float).ravel(), self.step))
         return out
 

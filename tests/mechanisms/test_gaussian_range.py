@@ -54,7 +54,8 @@ def test_one_coordinate_is_within_2_percent_where_the_noise_is_moderate():
 
 
 def test_variances_beyond_int64_are_sampled_in_python_integers():
-    """sigma2 >= 2^24 goes to the big-integer sampler: the sample sd is sigma within 4
+    """sigma2 >= 2^24 goes to the split int64 sampler (samplers.wide; Python integers
+    before): the sample sd is sigma within 4
     Monte Carlo standard errors (sd of the sd ~ sigma / sqrt(2 n)); the negative control, a
     sampler of twice the variance, is outside them."""
     sigma2, n = 4 * VECTOR_SIGMA2 + 12345, 3000

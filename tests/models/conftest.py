@@ -16,9 +16,9 @@ def counted_releases(monkeypatch) -> list[float]:
         mech = lattice.lattice_gaussian_zcdp(rho, sensitivity, dims)
         real = mech.release
 
-        def release(value, rng, size=None):
+        def release(value, rng, size=None, **kw):  # kw: noise drawn ahead in a batch
             spent.append(rho)
-            return real(value, rng, size)
+            return real(value, rng, size, **kw)
 
         mech.release = release
         return mech

@@ -45,6 +45,7 @@ from privest.models.central import feature_bounds, public_design
 from privest.models.inference import LOGISTIC_SHARE, central_results, logistic_inference
 from privest.models.logistic_fit import (
     DEFAULT_STEPS,
+    GRADIENT_BLOCK,
     bounded_hessian_inverse,
     logistic_rule,
     noisy_descent,
@@ -223,8 +224,13 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         """(n, 1) 0/1 for two classes, (n, K) one-hot for K >= 3. The label type is read
         only when a label is outside ``classes`` (to name the error): with every label in
         the default (0, 1), y cannot be multiclass."""
-        onehot = y[:, None] == classes[None, :]
-        if not np.all(onehot.any(axis=1)):
+        if classes.size == 2:  # one column: no n x 2 table
+            last = y == classes[1]
+            known = last | (y == classes[0])
+        else:
+            onehot = y[:, None] == classes[None, :]
+            known = onehot.any(axis=1)
+        if not np.all(known):
             if self.classes is None and type_of_target(y, input_name="y") == "multiclass":
                 raise ValidationError(
                     "y: Only binary classification is supported with classes=None (labels 0 "
@@ -235,7 +241,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                 f"y: contains labels outside the public classes {classes.tolist()}; pass "
                 "classes= listing every label (three or more fit the multinomial model)"
             )
-        return onehot[:, 1:].astype(float) if classes.size == 2 else onehot.astype(float)
+        return last[:, None].astype(float) if classes.size == 2 else onehot.astype(float)
 
     def _settings(self, n: int, p: int, k: int, eps: float, delta: float) -> dict:
         """Method, ridge and steps from public inputs only (never the data)."""
@@ -308,7 +314,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             cfg = self._settings(n, p, classes.size, eps, delta)
             Y = self._targets(y, classes)
             b = check_bounds(bounds, p)
-            if np.any((X < b[:, 0]) | (X > b[:, 1])):
+            if np.any(X.min(axis=0) < b[:, 0]) or np.any(X.max(axis=0) > b[:, 1]):
                 if not self.clip:
                     raise BoundsError(
                         "X: some values lie outside the public bounds; pass clip=True to clip them"
@@ -403,7 +409,11 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         else:
             centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
         Xc = np.empty((n, p + int(self.fit_intercept)))  # filled in place: no n x p temporaries
-        np.divide(np.subtract(X, centre, out=Xc[:, :p]), scale, out=Xc[:, :p])
+        for start in range(0, n, GRADIENT_BLOCK):  # a block stays in cache for its division
+            rows = Xc[start : start + GRADIENT_BLOCK, :p]
+            np.divide(
+                np.subtract(X[start : start + GRADIENT_BLOCK], centre, out=rows), scale, out=rows
+            )
         if self.fit_intercept:
             Xc[:, p] = 1.0
         precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)

@@ -43,6 +43,7 @@ __all__ = [
     "gradient_sensitivity",
     "gradient_sum",
     "gram_preconditioner",
+    "hessian_sum",
     "logistic_rule",
     "noisy_descent",
 ]
@@ -139,6 +140,21 @@ def gradient_sum(Xc: np.ndarray, Y: np.ndarray, theta: np.ndarray) -> np.ndarray
     return g
 
 
+def hessian_sum(Xc: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """sum_i p_i (1 - p_i) x_i x_i^T, p = sigmoid(X theta) (``theta`` (d,)), as the Gram
+    matrix of the rows x_i sqrt(p_i (1 - p_i)) formed block by block (:data:`GRADIENT_BLOCK`
+    rows): no n x d weighted copy, one pass over X. The same sum up to rounding
+    (bit-identical for n <= GRADIENT_BLOCK)."""
+    d = Xc.shape[1]
+    H = np.zeros((d, d))
+    for start in range(0, Xc.shape[0], GRADIENT_BLOCK):
+        rows = Xc[start : start + GRADIENT_BLOCK]
+        p = expit(rows @ theta)
+        rows = rows * np.sqrt(p * (1.0 - p))[:, None]
+        H += rows.T @ rows
+    return H
+
+
 def noisy_descent(
     Xc: np.ndarray,
     Y: np.ndarray,
@@ -167,8 +183,10 @@ def noisy_descent(
     avg = np.zeros((d, m))
     thetas, grads = np.zeros((steps, d, m)), np.zeros((steps, d, m))
     start = steps // 2
+    noise = mech.noise(steps * d * m, rng).reshape(steps, d * m)  # one batch for all steps
     for t in range(steps):
-        noisy = mech.release(gradient_sum(Xc, Y, theta).ravel(), rng).reshape(d, m)
+        noisy = mech.release(gradient_sum(Xc, Y, theta).ravel(), rng, noise=noise[t])
+        noisy = noisy.reshape(d, m)
         thetas[t], grads[t] = theta, noisy
         theta = theta - precond @ (noisy / n + l2 * theta)
         if t >= start:

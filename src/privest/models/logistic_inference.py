@@ -47,9 +47,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit
 
-from privest.models.inference import noisy_gram
+from privest.models.linear import noisy_gram
+from privest.models.logistic_fit import hessian_sum
 
 __all__ = [
     "FLOOR_SENSITIVITY",
@@ -80,8 +80,8 @@ def noisy_hessian(
     """H = sum_i p_i (1 - p_i) x_i x_i' at the released ``theta`` under rho-zCDP (rows with
     ||x|| <= x_radius; module docstring). Returns the noisy symmetric matrix and the noise sd
     of its diagonal."""
-    p = expit(Xc @ theta)
-    return noisy_gram(Xc * np.sqrt(p * (1.0 - p))[:, None], x_radius / 2.0, rho, rng)
+    H, sd_off = noisy_gram(hessian_sum(Xc, theta), x_radius / 2.0, rho, Xc.shape[0], rng)
+    return H, sd_off * math.sqrt(2.0)
 
 
 def hessian_point(

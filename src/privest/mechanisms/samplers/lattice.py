@@ -35,6 +35,7 @@ import numpy as np
 
 from privest.errors import ValidationError
 from privest.mechanisms.samplers.bigint import Bits, discrete_gaussian_big, discrete_laplace_big
+from privest.mechanisms.samplers.wide import WIDE_SIGMA2, discrete_gaussian_wide
 
 __all__ = [
     "LatticeGaussian",
@@ -197,13 +198,17 @@ def sample_discrete_gaussian(sigma2: int, size: int, rng: np.random.Generator) -
     ``sigma2`` is a positive integer. Candidates Y ~ discrete Laplace(t), t =
     floor(sqrt(sigma2)) + 1, are accepted with Bernoulli(exp(-(|Y| - sigma2/t)^2 /
     (2 sigma2))), an exact rational test: vectorised in int64 below :data:`VECTOR_SIGMA2`,
-    in Python integers above it (and for a few draws).
+    with its exponent split in two int64 parts up to 2^60
+    (:func:`~privest.mechanisms.samplers.wide.discrete_gaussian_wide`), in Python integers
+    above it (and for a few draws).
     """
     sigma2 = int(sigma2)
     if sigma2 <= 0:
         raise ValidationError(f"discrete Gaussian variance {sigma2} must be positive")
-    if size <= FEW or sigma2 >= VECTOR_SIGMA2:
+    if size <= FEW or sigma2 >= WIDE_SIGMA2:
         return np.array(discrete_gaussian_big(sigma2, size, rng), dtype=np.int64)
+    if sigma2 >= VECTOR_SIGMA2:
+        return discrete_gaussian_wide(sigma2, size, rng)
     t = math.isqrt(sigma2) + 1
     out = np.empty(size, dtype=np.int64)
     todo = np.arange(size)
@@ -234,7 +239,8 @@ GAUSSIAN_BITS = 10
 #: coordinates), so rounding to the grid adds at most 1.6% to the noise of the continuous
 #: calibration; one coordinate accounted exactly trades this against :data:`EXACT_SIGMA2`
 SHIFT_BITS = 6
-#: the int64 sampler's range of variances (grid units); larger ones are drawn in Python ints
+#: the one-part int64 sampler's range of variances (grid units); larger ones split the
+#: exponent of the acceptance test in two (:mod:`~privest.mechanisms.samplers.wide`)
 VECTOR_SIGMA2 = 2**24
 #: the largest variance (grid units) of one coordinate accounted exactly: the exact profile
 #: sums about 80 sigma grid points at each step of the calibration's search
@@ -414,13 +420,29 @@ class LatticeGaussian:
         """The effective standard deviation ``sqrt(sigma2) g`` (close to that of N_Z)."""
         return math.sqrt(self.sigma2) * self.step
 
+    def noise(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` draws of the integer noise K (grid units), for several releases drawn in
+        one batch (:meth:`release` ``noise=``): K is independent of the data, so drawing it
+        ahead leaves every release's law unchanged."""
+        return sample_discrete_gaussian(self.sigma2, int(size), rng)
+
     def release(
-        self, value: float | np.ndarray, rng: np.random.Generator, size: int | None = None
+        self,
+        value: float | np.ndarray,
+        rng: np.random.Generator,
+        size: int | None = None,
+        noise: np.ndarray | None = None,
     ) -> np.ndarray:
-        """``g (round(value / g) + K)``, K discrete Gaussian(sigma2) per coordinate."""
+        """``g (round(value / g) + K)``, K discrete Gaussian(sigma2) per coordinate: drawn
+        here, or ``noise`` from :meth:`noise` (used once, one entry per coordinate)."""
         c = to_grid(value, self.step)
         n = c.size if size is None else int(size)
-        k = sample_discrete_gaussian(self.sigma2, n, rng)
+        if noise is None:
+            k = sample_discrete_gaussian(self.sigma2, n, rng)
+        elif np.shape(noise) == (n,):
+            k = np.asarray(noise, dtype=np.int64)
+        else:
+            raise ValidationError(f"noise: shape {np.shape(noise)}; expected ({n},)")
         out = ((c.ravel() if size is None else c) + k).astype(float) * self.step
         return out.reshape(c.shape) if size is None else out
 
