@@ -652,8 +652,11 @@ def _width(laws, grid, bounds, reps) -> np.ndarray:
 PARTS = ("moments", "counts", "quantiles")
 
 
-def run(part: str, reps: int, n_grid, rng, rows_of: str | None = None) -> pd.DataFrame:
-    """One part's table; ``rows_of`` ("smooth", "ties"): only those quantile populations."""
+def run(
+    part: str, reps: int, n_grid, rng, rows_of: str | None = None, data: str | None = None
+) -> pd.DataFrame:
+    """One part's table; ``rows_of`` ("smooth", "ties"), ``data`` (a data set's name): only
+    those quantile populations."""
     rows: list[dict] = []
     pops = populations()
     t0 = time.perf_counter()
@@ -672,6 +675,7 @@ def run(part: str, reps: int, n_grid, rng, rows_of: str | None = None) -> pd.Dat
         cases = [(Quantiles(pop, True), kind) for pop in pops for kind in ("wide", "clip")]
         cases += [(Quantiles(p, False), "ties") for p in pops if p.name in ("diabetes", "wine")]
         cases = [c for c in cases if (c[1] == "ties") == (rows_of == "ties") or not rows_of]
+        cases = [c for c in cases if data in (None, c[0].pop.name)]
         for qp, kind in cases:
             for q in (0.5, 0.1, 0.9):
                 for n in n_grid:
@@ -765,6 +769,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=27)
     ap.add_argument("--tables", action="store_true", help="print the docs' tables from --out")
     ap.add_argument("--rows", choices=("smooth", "ties"), help="only these quantile populations")
+    ap.add_argument("--data", help="only this data set's quantile populations")
     args = ap.parse_args(argv)
     if args.tables:
         files = [Path(args.out) / f"central_inference_{p}.csv" for p in args.parts]
@@ -777,7 +782,7 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for part in args.parts:
         rng = np.random.default_rng([args.seed, PARTS.index(part)])
-        table = run(part, reps, n_grid, rng, args.rows)
+        table = run(part, reps, n_grid, rng, args.rows, args.data)
         table.to_csv(out / f"central_inference_{part}.csv", index=False)
         print(summary(table).to_string())
 

@@ -38,6 +38,9 @@ An end that is not clear, and a rank below 1 or above n, is the public bound its
 released for free, and the other end gets all of alpha and both ends' epsilon
 (:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
 replaced by the data's own rank.
+
+On the data's own lattice (a ``resolution`` given: ties possible anywhere) the model is
+replaced by a bound that holds for any data (:func:`robust_miss`): no counts, no edge rule.
 """
 
 from __future__ import annotations

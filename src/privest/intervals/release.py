@@ -14,7 +14,8 @@ charged before any data is read (the caller does it), the releases compose to it
   Laplace counts of sensitivity 1, sharing it; most on the bound nearer the quantile),
   then ``ends`` = two order statistics at ranks planned from public inputs and those
   counts (:mod:`privest.intervals.ranks`), or the bounds where an end's noise could reach
-  the data's edge or records tied on a bound;
+  the data's edge or records tied on a bound; on the data's own lattice (``resolution``
+  given) no counts, and ends whose ranks hold for any data;
 * count: nothing (the sampling variance is a function of the proportion).
 
 ``inference="noise"`` releases the point alone (medians and quantiles: the point and two
