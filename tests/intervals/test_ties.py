@@ -60,6 +60,18 @@ def test_the_split_charges_the_counts_before_the_ends():
     assert float(r.guarantee.eps) == 1.0
 
 
+def test_on_its_own_lattice_a_quantile_releases_no_counts():
+    """With a resolution the ends hold for any data: the counts' share goes to the point,
+    and the releases still compose to the whole epsilon, charged once."""
+    x = np.random.default_rng(1).integers(0, 100, 2000).astype(float)
+    r = pv.private_quantile(x, 0.9, epsilon=1.0, bounds=(0, 100), resolution=1, rng=2)
+    assert r.split == pytest.approx({"point": 0.5, "lower end": 0.25, "upper end": 0.25})
+    assert plan_split("quantile", 1.0, "population", lattice=True) == pytest.approx(
+        {"point": 0.5, "ends": 0.5}
+    )
+    assert float(r.guarantee.eps) == 1.0
+
+
 @pytest.mark.parametrize("eps", [0.05, 0.5, 2.0])
 def test_the_upper_bound_of_a_count_fails_at_most_its_share_of_alpha(eps):
     """Exactly over the count's law: P(c > tied_upper(release)) <= TIE_TAIL * alpha, at
