@@ -470,7 +470,10 @@ def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -
     """One row per epsilon: population / noise-only / non-private intervals of the
     q-quantile (q = 0.5: the median's). The ends' ranks depend on the released counts of
     records on the bounds, so each sample gets its own plan (the library's rule), and the
-    samples are grouped by plan."""
+    samples are grouped by plan. On the data's own lattice (``ties``) the library's ends hold
+    for any data and release no counts; the rule of the default lattice (the counts and the
+    model's ranks) runs on the same samples beside it (``model_*`` columns), and the counts
+    are drawn on every row so that the samples do not depend on the rule."""
     from privest.mechanisms.lattice_plm import truncation_levels
     from privest.mechanisms.profiles.lattice import LatticeGrid
     from privest.mechanisms.profiles.reaches import quantile_target
@@ -485,24 +488,26 @@ def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -
     sf = stats.binom.sf(b - 1, n, q)  # P(B >= b)
     np_low = int(b[sf >= 1 - ALPHA / 2].max()) if (sf >= 1 - ALPHA / 2).any() else 0
     np_high = int(b[stats.binom.cdf(b - 1, n, q) >= 1 - ALPHA / 2].min())
+    points = None if qp.smooth else grid.kb - grid.ka + 1
     rows = []
     for eps in EPSILONS:
-        split = plan_split("quantile", eps, "population")
-        ranks = _candidate_ranks(n, q, split["ends"], centre) + [np_low, np_high]
+        split = plan_split("quantile", eps, "population", points is not None)
+        counts = plan_split("quantile", eps, "population")["bound counts"]
+        ranks = _candidate_ranks(n, q, split["ends"], centre, points) + [np_low, np_high]
         ranks = [r for r in ranks if 1 <= r <= n] or [1]
         top = truncation_levels(split["ends"] / 2, grid.kb - grid.ka + 1)
         first, last = max(1, min(ranks) - top), min(n, max(ranks) + top)
         u = _uniform_window(n, first, last, reps, rng)
-        tied = _released_ties(qp, u, first, last, n, q, bounds, split["bound counts"], rng)
+        tied = _released_ties(qp, u, first, last, n, q, bounds, counts, rng)
         win = grid.snap(np.clip(qp.ppf(u), lo, hi)).astype(np.int64)
         truth = np.full(reps, target)
         k0 = (math.floor(centre), math.ceil(centre))
         own = 0.5 * sum(win[:, min(max(k, first), last) - first] for k in k0) * grid.step
         res = {}
+        args = (n, q, split["ends"], centre, tied, win, first, grid, bounds, truth, own, target)
         for how in ("population", "noise"):
-            res[how] = _planned_cover(
-                how, n, q, split["ends"], centre, tied, win, first, grid, bounds, truth, own, target
-            )
+            res[how] = _planned_cover(how, *args, points)
+        model = _planned_cover("population", *args, None) if points else [np.nan] * 2
         npl = win[:, np_low - first] * grid.step if np_low >= 1 else np.full(reps, lo)
         nph = win[:, np_high - first] * grid.step if np_high <= n else np.full(reps, hi)
         npcov, npw = _cover(npl, nph, target)
@@ -522,20 +527,25 @@ def quantile_cells(qp: Quantiles, kind: str, n: int, q: float, reps: int, rng) -
                 noise_coverage=_mean(res["noise"][0]),
                 noise_width=_mean(res["noise"][1]),
                 noise_own_coverage=_mean(res["noise"][2]),
+                model_coverage=_mean(model[0]),
+                model_coverage_se=float(np.std(model[0]) / math.sqrt(reps)),
+                model_width=_mean(model[1]),
                 note="" if lo < raw < hi else "the quantile lies outside the bounds",
             )
         )
     return rows
 
 
-def _candidate_ranks(n, q, ends, centre) -> list[int]:
-    """Every rank a plan may aim an end at: both ends at half and at all of ``ends``."""
+def _candidate_ranks(n, q, ends, centre, points) -> list[int]:
+    """Every rank a plan may aim an end at: both ends at half and at all of ``ends``, by the
+    model's rule and (``points``: the data's own lattice) the rule for any data."""
     from privest.intervals.ranks import endpoint_ranks
 
     out = []
     for how in ("population", "noise"):
         for e, level in ((ends / 2, 1 - ALPHA / 2), (ends, 1 - ALPHA)):
-            out += endpoint_ranks(n, q, e, level, kind=how, center=centre)
+            for pts in {None, points}:
+                out += endpoint_ranks(n, q, e, level, kind=how, center=centre, points=pts)
     return list(out)
 
 
@@ -568,16 +578,19 @@ def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray
     return out
 
 
-def _planned_cover(how, n, q, ends, centre, tied, win, first, grid, bounds, truth, own, target):
+def _planned_cover(
+    how, n, q, ends, centre, tied, win, first, grid, bounds, truth, own, target, points
+):
     """(coverage of the truth, width, coverage of the data's own value) per sample, each
-    sample's ends planned from its ties (:func:`privest.intervals.ranks.endpoint_plan`)."""
+    sample's ends planned from its ties (:func:`privest.intervals.ranks.endpoint_plan`;
+    ``points``: for any data, the ties unused)."""
     from privest.intervals.ranks import endpoint_plan
 
     reps = win.shape[0]
     cover, width, own_cover = np.empty(reps), np.empty(reps), np.empty(reps)
     keys, inverse = np.unique(tied, axis=0, return_inverse=True)
     plans = [
-        endpoint_plan(n, q, ends, ALPHA, how, centre, tuple(k[:2]), tuple(k[2:]))
+        endpoint_plan(n, q, ends, ALPHA, how, centre, tuple(k[:2]), tuple(k[2:]), points)
         for k in keys.tolist()
     ]
     groups: dict = {}
@@ -639,7 +652,11 @@ def _width(laws, grid, bounds, reps) -> np.ndarray:
 PARTS = ("moments", "counts", "quantiles")
 
 
-def run(part: str, reps: int, n_grid, rng) -> pd.DataFrame:
+def run(
+    part: str, reps: int, n_grid, rng, rows_of: str | None = None, data: str | None = None
+) -> pd.DataFrame:
+    """One part's table; ``rows_of`` ("smooth", "ties"), ``data`` (a data set's name): only
+    those quantile populations."""
     rows: list[dict] = []
     pops = populations()
     t0 = time.perf_counter()
@@ -657,6 +674,8 @@ def run(part: str, reps: int, n_grid, rng) -> pd.DataFrame:
     else:
         cases = [(Quantiles(pop, True), kind) for pop in pops for kind in ("wide", "clip")]
         cases += [(Quantiles(p, False), "ties") for p in pops if p.name in ("diabetes", "wine")]
+        cases = [c for c in cases if (c[1] == "ties") == (rows_of == "ties") or not rows_of]
+        cases = [c for c in cases if data in (None, c[0].pop.name)]
         for qp, kind in cases:
             for q in (0.5, 0.1, 0.9):
                 for n in n_grid:
@@ -749,6 +768,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default="bench-output", help="folder for the CSVs")
     ap.add_argument("--seed", type=int, default=27)
     ap.add_argument("--tables", action="store_true", help="print the docs' tables from --out")
+    ap.add_argument("--rows", choices=("smooth", "ties"), help="only these quantile populations")
+    ap.add_argument("--data", help="only this data set's quantile populations")
     args = ap.parse_args(argv)
     if args.tables:
         files = [Path(args.out) / f"central_inference_{p}.csv" for p in args.parts]
@@ -760,7 +781,8 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for part in args.parts:
-        table = run(part, reps, n_grid, np.random.default_rng([args.seed, PARTS.index(part)]))
+        rng = np.random.default_rng([args.seed, PARTS.index(part)])
+        table = run(part, reps, n_grid, rng, args.rows, args.data)
         table.to_csv(out / f"central_inference_{part}.csv", index=False)
         print(summary(table).to_string())
 

@@ -150,12 +150,16 @@ def test_inputs_are_checked():
     assert predict_statistic(mech, n=50).mechanism == "piecewise_laplace"
 
 
-@pytest.mark.parametrize(("statistic", "share"), [("mean", 0.75), ("median", 0.3), ("count", 1.0)])
-def test_the_default_predicts_the_point_of_a_release_with_inference(statistic, share):
+@pytest.mark.parametrize(
+    ("statistic", "share", "resolution"),
+    [("mean", 0.75, None), ("median", 0.3, None), ("median", 0.5, 1.0), ("count", 1.0, None)],
+)
+def test_the_default_predicts_the_point_of_a_release_with_inference(statistic, share, resolution):
     """private_* release the point with its share of epsilon by default (inference=
-    "population"): the default prediction is that of the point's epsilon."""
+    "population"): the default prediction is that of the point's epsilon (a median on its
+    own lattice releases no bound counts: 0.5)."""
     bounds = None if statistic == "count" else (0.0, 100.0)
-    kw = dict(bounds=bounds, n=1000, resolution=1.0 if statistic == "median" else None)
+    kw = dict(bounds=bounds, n=1000, resolution=resolution)
     default = predict_default(statistic, epsilon=1.0, **kw)
     point = predict_statistic(statistic, epsilon=share, inference="none", **kw)
     assert default.half_width == pytest.approx(point.half_width)

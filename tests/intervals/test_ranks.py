@@ -115,23 +115,28 @@ def test_rank_level_targets_exactly_that_order_statistic(n):
         assert quantile_target(rank_level(int(k), n), n) == 2 * k
 
 
+@pytest.mark.parametrize("resolution", [None, 1])
 @pytest.mark.parametrize("q", [0.1, 0.5, 0.9])
-def test_the_released_ends_are_the_order_statistics_at_the_planned_ranks(q):
+def test_the_released_ends_are_the_order_statistics_at_the_planned_ranks(q, resolution):
     """At eps 400 the staircase leaves its target piece with probability about e^-50, so
     each end is x_(k) itself at the planned rank (x_(k) = k - 1 here). Until the fix the
     ends of q = 0.1 and 0.9 were aimed half a rank off (the average of x_(k) and a
-    neighbour: a half-integer), outside the ranks' model."""
+    neighbour: a half-integer), outside the ranks' model. ``resolution=1``: the ranks that
+    hold for any data (robust_miss), the same order statistics."""
     x = np.random.default_rng(3).permutation(1000).astype(float)
-    r = pv.private_quantile(x, q, epsilon=400.0, bounds=(0, 1000), resolution=1, rng=4)
+    kw = dict(epsilon=400.0, bounds=(0, 1000), resolution=resolution)
+    r = pv.private_quantile(x, q, rng=4, **kw)
     plan = r.interval
     assert plan.lower_rank is not None and plan.upper_rank is not None
     assert r.conf_int() == (plan.lower_rank - 1, plan.upper_rank - 1)
     # the noise-only interval is centred at the point's target rank t (numpy's position
-    # rounded to a half rank), not at ceil(q n): at this eps its ends are the order
+    # rounded to a half rank), not at ceil(q n): at this eps the model's ends are the order
     # statistics just around x_(t) (each end covers x_(t) with probability 1/2 when aimed at
-    # it), x_(ceil(t) - 1) and x_(floor(t) + 1)
+    # it), x_(ceil(t) - 1) and x_(floor(t) + 1); the rule for any data aims at x_(floor(t))
+    # and x_(ceil(t)) themselves (its bound there: about 1e-8)
     t = quantile_target(q, 1000) / 2
-    own = pv.private_quantile(
-        x, q, epsilon=400.0, bounds=(0, 1000), resolution=1, rng=5, inference="noise"
-    )
-    assert own.conf_int() == (math.ceil(t) - 2, math.floor(t))
+    own = pv.private_quantile(x, q, rng=5, inference="noise", **kw)
+    if resolution is None:
+        assert own.conf_int() == (math.ceil(t) - 2, math.floor(t))
+    else:
+        assert own.conf_int() == (math.floor(t) - 1, math.ceil(t) - 1)

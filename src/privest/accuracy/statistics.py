@@ -158,7 +158,8 @@ def predict_statistic(
     if epsilon is None:
         raise ValidationError("epsilon: required to predict the accuracy of a statistic")
     name, _ = parse_statistic(statistic)
-    point = plan_split(name, epsilon, check_inference(inference))["point"]
+    lattice = resolution is not None or getattr(domain, "resolution", None) is not None
+    point = plan_split(name, epsilon, check_inference(inference), lattice)["point"]
     mech = statistic_mechanism(
         statistic,
         epsilon=point,

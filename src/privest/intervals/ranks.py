@@ -38,6 +38,9 @@ An end that is not clear, and a rank below 1 or above n, is the public bound its
 released for free, and the other end gets all of alpha and both ends' epsilon
 (:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
 replaced by the data's own rank.
+
+On the data's own lattice (a ``resolution`` given: ties possible anywhere) the model is
+replaced by a bound that holds for any data (:func:`robust_miss`): no counts, no edge rule.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from privest.mechanisms.lattice_plm import stair_fraction
+from privest.mechanisms.lattice_plm import run_epsilon, stair_fraction
 from privest.mechanisms.profiles.reaches import quantile_target
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "order_levels",
     "order_se",
     "rank_noise_cdf",
+    "robust_miss",
     "tied_upper",
 ]
 
@@ -137,6 +141,90 @@ def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarr
     return ks, conv[span : span + ks.size]
 
 
+#: the staircase's truncated levels merge into a range-end piece of at most this weight
+#: relative to the target point (privest.mechanisms.lattice_plm.truncation_levels), plus a
+#: margin for its integer weights' rounding
+_MERGED_TAIL = 1e-14
+
+
+def robust_miss(d: np.ndarray, epsilon: float, points: int) -> np.ndarray:
+    """A bound, valid for ANY data in the bounds, on the chance that an end released with
+    ``epsilon`` on a lattice of ``points`` points lands past the quantile when its noise must
+    climb ``d + 1`` levels to get there (docs/central-inference.md, "Ties inside the
+    bounds"). The staircase gives each point of the piece l levels out the weight ``E_l =
+    e^(-eps' l/2)`` (its first ``floor(c L)`` points) or ``E_(l+1)`` (the rest), so a piece of
+    L points weighs at most ``L E_l (c + (1 - c) e^(-eps'/2))``; the target's own piece is
+    one point, all in the second run (``E_1``); at most ``points - 1`` points lie elsewhere.
+    So ``P(level >= d + 1) <= (points - 1) (c + (1 - c) e^(-eps'/2)) e^(-eps' d/2)``; ``d < 0``
+    (the target itself past the quantile): 1."""
+    e = float(run_epsilon(epsilon))
+    c = float(stair_fraction(epsilon))
+    share = c + (1 - c) * math.exp(-e / 2)
+    d = np.asarray(d, dtype=float)
+    with np.errstate(over="ignore"):
+        tail = (points - 1) * share * np.exp(-e * np.maximum(d, 0.0) / 2) + _MERGED_TAIL
+    return np.where(d < 0, 1.0, np.minimum(1.0, tail))
+
+
+def _robust_ranks(
+    n: int, quantile: float, epsilon: float, level: float, points: int, own: tuple[int, int] | None
+) -> tuple[int, int]:
+    """:func:`endpoint_ranks` from :func:`robust_miss`. The lower end at rank k misses the
+    population quantile Q only if ``B = #{x <= Q}`` is below k or its noise climbs ``B - k + 1``
+    levels: ``P <= E robust_miss(B - k)``, decreasing in B, and B is at least Binomial(n, q)
+    stochastically (``F(Q) >= q``, with or without atoms), so the binomial gives a bound;
+    the upper end likewise with ``#{x < Q}`` (at most Binomial(n, q)): ``E robust_miss(k - 1
+    - B)``. ``own``: the ranks (j1, j2) of the data's own value instead of B (``kind="noise"``)."""
+    from scipy import stats
+
+    if own is None:
+        sd = math.sqrt(n * quantile * (1 - quantile))
+        b = np.arange(
+            max(0, math.floor(n * quantile - 12 * sd - 2)),
+            1 + min(n, math.ceil(n * quantile + 12 * sd + 2)),
+        )
+        pmf = stats.binom.pmf(b, n, quantile)
+        rest = max(0.0, 1.0 - float(pmf.sum()))
+        b_low = b_high = b
+    else:
+        pmf, rest = np.ones(1), 0.0
+        b_low, b_high = np.array([own[0]]), np.array([own[1] - 1])
+
+    def miss_low(k: int) -> float:
+        return float(pmf @ robust_miss(b_low - k, epsilon, points)) + rest
+
+    def miss_high(k: int) -> float:
+        return float(pmf @ robust_miss(k - 1 - b_high, epsilon, points)) + rest
+
+    beta = 1.0 - level
+    reach = math.ceil(2 * math.log(max(points, 2) / beta) / float(run_epsilon(epsilon))) + 2
+    k_low = _last_true(lambda k: miss_low(k) <= beta, int(b_low[0]) - reach, int(b_low[-1]) + 1)
+    k_high = _first_true(
+        lambda k: miss_high(k) <= beta, int(b_high[0]), int(b_high[-1]) + reach + 1
+    )
+    return k_low, k_high
+
+
+def _last_true(ok, lo: int, hi: int) -> int:
+    """The largest k in [lo, hi] with ok(k) (ok decreasing in k); lo - 1 if none."""
+    if not ok(lo):
+        return lo - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
+
+
+def _first_true(ok, lo: int, hi: int) -> int:
+    """The smallest k in [lo, hi] with ok(k) (ok increasing in k); hi + 1 if none."""
+    if not ok(hi):
+        return hi + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+    return lo
+
+
 @lru_cache(maxsize=256)
 def endpoint_ranks(
     n: int,
@@ -146,13 +234,22 @@ def endpoint_ranks(
     *,
     kind: str = "population",
     center: float | None = None,
+    points: int | None = None,
 ) -> tuple[int, int]:
     """``(kL, kU)``: the ranks whose private order statistics (each released with
     ``epsilon``) cover the quantile from below / above with probability at least ``level``
     each (module docstring). A rank outside ``[1, n]`` means the bound itself. ``center``:
     the data statistic's own rank position for ``kind="noise"`` (default its target,
     :func:`~privest.mechanisms.profiles.reaches.quantile_target`; ``(n + 1)/2`` for the
-    median)."""
+    median). ``points``: the number of points of the data's own lattice (a ``resolution``
+    given: ties possible), for ranks that hold for any data (:func:`robust_miss`) instead of
+    the model's."""
+    if points is not None:
+        own = None
+        if kind == "noise":
+            k0 = quantile_target(quantile, n) / 2 if center is None else center
+            own = (math.floor(k0), math.ceil(k0))
+        return _robust_ranks(n, quantile, float(epsilon), level, int(points), own)
     if kind == "noise":
         k0 = quantile_target(quantile, n) / 2 if center is None else center
         span = _piece_law(float(epsilon))[0].size + 2
@@ -235,6 +332,7 @@ def endpoint_plan(
     center: float | None = None,
     tied: tuple[int, int] = (0, 0),
     far_tied: tuple[int, int] | None = None,
+    points: int | None = None,
 ) -> EndpointPlan:
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
     is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
@@ -242,17 +340,24 @@ def endpoint_plan(
     bound, released for free, and the other end is recomputed at ``1 - alpha`` with all of
     ``epsilon`` (coverage 1 - alpha either way, by the model). Neither clear at
     ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
-    none: no end is released."""
+    none: no end is released. ``points`` (the data's own lattice, :func:`robust_miss`): the
+    ranks hold for any data, ties and records on the bounds included, so an end is clear
+    whenever its rank is in ``[1, n]``."""
+
+    def clear(k: int, eps: float, side: int) -> bool:
+        if points is not None:
+            return 1 <= k <= n
+        return clear_of_edges(k, n, eps, side, tied, far_tied)
 
     half = epsilon / 2
-    k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, kind=kind, center=center)
-    low_in = clear_of_edges(k_low, n, half, -1, tied, far_tied)
-    high_in = clear_of_edges(k_high, n, half, +1, tied, far_tied)
+    ranks = dict(kind=kind, center=center, points=points)
+    k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, **ranks)
+    low_in, high_in = clear(k_low, half, -1), clear(k_high, half, +1)
     if low_in and high_in:
         return EndpointPlan(k_low, k_high, half, half)
-    k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, kind=kind, center=center)
-    low_ok = not high_in and clear_of_edges(k_low, n, epsilon, -1, tied, far_tied)
-    high_ok = not low_in and clear_of_edges(k_high, n, epsilon, +1, tied, far_tied)
+    k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, **ranks)
+    low_ok = not high_in and clear(k_low, epsilon, -1)
+    high_ok = not low_in and clear(k_high, epsilon, +1)
     if low_ok and (not high_ok or quantile >= 0.5):
         return EndpointPlan(k_low, None, epsilon, 0.0)
     if high_ok:

@@ -14,7 +14,8 @@ charged before any data is read (the caller does it), the releases compose to it
   Laplace counts of sensitivity 1, sharing it; most on the bound nearer the quantile),
   then ``ends`` = two order statistics at ranks planned from public inputs and those
   counts (:mod:`privest.intervals.ranks`), or the bounds where an end's noise could reach
-  the data's edge or records tied on a bound;
+  the data's edge or records tied on a bound; on the data's own lattice (``resolution``
+  given) no counts, and ends whose ranks hold for any data;
 * count: nothing (the sampling variance is a function of the proportion).
 
 ``inference="noise"`` releases the point alone (medians and quantiles: the point and two
@@ -45,6 +46,7 @@ __all__ = [
     "INFERENCE",
     "SHARES",
     "fourth_plan",
+    "lattice_points",
     "moment_inference",
     "plan_split",
     "release_with_inference",
@@ -81,11 +83,18 @@ def check_inference(inference: Any) -> str:
     return inference
 
 
-def plan_split(statistic: str, epsilon: float, inference: str) -> dict[str, float]:
-    """The epsilon of each release (public): ``{"point": ..., <auxiliary>: ...}``."""
+def plan_split(
+    statistic: str, epsilon: float, inference: str, lattice: bool = False
+) -> dict[str, float]:
+    """The epsilon of each release (public): ``{"point": ..., <auxiliary>: ...}``.
+    ``lattice``: a median's or quantile's data on their own lattice (a ``resolution``
+    given), whose ends hold for any data (:func:`~privest.intervals.ranks.robust_miss`): no
+    bound counts, their share goes to the point."""
     shares = SHARES[statistic] if inference == "population" else {}
     if inference == "noise" and statistic in ("median", "quantile"):
         shares = SHARES[statistic]
+    if lattice and statistic in ("median", "quantile"):
+        shares = {k: v for k, v in shares.items() if k != "bound counts"}
     out = {name: epsilon * share for name, share in shares.items()}
     return {"point": epsilon - sum(out.values()), **out}
 
@@ -167,7 +176,7 @@ def release_with_inference(
             "population quantity to cover; use inference='noise' (the data's own value) or "
             "'none'"
         )
-    split = plan_split(statistic, epsilon, inference)
+    split = plan_split(statistic, epsilon, inference, domain.resolution is not None)
     kw = dict(domain=domain, clip=clip, quantile=quantile, **(options or {}))
     if statistic in ("median", "quantile"):
         return _order(x, statistic, split, n, domain, mechanism, inference, release, alpha, kw)
@@ -329,6 +338,17 @@ def _count(point: Any, mech: Any, n: int | None, inference: str, split: dict) ->
     return CountInference(inference, float(point), n, float(r), split=split)
 
 
+def lattice_points(domain: Domain) -> int | None:
+    """The number of points of the data's own lattice (``resolution`` given: ties
+    possible), for the quantile ends that hold for any data; None on the default lattice."""
+    if domain.resolution is None:
+        return None
+    from privest.mechanisms.profiles.lattice import LatticeGrid
+
+    grid = LatticeGrid.for_bounds(*domain.interval(), domain.resolution)
+    return grid.kb - grid.ka + 1
+
+
 def _tied_counts(
     x: Any, epsilon: float, n: int, q: float, domain: Domain, release: Release, alpha: float
 ) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -371,7 +391,9 @@ def _order(
     left unspent and labelled so)."""
     q = 0.5 if statistic == "median" else float(kw["quantile"])
     centre = quantile_target(q, n) / 2  # the point's target rank: (n + 1)/2 for the median
-    ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre)  # none on the bounds
+    points = lattice_points(domain)
+    # none on the bounds (or, on the data's own lattice, any data)
+    ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, points=points)
     if ends.lower_rank is None and ends.upper_rank is None:
         split = {"point": sum(split.values())}
     point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
