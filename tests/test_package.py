@@ -23,6 +23,25 @@ def test_import_privest_loads_no_numpy():
     assert run.stdout.split() == ["False", "False"]
 
 
+_HEAVY = ("sklearn", "scipy.signal", "scipy.stats", "pandas")
+_MEDIAN = (
+    "import sys, numpy as np, privest as pv; x = np.linspace(0, 100, 1001); {call}; "
+    "print(*[m for m in {heavy!r} if m in sys.modules])"
+)
+
+
+def test_the_first_median_with_its_interval_imports_no_heavy_module():
+    """Issue 31: the first private_median of a process (with its interval, the default)
+    imports neither scikit-learn, scipy.signal, scipy.stats nor pandas; the control imports
+    scipy.stats in the same call and is seen."""
+    median = "pv.private_median(x, epsilon=1.0, bounds=(0, 100), rng=0)"
+    for call, seen in ((median, ""), (median + "; import scipy.stats", "scipy.stats")):
+        code = _MEDIAN.format(call=call, heavy=_HEAVY)
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.strip() == seen
+
+
 @pytest.mark.parametrize("name", privest.__all__)
 def test_every_public_name_resolves(name):
     value = getattr(privest, name)

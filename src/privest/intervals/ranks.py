@@ -122,6 +122,22 @@ def _g_table(epsilon: float) -> tuple[int, np.ndarray]:
     return top, g
 
 
+def binom_pmf(k: np.ndarray, n: int, q: float) -> np.ndarray:
+    """The Binomial(n, q) pmf at the integers ``k`` (0 <= k <= n, 0 < q < 1), from log-gamma
+    (scipy.special: the first median in a process need not import scipy.stats)."""
+    from scipy import special
+
+    k = np.asarray(k, dtype=float)
+    log_pmf = (
+        special.gammaln(n + 1.0)
+        - special.gammaln(k + 1.0)
+        - special.gammaln(n - k + 1.0)
+        + special.xlogy(k, q)
+        + special.xlog1py(n - k, -q)
+    )
+    return np.exp(log_pmf)
+
+
 def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """(ks, P(B + U - N >= k)) for every rank k where it is neither 0 nor 1."""
     top, g = _g_table(epsilon)
@@ -129,9 +145,7 @@ def _cover_lower(n: int, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarr
     b_lo = max(0, math.floor(n * q - 12 * sd - 2))
     b_hi = min(n, math.ceil(n * q + 12 * sd + 2))
     b = np.arange(b_lo, b_hi + 1)
-    from scipy import stats  # here: the mean's interval never needs it
-
-    pmf = stats.binom.pmf(b, n, q)
+    pmf = binom_pmf(b, n, q)
     span = b_hi - b_lo
     # G extended: 1 below -top, 0 above top; index m - m_lo with m_lo = -top - span
     pad = np.concatenate([np.ones(span), g, np.zeros(span)])
@@ -175,15 +189,13 @@ def _robust_ranks(
     stochastically (``F(Q) >= q``, with or without atoms), so the binomial gives a bound;
     the upper end likewise with ``#{x < Q}`` (at most Binomial(n, q)): ``E robust_miss(k - 1
     - B)``. ``own``: the ranks (j1, j2) of the data's own value instead of B (``kind="noise"``)."""
-    from scipy import stats
-
     if own is None:
         sd = math.sqrt(n * quantile * (1 - quantile))
         b = np.arange(
             max(0, math.floor(n * quantile - 12 * sd - 2)),
             1 + min(n, math.ceil(n * quantile + 12 * sd + 2)),
         )
-        pmf = stats.binom.pmf(b, n, quantile)
+        pmf = binom_pmf(b, n, quantile)
         rest = max(0.0, 1.0 - float(pmf.sum()))
         b_low = b_high = b
     else:
