@@ -63,7 +63,10 @@ def test_adassp_noise_is_predicted(eps):
 class _NoNoise:
     """A stand-in for the gradients' Gaussian mechanism that adds nothing."""
 
-    def release(self, value, rng):
+    def noise(self, size, rng):
+        return np.zeros(size)
+
+    def release(self, value, rng, noise=None):
         return value
 
 

@@ -121,6 +121,11 @@ def test_error_laws_match_enumeration(shape):
     for a in (0.0, 0.5, 1.0, 3.0):
         assert law.error_cdf(a) == pytest.approx(np.sum(p[err <= a]), abs=1e-12)
     assert np.allclose(law.cdf(k * law.unit), np.cumsum(p), atol=1e-12)
+    # P(M < y) at a lattice point leaves its atom out (the CDF keeps it); between points equal
+    assert np.allclose(law.cdf_left(k * law.unit), np.cumsum(p) - p, atol=1e-12)
+    assert np.allclose(law.cdf_left((k + 0.5) * law.unit), np.cumsum(p), atol=1e-12)
+    for a in np.abs(k * law.unit - law.value):  # every error the law can make, atoms included
+        assert law.error_cdf(a) == pytest.approx(np.sum(p[err <= a]), abs=1e-12)
     for q in (0.2, 0.5, 0.95):
         d = law.error_quantile(q)
         assert np.sum(p[err <= d]) >= q - 1e-12 and np.sum(p[err < d]) < q

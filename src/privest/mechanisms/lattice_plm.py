@@ -336,6 +336,10 @@ class LatticeProfileLaw(OutputLaw):
         """P(M(x) <= y)."""
         return self._cdf_index(np.floor(np.asarray(y, dtype=float) / self.unit))
 
+    def cdf_left(self, y: ArrayLike) -> np.ndarray:
+        """P(M(x) < y): the law has atoms (its lattice points), so not the CDF itself."""
+        return self._cdf_index(np.ceil(np.asarray(y, dtype=float) / self.unit) - 1.0)
+
     def _cdf_index(self, kk: np.ndarray) -> np.ndarray:
         """P(index <= kk) for (float) integers kk."""
         kk = np.asarray(kk, dtype=float)[..., None]
