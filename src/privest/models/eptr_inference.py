@@ -26,9 +26,9 @@ lambda_min(S) > c0 n, except with probability about delta), M~ is projected on t
 semidefinite cone (conservative when its noise is large), and Cov = S~^-1 M~ S~^-1 +
 sigma^2 I.
 
-The projection Pi_{R_theta} makes the law non-normal near the sphere, so when ||theta_rel||
->= R_theta - sqrt(chi2_p(0.999) lambda_max(Cov)) (:data:`SPHERE_LEVEL`) no interval is
-claimed: every coefficient is marked on the bound and has no standard error.
+The projection Pi_{R_theta} makes the law non-normal on the sphere, so when ||theta_rel||
+>= R_theta - sigma sqrt(chi2_p(0.999)) (:data:`SPHERE_LEVEL`; :func:`near_sphere`) no
+interval is claimed: every coefficient is marked on the bound and has no standard error.
 """
 
 from __future__ import annotations
@@ -132,10 +132,12 @@ def sandwich_cov(
     return (cov + cov.T) / 2.0 + sigma**2 * np.eye(p)
 
 
-def near_sphere(theta: np.ndarray, cov: np.ndarray, theta_radius: float) -> bool:
-    """True when theta_rel is within sqrt(chi2_p(SPHERE_LEVEL) lambda_max(Cov)) of the
-    R_theta sphere: the projection may have acted, so no interval is claimed."""
-    margin = math.sqrt(chi2.ppf(SPHERE_LEVEL, theta.size) * float(np.linalg.eigvalsh(cov)[-1]))
+def near_sphere(theta: np.ndarray, sigma: float, theta_radius: float) -> bool:
+    """True when theta_rel is within sigma sqrt(chi2_p(SPHERE_LEVEL)) of the R_theta sphere:
+    the projection may have acted, so no interval is claimed. If it acted, ||Pi(theta_hat)||
+    = R_theta and theta_rel is off it by sigma ||zeta||, so a projected estimate escapes
+    this rule with probability 1 - SPHERE_LEVEL."""
+    margin = sigma * math.sqrt(chi2.ppf(SPHERE_LEVEL, theta.size))
     return float(np.linalg.norm(theta)) >= theta_radius - margin
 
 
@@ -148,7 +150,11 @@ def eptr_ols_results(
     names = [str(v) for v in getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)])]
     index = pd.Index(names, name="parameter")
     on_bound = False
-    if params is not None and cov is not None and near_sphere(params, cov, est.theta_radius):
+    if (
+        params is not None
+        and cov is not None
+        and near_sphere(params, est.noise_scale_, est.theta_radius)
+    ):
         on_bound = True
         notes = [
             *notes,
