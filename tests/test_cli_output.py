@@ -156,8 +156,10 @@ def test_model_tables(csv, tmp_path, capsys):
     base += ["--delta", "0.01", "--x-radius", "4", "--theta-radius", "1", "--c0", "0.3"]
     assert main([*base, "--seed", "5", "-o", str(tmp_path / "o.csv")]) == 0
     table = pd.read_csv(tmp_path / "o.csv")
-    assert list(table.columns) == ["feature", "coefficient", "released"]
+    intervals = ["std_err", "ci_lower", "ci_upper"]  # eptr-ols's results_ (issue 27)
+    assert list(table.columns) == ["feature", "coefficient", "released", *intervals]
     assert list(table.feature) == ["a", "b"] and table.released.all()
+    assert (table.ci_lower < table.coefficient).all() and (table.coefficient < table.ci_upper).all()
     assert main([*base, "--seed", "5", "-o", str(tmp_path / "o.json")]) == 0
     rows = _json(tmp_path / "o.json")
     assert [r["coefficient"] for r in rows] == list(table.coefficient)
