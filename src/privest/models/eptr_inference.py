@@ -50,6 +50,7 @@ __all__ = [
     "eptr_ols_results",
     "float_slack",
     "gram_release",
+    "projected_moments",
     "sandwich_cov",
     "sandwich_release",
     "sandwich_statistics",
@@ -69,6 +70,34 @@ def float_slack(n: int, p: int) -> float:
     return 1.0 + 4.0 * n * (n + p) * 2.0**-52
 
 
+#: Rows per block when the projected rows are formed (about 8 MB of float64 per block).
+_BLOCK_ELEMENTS = 1 << 20
+
+
+def projected_moments(
+    X: np.ndarray, y: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """S = sum_i x~_i x~_i^T and b = sum_i y_i x~_i over the projected rows x~_i = scale_i x_i.
+
+    Every term is built from a projected row (norm <= R_x), never as a raw X^T X corrected
+    afterwards: a correction x x^T (s^2 - 1) of a row of norm 1e8 cancels catastrophically
+    and breaks the Lipschitz bound on gamma. Blocks of rows keep the extra memory to one
+    block; blocks with nothing to project are used in place (no copy).
+    """
+    n, p = X.shape
+    block = max(1, _BLOCK_ELEMENTS // p)
+    S = np.zeros((p, p))
+    b = np.zeros(p)
+    for start in range(0, n, block):
+        Xb = X[start : start + block]
+        sb = scale[start : start + block]
+        if np.any(sb != 1.0):
+            Xb = Xb * sb[:, None]
+        S += Xb.T @ Xb
+        b += Xb.T @ y[start : start + block]
+    return (S + S.T) / 2.0, b
+
+
 def sandwich_statistics(
     X: np.ndarray, y: np.ndarray, theta: np.ndarray, x_radius: float, y_radius: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -76,13 +105,11 @@ def sandwich_statistics(
     M = sum r^2 x x' with r = y - x' theta clipped to the public R_r = R_y + R_x ||theta||
     (a bound it already meets, up to rounding)."""
     scale, _ = project_rows(X, x_radius)
-    Xp = X * scale[:, None]
     r_bound = y_radius + x_radius * float(np.linalg.norm(theta))
-    r = np.clip(np.clip(y, -y_radius, y_radius) - Xp @ theta, -r_bound, r_bound)
-    S = Xp.T @ Xp
-    Xr = Xp * r[:, None]
-    M = Xr.T @ Xr
-    return (S + S.T) / 2.0, (M + M.T) / 2.0, r_bound
+    r = np.clip(np.clip(y, -y_radius, y_radius) - (X @ theta) * scale, -r_bound, r_bound)
+    S = projected_moments(X, r, scale)[0]
+    M = projected_moments(X, r, scale * np.abs(r))[0]  # rows |r_i| x~_i
+    return S, M, r_bound
 
 
 def gram_release(n: int, p: int, epsilon: float, delta: float) -> LatticeGaussian:

@@ -68,6 +68,7 @@ from privest.models.eptr_inference import (
     INFERENCE_SHARE,
     INFERENCES,
     eptr_ols_results,
+    projected_moments,
     sandwich_cov,
     sandwich_release,
 )
@@ -122,34 +123,6 @@ def ols_local_sensitivity(
 def gamma_scale(x_radius: float, constants: str = "paper") -> float:
     """The Lipschitz constant L of lambda_min(S) used in gamma: 2 R_x^2 (paper) or R_x^2."""
     return (2.0 if _check_constants(constants) == "paper" else 1.0) * x_radius**2
-
-
-#: Rows per block when the projected rows are formed (about 8 MB of float64 per block).
-_BLOCK_ELEMENTS = 1 << 20
-
-
-def projected_moments(
-    X: np.ndarray, y: np.ndarray, scale: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """S = sum_i x~_i x~_i^T and b = sum_i y_i x~_i over the projected rows x~_i = scale_i x_i.
-
-    Every term is built from a projected row (norm <= R_x), never as a raw X^T X corrected
-    afterwards: a correction x x^T (s^2 - 1) of a row of norm 1e8 cancels catastrophically
-    and breaks the Lipschitz bound on gamma. Blocks of rows keep the extra memory to one
-    block; blocks with nothing to project are used in place (no copy).
-    """
-    n, p = X.shape
-    block = max(1, _BLOCK_ELEMENTS // p)
-    S = np.zeros((p, p))
-    b = np.zeros(p)
-    for start in range(0, n, block):
-        Xb = X[start : start + block]
-        sb = scale[start : start + block]
-        if np.any(sb != 1.0):
-            Xb = Xb * sb[:, None]
-        S += Xb.T @ Xb
-        b += Xb.T @ y[start : start + block]
-    return (S + S.T) / 2.0, b
 
 
 def ols_statistics(
