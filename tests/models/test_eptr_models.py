@@ -350,6 +350,7 @@ def test_theorem_2_3_risk_decomposition_by_monte_carlo():
         c0=0.336,
         clip=True,
         constants="paper",
+        inference="none",  # Theorem 2.3 is about Algorithm 4 at the whole (eps, delta)
     )  # median gamma ~ 2M
     m_thr = ptr_threshold(eps, delta)
     err_t, err_h, below = [], [], []
