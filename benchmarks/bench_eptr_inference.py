@@ -109,6 +109,7 @@ def cell(name: str, n: int, eps: float, releases: int, seed: int) -> dict:
         "releases": len(hits),
         "attempts": attempts,
         "pinned": pinned,
+        "coverage": cov.round(3).tolist(),
         "coverage_min": float(cov.min()),
         "coverage_mean": float(cov.mean()),
         "mc_se": math.sqrt(0.95 * 0.05 / k),
