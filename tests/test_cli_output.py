@@ -156,8 +156,16 @@ def test_model_tables(csv, tmp_path, capsys):
     base += ["--delta", "0.01", "--x-radius", "4", "--theta-radius", "1", "--c0", "0.3"]
     assert main([*base, "--seed", "5", "-o", str(tmp_path / "o.csv")]) == 0
     table = pd.read_csv(tmp_path / "o.csv")
-    assert list(table.columns) == ["feature", "coefficient", "released"]
+    intervals = ["std_err", "ci_lower", "ci_upper"]  # eptr-ols's results_ (issue 27)
+    assert list(table.columns) == ["feature", "coefficient", "released", *intervals]
     assert list(table.feature) == ["a", "b"] and table.released.all()
+    # ||coef|| ~ 0.9 is near theta_radius 1 for a noise sd ~ 0.3: no interval is claimed;
+    # theta_radius 10 with y_radius 5 leaves the estimate far inside: intervals
+    assert table[intervals].isna().all().all()
+    wide = [*base[:-4], "--theta-radius", "10", "--y-radius", "5", "--c0", "0.3", "--seed", "5"]
+    assert main([*wide, "-o", str(tmp_path / "w.csv")]) == 0
+    w = pd.read_csv(tmp_path / "w.csv")
+    assert ((w.ci_lower < w.coefficient) & (w.coefficient < w.ci_upper)).all()
     assert main([*base, "--seed", "5", "-o", str(tmp_path / "o.json")]) == 0
     rows = _json(tmp_path / "o.json")
     assert [r["coefficient"] for r in rows] == list(table.coefficient)

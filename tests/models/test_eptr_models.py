@@ -350,6 +350,7 @@ def test_theorem_2_3_risk_decomposition_by_monte_carlo():
         c0=0.336,
         clip=True,
         constants="paper",
+        inference="none",  # Theorem 2.3 is about Algorithm 4 at the whole (eps, delta)
     )  # median gamma ~ 2M
     m_thr = ptr_threshold(eps, delta)
     err_t, err_h, below = [], [], []
@@ -402,7 +403,7 @@ def test_ols_one_huge_row_moves_gamma_by_at_most_one_and_the_estimate_by_alpha(n
 
 def test_ols_projected_gram_blocks_match_the_direct_computation(monkeypatch):
     """The block-wise S and X^T y equal the direct ones, rows outside R_x in some blocks only."""
-    import privest.models.eptr_ols as ols_mod
+    import privest.models.eptr_inference as ols_mod  # projected_moments lives there now
 
     rng = np.random.default_rng(3)
     X, y, _ = _ols_data(rng, n=1000, p=4)

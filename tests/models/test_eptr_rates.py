@@ -41,6 +41,7 @@ def test_ols_privacy_part_and_total_error_rates():
             c0=0.4,
             clip=True,
             constants="paper",
+            inference="none",  # the rates of Algorithm 4 at the whole (eps, delta)
         )
         d_priv, d_tot, d_np = [], [], []
         for _ in range(REPS):

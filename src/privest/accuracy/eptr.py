@@ -134,8 +134,8 @@ def _released(
 
 
 def _ols(model: EPTRLinearRegression, n: int, p: int) -> tuple[list[str], Any, float, str]:
-    eps, delta, cal = model._eptr_epsilon(), float(model.delta), model._calibration
-    check_eptr_parameters(model.epsilon, delta, cal)
+    eps, delta, cal = model._eptr_epsilon(), model._eptr_delta(), model._calibration
+    check_eptr_parameters(model.epsilon, model.delta, cal)
     check_eptr_parameters(eps, delta, cal)
     rng = np.random.default_rng(SEED)
     R = model.ball_radius(p)

@@ -265,6 +265,8 @@ def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
             {"feature": f, "coefficient": float(c), "released": released}
             for f, c in zip(features, coef, strict=True)
         ]
+        if method == "eptr-ols":
+            _intervals(model, rows)
         if hasattr(model, "intercept_"):
             icpt = float(np.ravel(model.intercept_)[0])
             rows.append({"feature": "(intercept)", "coefficient": icpt, "released": released})
@@ -289,6 +291,21 @@ def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
     ]
 
 
+def _intervals(model: Any, rows: list[dict[str, Any]]) -> None:
+    """std_err and the 95% interval of each coefficient from ``results_`` (None where it
+    gives none: nothing released, inference='none', or an estimate near the R_theta sphere)."""
+    import math
+
+    ci = model.results_.conf_int(0.05).to_numpy()
+    for row, se, (lo, hi) in zip(rows, model.results_.bse, ci, strict=True):
+        ok = math.isfinite(se)
+        row.update(
+            std_err=float(se) if ok else None,
+            ci_lower=float(lo) if ok else None,
+            ci_upper=float(hi) if ok else None,
+        )
+
+
 def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
     from rich.table import Table
 
@@ -296,8 +313,20 @@ def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
     if method in _COEFFICIENTS:
         table.add_column("feature")
         table.add_column("coefficient", justify="right")
+        se = "std_err" in rows[0]
+        if se:
+            table.add_column("std err", justify="right")
+            table.add_column("95% interval", justify="right")
         for row in rows:
-            table.add_row(row["feature"], f"{row['coefficient']:.6g}")
+            cells = [row["feature"], f"{row['coefficient']:.6g}"]
+            if se and row["std_err"] is None:
+                cells += ["-", "-"]
+            elif se:
+                cells += [
+                    f"{row['std_err']:.4g}",
+                    f"[{row['ci_lower']:.6g}, {row['ci_upper']:.6g}]",
+                ]
+            table.add_row(*cells)
     elif method == "eptr-bayes":
         means = [k for k in rows[0] if k.startswith("mean_")]
         table.add_column("class")
@@ -382,6 +411,9 @@ def run(args: argparse.Namespace, console: Any) -> None:
         console.print(
             "The values in the table are the data-independent bottom output, not estimates."
         )
+    if args.method == "eptr-ols" and released:
+        for note in model.results_.notes:  # an estimate near the R_theta sphere has no interval
+            console.print(note)
     console.print(f"guarantee: {model.guarantee_.label}; {_details(model)}")
     if args.clip:
         console.print(_CLIPPED[args.method])

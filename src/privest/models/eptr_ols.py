@@ -64,6 +64,14 @@ from privest.mechanisms.eptr import (
 )
 from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.models.central import box_radius, feature_bounds
+from privest.models.eptr_inference import (
+    INFERENCE_SHARE,
+    INFERENCES,
+    eptr_ols_results,
+    projected_moments,
+    sandwich_cov,
+    sandwich_release,
+)
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -115,34 +123,6 @@ def ols_local_sensitivity(
 def gamma_scale(x_radius: float, constants: str = "paper") -> float:
     """The Lipschitz constant L of lambda_min(S) used in gamma: 2 R_x^2 (paper) or R_x^2."""
     return (2.0 if _check_constants(constants) == "paper" else 1.0) * x_radius**2
-
-
-#: Rows per block when the projected rows are formed (about 8 MB of float64 per block).
-_BLOCK_ELEMENTS = 1 << 20
-
-
-def projected_moments(
-    X: np.ndarray, y: np.ndarray, scale: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """S = sum_i x~_i x~_i^T and b = sum_i y_i x~_i over the projected rows x~_i = scale_i x_i.
-
-    Every term is built from a projected row (norm <= R_x), never as a raw X^T X corrected
-    afterwards: a correction x x^T (s^2 - 1) of a row of norm 1e8 cancels catastrophically
-    and breaks the Lipschitz bound on gamma. Blocks of rows keep the extra memory to one
-    block; blocks with nothing to project are used in place (no copy).
-    """
-    n, p = X.shape
-    block = max(1, _BLOCK_ELEMENTS // p)
-    S = np.zeros((p, p))
-    b = np.zeros(p)
-    for start in range(0, n, block):
-        Xb = X[start : start + block]
-        sb = scale[start : start + block]
-        if np.any(sb != 1.0):
-            Xb = Xb * sb[:, None]
-        S += Xb.T @ Xb
-        b += Xb.T @ y[start : start + block]
-    return (S + S.T) / 2.0, b
 
 
 def ols_statistics(
@@ -278,12 +258,18 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         swap only (Theorem 4.1 replaces one record, n public); add/remove and a person unit
         are refused at ``fit``; its bounds set R_x under ``x_radius="auto"`` and are refused
         with a numeric ``x_radius`` (the public set is then that ball).
+    inference : ``"sandwich"`` (default): after a release, 0.1 of epsilon and of delta
+        (``INFERENCE_SHARE``, taken from the ePTR step) releases X'X and the
+        residual-weighted X'X for robust standard errors (privest.models.eptr_inference);
+        ``"none"``: no standard errors, no budget for them.
 
     Fitted attributes: ``coef_``, ``x_radius_`` (the R_x used), ``released_``, ``c0_`` (the
     c0 used; a DP output under ``"auto"``, None if the bottom was output up front),
     ``lambda_min_lower_`` (the released lower bound, ``"auto"`` only),
-    ``local_sensitivity_``, ``noise_scale_``, ``threshold_`` (M), ``guarantee_``: all public
-    (data-dependent diagnostics are in ``explain``).
+    ``local_sensitivity_``, ``noise_scale_``, ``threshold_`` (M), ``guarantee_``, ``results_``
+    (:class:`~privest.learn.results.FitResults`: NaN coefficients when nothing was released,
+    no standard error near the R_theta sphere): all public (data-dependent diagnostics are
+    in ``explain``).
     """
 
     def __init__(
@@ -303,6 +289,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
+        inference: str = "sandwich",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -318,13 +305,15 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self.random_state = random_state
         self.budget = budget
         self.domain = domain
+        self.inference = inference
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(epsilon, delta)-DP under swap neighbours (Theorem 4.1; with ``c0="auto"`` by basic
-        composition of the c0_share epsilon Laplace step and the ePTR step at the rest of
-        epsilon); a ``domain`` with another relation or with bounds is refused here, before
-        any data."""
+        """(epsilon, delta)-DP under swap neighbours (Theorem 4.1), by basic composition of
+        the c0_share epsilon Laplace step (``c0="auto"``), the release for the standard errors
+        at INFERENCE_SHARE of epsilon and of delta (``inference="sandwich"``) and the ePTR
+        step at the rest; a ``domain`` with another relation or with bounds is refused here,
+        before any data."""
         unused = ("resolution",) if self.x_radius == "auto" else ("bounds", "resolution")
         eptr_domain(self.domain, "EPTRLinearRegression", *unused)
         return ApproxDP(self.epsilon, self.delta)
@@ -345,11 +334,29 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
     def _y_radius(self) -> float:
         return self.x_radius_ * self.theta_radius if self.y_radius is None else self.y_radius
 
+    def _inference_share(self) -> float:
+        return INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+
     def _eptr_epsilon(self) -> float:
-        return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
+        share = self._inference_share() + (self.c0_share if self.c0 == "auto" else 0.0)
+        return self.epsilon * (1.0 - share)
+
+    def _eptr_delta(self) -> float:
+        return self.delta * (1.0 - self._inference_share())
+
+    def _spent(self) -> str:
+        """How the guarantee is split (basic composition), for ``results_``."""
+        parts = [f"c0: {self.c0_share:g} of epsilon"] if self.c0 == "auto" else []
+        if self.inference == "sandwich":
+            parts.append(f"standard errors: {INFERENCE_SHARE:g} of epsilon and of delta")
+        return "; ".join([*parts, "ePTR: the rest; the intervals are post-processing"])
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         _check_constants(self.constants)
+        if self.inference not in INFERENCES:
+            raise ValidationError(
+                f"inference: {self.inference!r} is not accepted; use 'sandwich' or 'none'"
+            )
         check_eptr_parameters(self.epsilon, self.delta, self._calibration)
         if self.x_radius != "auto":
             check_positive(self.x_radius, "x_radius")
@@ -358,9 +365,13 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         if self.y_radius is not None:
             check_positive(self.y_radius, "y_radius")
         if self.c0 == "auto":
-            if not (isinstance(self.c0_share, int | float) and 0 < self.c0_share < 1):
-                raise ValidationError(f"c0_share: {self.c0_share!r}; accepted: a number in (0, 1)")
-            check_eptr_parameters(self._eptr_epsilon(), self.delta, self._calibration)
+            top = 1.0 - self._inference_share()
+            if not (isinstance(self.c0_share, int | float) and 0 < self.c0_share < top):
+                raise ValidationError(
+                    f"c0_share: {self.c0_share!r}; accepted: a number in (0, {top:g}) (with "
+                    f"inference={self.inference!r})"
+                )
+            check_eptr_parameters(self._eptr_epsilon(), self._eptr_delta(), self._calibration)
         elif isinstance(self.c0, str):
             raise ValidationError(f"c0: {self.c0!r}; accepted: 'auto' or a number > 0")
         else:
@@ -393,7 +404,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
 
     def _warn_bottom(self, n: int, up_front: bool) -> None:
         L = gamma_scale(self.x_radius_, self.constants)
-        m = ptr_threshold(self._eptr_epsilon(), self.delta)
+        m = ptr_threshold(self._eptr_epsilon(), self._eptr_delta())
         need = f"c0 + {(m + 1.0) * L / n:.3g}"
         why = (
             "the private estimate of lambda_min(X^T X)/n (the smallest eigenvalue of the "
@@ -423,7 +434,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             rng = resolve_rng(self.random_state)
             eps = self._eptr_epsilon()
             self.guarantee_ = self.guarantee
-            self.threshold_ = ptr_threshold(eps, self.delta)
+            self.threshold_ = ptr_threshold(eps, self._eptr_delta())
             self.lambda_min_lower_ = None
             c0 = self.c0
             if c0 == "auto":
@@ -432,28 +443,51 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             if c0 is None:
                 self.released_, self.coef_ = False, bottom
                 self.local_sensitivity_ = self.noise_scale_ = None
+                self._finish(X, y, rng, c0)
                 self._warn_bottom(n, up_front=True)
                 return self
             stats = self._statistics(X, y, c0)
             self.local_sensitivity_ = self._alpha(n, c0)
             self.noise_scale_ = eptr_noise_scale(
-                self.local_sensitivity_, eps, self.delta, p, self._calibration
+                self.local_sensitivity_, eps, self._eptr_delta(), p, self._calibration
             )
             released, value = eptr_step(
                 stats["estimate"],
                 stats["gamma"],
                 self.local_sensitivity_,
                 eps,
-                self.delta,
+                self._eptr_delta(),
                 rng,
                 dim=p,
                 calibration=self._calibration,
             )
             self.released_ = released
             self.coef_ = value if released else bottom
+            self._finish(X, y, rng, c0)
             if not released:
                 self._warn_bottom(n, up_front=False)
             return self
+
+    def _finish(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator, c0: Any) -> None:
+        """``results_``: NaN coefficients when nothing was released; else the released ones
+        with, under ``"sandwich"``, the covariance of privest.models.eptr_inference (its
+        release runs only after ePTR released, at the public coef_)."""
+        n, p = X.shape
+        if not self.released_:
+            why = "ePTR released nothing (the bottom is not an estimate): no coefficients"
+            self.results_ = eptr_ols_results(self, None, None, n, [why])
+            return
+        if self.inference == "none":
+            note = "inference='none': no standard errors (no budget spent on them)"
+            self.results_ = eptr_ols_results(self, self.coef_, None, n, [note])
+            return
+        share = INFERENCE_SHARE
+        noisy, r_bound = sandwich_release(
+            X, y, self.coef_, self.x_radius_, self._y_radius, self.epsilon * share,
+            self.delta * share, rng,
+        )  # fmt: skip
+        cov = sandwich_cov(noisy, p, self.x_radius_, r_bound, c0 * n, self.noise_scale_)
+        self.results_ = eptr_ols_results(self, self.coef_, cov, n, [])
 
     def _statistics(self, X: np.ndarray, y: np.ndarray, c0: float) -> dict[str, Any]:
         return ols_statistics(
@@ -484,7 +518,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
             self.theta_radius,
             self._y_radius,
             self._eptr_epsilon(),
-            self.delta,
+            self._eptr_delta(),
             self.constants,
         )
 
@@ -515,17 +549,18 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
                 lam = self._lambda_min(X, y)
                 c0 = auto_c0(
                     lam, n, p, self.x_radius_, self.theta_radius, self._y_radius, eps,
-                    self.delta, self.constants,
+                    self._eptr_delta(), self.constants,
                 )  # fmt: skip
         if c0 is None:
             return {"c0": None, "lambda_min": self._lambda_min(X, y), "release_probability": 0.0}
         stats = self._statistics(X, y, c0)
         alpha = self._alpha(n, c0)
+        dlt = self._eptr_delta()
         return {
             **stats,
             "c0": c0,
-            "M": ptr_threshold(eps, self.delta),
-            "release_probability": float(release_probability(stats["gamma"], eps, self.delta)),
+            "M": ptr_threshold(eps, dlt),
+            "release_probability": float(release_probability(stats["gamma"], eps, dlt)),
             "alpha": alpha,
-            "noise_scale": eptr_noise_scale(alpha, eps, self.delta, p, self._calibration),
+            "noise_scale": eptr_noise_scale(alpha, eps, dlt, p, self._calibration),
         }

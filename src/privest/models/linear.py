@@ -478,6 +478,7 @@ class PrivateLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimat
                     y_radius=design["y_radius"] * (1 + 1e-12),
                     clip=True,
                     random_state=rng,
+                    inference="none",  # its results_ are not used here
                 ).fit(Xc, y - design["y_centre"])
                 theta, self.released_ = model.coef_, model.released_
             self.coef_ = theta[:p].copy()
