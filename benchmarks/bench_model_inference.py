@@ -76,10 +76,60 @@ def logistic_data(name: str, cols: list[int]) -> tuple[np.ndarray, np.ndarray, n
     return X, response(frame).to_numpy(int), np.array(list(columns.values()), float)
 
 
+#: multiclass populations: sklearn columns mapped to [-1, 1] by public constants, or a
+#: statsmodels outcome binned into three classes by a public rule (cut points), with the
+#: features' public bounds
+MULTICLASS_DATA = {
+    "wine": [2, 4],  # ash, magnesium: three cultivars
+    "iris": [1],  # sepal width: three species
+    "anes96": ("PID", [1.5, 4.5], {"selfLR": (1, 7), "age": (18, 100), "educ": (1, 7)}),
+    "randhie": ("mdvis", [0.5, 3.5], {"lncoins": (0, 4.62), "physlm": (0, 1), "disea": (0, 60)}),
+}
+
+
+def multiclass_data(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, bounds) of a population with three classes (:data:`MULTICLASS_DATA`): party
+    identification Democrat (0-1) / independent (2-4) / Republican (5-6); doctor visits
+    none / 1-3 / 4 or more."""
+    spec = MULTICLASS_DATA[name]
+    if isinstance(spec, list):
+        from sklearn.datasets import load_iris, load_wine
+
+        X, y = {"wine": load_wine, "iris": load_iris}[name](return_X_y=True)
+        X = X[:, spec]
+        X = 2 * (X - X.min(0)) / (X.max(0) - X.min(0)) - 1
+        return X, y, np.tile([-1.0, 1.0], (X.shape[1], 1))
+    import statsmodels.api as sm
+
+    frame = getattr(sm.datasets, name).load_pandas().data
+    outcome, cuts, columns = spec
+    y = np.digitize(frame[outcome].to_numpy(float), cuts)
+    return frame[list(columns)].to_numpy(float), y, np.array(list(columns.values()), float)
+
+
+def _mnlogit_se(D: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The non-private multinomial MLE (classes 1..K-1 against class 0, intercept first in
+    each block) and its classical standard errors."""
+    fit = LogisticRegression(C=np.inf, tol=1e-8, max_iter=1000).fit(D[:, 1:], y)
+    coef = np.column_stack([fit.intercept_, fit.coef_])
+    q = fit.predict_proba(D[:, 1:])[:, 1:]
+    w = q[:, :, None] * (np.eye(k - 1) - q[:, None, :])  # diag(q) - q q' per record
+    info = np.einsum("iab,ij,il->ajbl", w, D, D).reshape((k - 1) * D.shape[1], -1)
+    se = np.sqrt(np.diag(np.linalg.inv(info)))
+    return (coef[1:] - coef[0]).ravel(), se
+
+
 def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
-    X, y, bounds = logistic_data(data, cols)
+    if kind == "multinomial":
+        X, y, bounds = multiclass_data(data)
+    else:
+        X, y, bounds = logistic_data(data, cols)
     fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
     truth = np.r_[fit.intercept_, fit.coef_[0]]
+    k = int(y.max()) + 1
+    if kind == "multinomial":
+        coef = np.column_stack([fit.intercept_, fit.coef_])
+        truth = (coef[1:] - coef[0]).ravel()
     kw = {"method": "noisy_gd", "inference": "bootstrap"} if kind == "bootstrap" else {}
     kw = kw or {"inference": "sandwich"}
     rng = np.random.default_rng(2027)
@@ -93,10 +143,12 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
             est = pv.PrivateLogisticRegression(
                 epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, **kw
             )
+            if kind == "multinomial":
+                est.set_params(classes=list(range(k)))
             tic = time.process_time()
             m = est.fit(Xs, ys)
             seconds += time.process_time() - tic
-        mle, se0 = _logit_se(D, ys)
+        mle, se0 = _mnlogit_se(D, ys, k) if kind == "multinomial" else _logit_se(D, ys)
         plain.append(np.abs(mle - truth) <= 1.959963984540054 * se0)
         ci = m.results_.conf_int().to_numpy()
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
@@ -135,6 +187,7 @@ def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
 DATASETS = {"breast cancer": [1, 8], "fair": [], "randhie": [], "anes96": []}
 GRID = ((2_000, 1.0), (2_000, 4.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
 CELLS = [("logistic", data, cols, n, eps) for data, cols in DATASETS.items() for n, eps in GRID]
+CELLS += [("multinomial", data, [], 10_000, eps) for data in MULTICLASS_DATA for eps in (0.5, 1, 4)]
 BOOTSTRAP_CELLS = [("bootstrap", "breast cancer", [1, 8], n, 1.0) for n in (2_000, 10_000)]
 
 

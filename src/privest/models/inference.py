@@ -243,23 +243,30 @@ def central_results(
     notes: list[str],
     null_pvalues: np.ndarray | None = None,
     null_intervals: Any = None,
+    classes: Any = None,
 ) -> FitResults:
     """The :class:`~privest.learn.results.FitResults` of a central fit in the user's
     coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'.
     ``null_pvalues`` (theta coordinates) are simulated p-values of the coefficients (the
     intercept, a combination of theta, keeps the normal approximation): a
     :class:`CalibratedFitResults` then, whose simulated rows take their intervals from
-    ``null_intervals`` (``conf_int(alpha)`` -> (p, 2) for the coefficients) if given."""
+    ``null_intervals`` (``conf_int(alpha)`` -> (p, 2) for the coefficients) if given. With
+    ``classes`` (a multinomial model) theta stacks one block per listed class and the params
+    are indexed by (class, parameter)."""
     p = est.n_features_in_
     names = list(getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)]))
-    J = np.eye(p, theta.size)
+    J = np.eye(p, theta.size // (1 if classes is None else len(classes)))
     if est.fit_intercept:
         J = np.vstack([np.append(-design["centre"], design["const"]), J])
         names = ["intercept", *names]
+    index = pd.Index([str(v) for v in names], name="parameter")
+    if classes is not None:
+        J = np.kron(np.eye(len(classes)), J)
+        levels = [[str(c) for c in classes], list(index)]
+        index = pd.MultiIndex.from_product(levels, names=["class", "parameter"])
     params = J @ theta
     if est.fit_intercept:
-        params[0] += design["y_centre"]
-    index = pd.Index([str(v) for v in names], name="parameter")
+        params[:: len(names)] += design["y_centre"]
     extra: dict[str, Any] = {}
     if null_pvalues is not None:
         sim = np.full(params.size, np.nan)
