@@ -115,7 +115,7 @@ def _mnlogit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     import statsmodels.api as sm
 
     fit = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0)
-    return fit.params.to_numpy().T.ravel(), fit.bse.to_numpy().T.ravel()
+    return np.asarray(fit.params).T.ravel(), np.asarray(fit.bse).T.ravel()
 
 
 def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
