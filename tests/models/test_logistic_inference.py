@@ -317,6 +317,8 @@ def test_multiclass_results_spend_the_share_and_are_indexed_by_class(counted_rel
     text = str(res.summary())
     assert str(clf.guarantee) in text and "noise-aware sandwich" in text
     assert "against the first public class (a)" in text
+    assert res.summary().rows()[0]["parameter"] == "b: intercept"  # files and notebooks
+    assert "<td>c: x1</td>" in res._repr_html_()
     # the contrasts of the fit's coef_ (ridge-shrunk) are near the one-step params
     shrunk = np.column_stack([clf.intercept_, clf.coef_])
     assert np.allclose((shrunk[1:] - shrunk[0]).ravel(), res.params, atol=0.3)

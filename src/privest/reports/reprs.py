@@ -329,6 +329,8 @@ def _statistic_noise(stat: Any) -> str:
 def results_html(results: Any) -> str:
     """A fit's results: the header (model, method, n, the release's guarantee) and the
     coefficient table."""
+    from privest.learn.results import label
+
     summary = results.summary()
     frame = summary.frame
     cols = [c for c in frame.columns if c != "on_bound"]
@@ -339,7 +341,7 @@ def results_html(results: Any) -> str:
             "on bound" if on_bound and c != "coef" else r[c] if isinstance(r[c], str) else num(r[c])
             for c in cols
         ]  # a text column (the calibrated models' p_ci) is shown as is
-        rows.append((name, *cells))
+        rows.append((label(name), *cells))
     head = "".join(f"<p>{esc(line)}</p>" for line in summary.header)
     body = (
         "<h3>fit results</h3>"
