@@ -346,8 +346,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
-        path_b = contrasts(*window)
-        theta, cov = one_step_cov(*path_b, trace["sigma"], H, sd_h, determined=small)
+        theta, cov = one_step_cov(*contrasts(*window), trace["sigma"], H, sd_h, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
