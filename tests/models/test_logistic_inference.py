@@ -179,8 +179,8 @@ def test_the_hessian_share_is_inside_the_stated_guarantee(
 
 
 def test_noisy_gd_and_small_multiclass_spend_nothing_on_the_sandwich(counted_releases) -> None:
-    """The default spends nothing on standard errors with K = 3 (results_ says why);
-    ``"noisy_gd"`` has no sandwich."""
+    """The default spends nothing on standard errors with K = 3, nor ``"sandwich"`` below
+    n x epsilon = 2 x 10^4 (results_ says why); ``"noisy_gd"`` has no sandwich."""
     spent = counted_releases
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (600, 2))
@@ -189,6 +189,10 @@ def test_noisy_gd_and_small_multiclass_spend_nothing_on_the_sandwich(counted_rel
     res = clf.fit(X, y3).results_
     assert len(spent) == 21 and res.bse.isna().all() and res.params.size == 6
     assert "three or more classes" in str(res.summary())
+    spent.clear()  # below 2 x 10^4 the sandwich is not given with K >= 3: nothing spent
+    res = clf.set_params(inference="sandwich").fit(X, y3).results_
+    assert len(spent) == 21 and res.bse.isna().all()
+    assert "need n x epsilon >= 20000" in str(res.summary())
     gd = pv.PrivateLogisticRegression(bounds=(-1, 1), method="noisy_gd", random_state=0)
     assert gd.fit(X, y3 % 2).results_.bse.isna().all()
     with pytest.raises(ValidationError, match="inference='sandwich'"):

@@ -24,7 +24,7 @@ from privest.tables import write_table
 __all__ = ["FitResults", "FitSummary"]
 
 
-def label(name: Any) -> str:
+def _label(name: Any) -> str:
     """A parameter's name as text: a (class, parameter) pair of a multinomial model as
     "class: parameter"."""
     return ": ".join(map(str, name)) if isinstance(name, tuple) else str(name)
@@ -52,7 +52,7 @@ class FitSummary:
         """The table as rows: ``parameter`` (a (class, parameter) pair as "class: parameter")
         then one key per column (snake_case)."""
         return [
-            {"parameter": label(name), **dict(zip(self.frame.columns, values, strict=True))}
+            {"parameter": _label(name), **dict(zip(self.frame.columns, values, strict=True))}
             for name, values in zip(
                 self.frame.index, self.frame.itertuples(index=False), strict=True
             )

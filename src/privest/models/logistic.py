@@ -50,6 +50,7 @@ from privest.models.logistic_fit import (
     noisy_descent,
 )
 from privest.models.logistic_inference import (
+    MULTICLASS_MIN_N_EPS,
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
     contrasts,
@@ -149,9 +150,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
         features below 0.95). With K >= 3 classes ``results_`` holds the log-odds of classes
         2..K against the first, indexed by (class, parameter); their standard errors need
-        ``inference="sandwich"`` (d (K - 1) parameters: withheld in most releases up to
-        n x epsilon = 10^4, so the default spends nothing on them). Coverage:
-        docs/central-models.md.
+        ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
+        whole budget and ``results_`` says why); the default spends nothing on them.
+        Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
@@ -282,6 +283,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
                 "inference='sandwich': the noise-aware sandwich is implemented for "
                 "method='noisy_mm' (the default); pass inference='none'"
             )
+        if self.inference == "sandwich" and k > 2 and n_eps < MULTICLASS_MIN_N_EPS:
+            return "none"  # results_ says why; the fit keeps the whole budget
         if self.inference == "bootstrap" and (method != "noisy_gd" or k != 2):
             raise ValidationError(
                 "inference='bootstrap': the parametric bootstrap is implemented for "
@@ -346,6 +349,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
+        small = small or self.classes_.size > 2  # always checked with K >= 3 classes
         theta, cov = one_step_cov(*contrasts(*window), trace["sigma"], H, sd_h, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
@@ -383,7 +387,13 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             theta = np.column_stack([self.coef_, self.intercept_][: 1 + self.fit_intercept])
             theta = (theta[1:] - theta[0] if theta.shape[0] > 1 else theta).ravel()
             note = "no standard errors (inference='none')"
-            if self.inference == "auto" and self.classes_.size > 2:
+            if self.inference == "sandwich":  # K >= 3 classes below MULTICLASS_MIN_N_EPS
+                note = (
+                    "no standard errors: with three or more classes they need n x epsilon >= "
+                    f"{MULTICLASS_MIN_N_EPS:g} (the released Hessian is too noisy below; the "
+                    "fit kept the whole budget)"
+                )
+            elif self.inference == "auto" and self.classes_.size > 2:
                 note = (
                     "no standard errors: the default spends nothing on them with three or more "
                     f"classes (inference='sandwich' spends {SANDWICH_SHARE:.0%} of the budget)"
