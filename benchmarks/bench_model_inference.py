@@ -11,7 +11,9 @@ errors), the worst coverage of that non-private interval, and the CPU ms of one 
         [--data fair] [--n 10000] [--epsilon 1] [--cost]
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
-(``inference="sandwich"``: the default's n x epsilon rule would skip the small cells);
+(``inference="sandwich"``: the default's n x epsilon rule would skip the small cells); the
+"multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4; truth and
+non-private intervals from statsmodels' MNLogit);
 ``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
 times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
@@ -76,10 +78,57 @@ def logistic_data(name: str, cols: list[int]) -> tuple[np.ndarray, np.ndarray, n
     return X, response(frame).to_numpy(int), np.array(list(columns.values()), float)
 
 
+#: multiclass populations: sklearn columns mapped to [-1, 1] by public constants, or a
+#: statsmodels outcome binned into three classes by a public rule (cut points), with the
+#: features' public bounds
+MULTICLASS_DATA = {
+    "wine": [2, 4],  # ash, magnesium: three cultivars
+    "iris": [1],  # sepal width: three species
+    "anes96": ("PID", [1.5, 4.5], {"selfLR": (1, 7), "age": (18, 100), "educ": (1, 7)}),
+    "randhie": ("mdvis", [0.5, 3.5], {"lncoins": (0, 4.62), "physlm": (0, 1), "disea": (0, 60)}),
+}
+
+
+def multiclass_data(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, bounds) of a population with three classes (:data:`MULTICLASS_DATA`): party
+    identification Democrat (0-1) / independent (2-4) / Republican (5-6); doctor visits
+    none / 1-3 / 4 or more."""
+    spec = MULTICLASS_DATA[name]
+    if isinstance(spec, list):
+        from sklearn.datasets import load_iris, load_wine
+
+        X, y = {"wine": load_wine, "iris": load_iris}[name](return_X_y=True)
+        X = X[:, spec]
+        X = 2 * (X - X.min(0)) / (X.max(0) - X.min(0)) - 1
+        return X, y, np.tile([-1.0, 1.0], (X.shape[1], 1))
+    import statsmodels.api as sm
+
+    frame = getattr(sm.datasets, name).load_pandas().data
+    outcome, cuts, columns = spec
+    y = np.digitize(frame[outcome].to_numpy(float), cuts)
+    return frame[list(columns)].to_numpy(float), y, np.array(list(columns.values()), float)
+
+
+def _mnlogit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-private multinomial MLE (statsmodels' MNLogit: classes 1..K-1 against class
+    0, intercept first in each block) and its classical standard errors."""
+    import statsmodels.api as sm
+
+    fit = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0)
+    return np.asarray(fit.params).T.ravel(), np.asarray(fit.bse).T.ravel()
+
+
 def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
-    X, y, bounds = logistic_data(data, cols)
-    fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
-    truth = np.r_[fit.intercept_, fit.coef_[0]]
+    if kind == "multinomial":
+        X, y, bounds = multiclass_data(data)
+    else:
+        X, y, bounds = logistic_data(data, cols)
+    k = int(y.max()) + 1
+    if kind == "multinomial":
+        truth = _mnlogit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
+    else:
+        fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
+        truth = np.r_[fit.intercept_, fit.coef_[0]]
     kw = {"method": "noisy_gd", "inference": "bootstrap"} if kind == "bootstrap" else {}
     kw = kw or {"inference": "sandwich"}
     rng = np.random.default_rng(2027)
@@ -93,10 +142,12 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
             est = pv.PrivateLogisticRegression(
                 epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, **kw
             )
+            if kind == "multinomial":
+                est.set_params(classes=list(range(k)))
             tic = time.process_time()
             m = est.fit(Xs, ys)
             seconds += time.process_time() - tic
-        mle, se0 = _logit_se(D, ys)
+        mle, se0 = _mnlogit_se(D, ys) if kind == "multinomial" else _logit_se(D, ys)
         plain.append(np.abs(mle - truth) <= 1.959963984540054 * se0)
         ci = m.results_.conf_int().to_numpy()
         covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
@@ -135,6 +186,7 @@ def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
 DATASETS = {"breast cancer": [1, 8], "fair": [], "randhie": [], "anes96": []}
 GRID = ((2_000, 1.0), (2_000, 4.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
 CELLS = [("logistic", data, cols, n, eps) for data, cols in DATASETS.items() for n, eps in GRID]
+CELLS += [("multinomial", data, [], 10_000, eps) for data in MULTICLASS_DATA for eps in (0.5, 1, 4)]
 BOOTSTRAP_CELLS = [("bootstrap", "breast cancer", [1, 8], n, 1.0) for n in (2_000, 10_000)]
 
 

@@ -24,6 +24,12 @@ from privest.tables import write_table
 __all__ = ["FitResults", "FitSummary"]
 
 
+def _label(name: Any) -> str:
+    """A parameter's name as text: a (class, parameter) pair of a multinomial model as
+    "class: parameter"."""
+    return ": ".join(map(str, name)) if isinstance(name, tuple) else str(name)
+
+
 @dataclass
 class FitSummary:
     """A coefficient table like statsmodels' plus the fit's context; ``str()`` prints both."""
@@ -43,9 +49,10 @@ class FitSummary:
         return "\n".join([rule, *self.header, rule, body, rule])
 
     def rows(self) -> list[dict[str, Any]]:
-        """The table as rows: ``parameter`` then one key per column (snake_case)."""
+        """The table as rows: ``parameter`` (a (class, parameter) pair as "class: parameter")
+        then one key per column (snake_case)."""
         return [
-            {"parameter": str(name), **dict(zip(self.frame.columns, values, strict=True))}
+            {"parameter": _label(name), **dict(zip(self.frame.columns, values, strict=True))}
             for name, values in zip(
                 self.frame.index, self.frame.itertuples(index=False), strict=True
             )

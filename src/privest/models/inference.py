@@ -54,21 +54,23 @@ SPENT = "the fit spent it; the standard errors are post-processing of its releas
 
 
 def noisy_gram(
-    Xc: np.ndarray, x_radius: float, rho: float, rng: np.random.Generator
+    S: np.ndarray, x_radius: float, rho: float, n: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, float]:
-    """X'X released under rho-zCDP (rows with ||x|| <= x_radius): the vector (diagonal,
-    sqrt(2) x upper triangle), whose L2 norm is the Frobenius norm, gets discrete Gaussian
-    noise for the replacement sensitivity sqrt(2) x_radius^2. Returns the symmetric noisy
-    matrix and the noise sd of its diagonal (the off-diagonal sd is that / sqrt(2))."""
-    n, d = Xc.shape
+    """Release the symmetric Gram matrix S = X^T X of n rows with ||x|| <= x_radius, rho-zCDP.
+
+    The released vector (diagonal, sqrt(2) x upper triangle) has the Frobenius norm of S and
+    replacement sensitivity ||x x^T - x'x'^T||_F <= sqrt(2) B^2 (Wang 2018, Alg. 2;
+    privest.models.linear's module docstring). Returns the noisy symmetric matrix and the sd
+    of one off-diagonal entry (the diagonal's is sqrt(2) times it).
+    """
+    d = S.shape[0]
     slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
-    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
-    S = Xc.T @ Xc
     iu = np.triu_indices(d, 1)
-    w = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
-    out = np.diag(w[:d])
-    out[iu] = w[d:] / math.sqrt(2.0)
-    return out + np.triu(out, 1).T, mech.sigma
+    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
+    w_noisy = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
+    S_noisy = np.diag(w_noisy[:d])
+    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
+    return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
 
 
 def _psd(S: np.ndarray) -> np.ndarray:
@@ -138,7 +140,7 @@ def logistic_inference(
         return central_results(est, theta, None, fd, n, "noisy_gd", "none", [note])
     rho = zcdp_rho_for(est.epsilon, est.delta) * LOGISTIC_SHARE
     rows = np.hstack([X - gd["centre"], np.full((n, 1), gd["const"])])
-    G, _ = noisy_gram(rows, gd["x_radius"], rho, rng)
+    G, _ = noisy_gram(rows.T @ rows, gd["x_radius"], rho, n, rng)
     est.released_gram_ = G
     # post-processing of the releases (G, theta) from here on
     Xs = _sim_design(G, n, gd, rng)
@@ -243,23 +245,30 @@ def central_results(
     notes: list[str],
     null_pvalues: np.ndarray | None = None,
     null_intervals: Any = None,
+    classes: Any = None,
 ) -> FitResults:
     """The :class:`~privest.learn.results.FitResults` of a central fit in the user's
     coordinates: (intercept, coef) = J theta + (y centre, 0), so Cov = J Cov(theta) J'.
     ``null_pvalues`` (theta coordinates) are simulated p-values of the coefficients (the
     intercept, a combination of theta, keeps the normal approximation): a
     :class:`CalibratedFitResults` then, whose simulated rows take their intervals from
-    ``null_intervals`` (``conf_int(alpha)`` -> (p, 2) for the coefficients) if given."""
+    ``null_intervals`` (``conf_int(alpha)`` -> (p, 2) for the coefficients) if given. With
+    ``classes`` (a multinomial model) theta stacks one block per listed class and the params
+    are indexed by (class, parameter)."""
     p = est.n_features_in_
     names = list(getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)]))
-    J = np.eye(p, theta.size)
+    J = np.eye(p, theta.size // (1 if classes is None else len(classes)))
     if est.fit_intercept:
         J = np.vstack([np.append(-design["centre"], design["const"]), J])
         names = ["intercept", *names]
+    index = pd.Index([str(v) for v in names], name="parameter")
+    if classes is not None:
+        J = np.kron(np.eye(len(classes)), J)
+        levels = [[str(c) for c in classes], list(index)]
+        index = pd.MultiIndex.from_product(levels, names=["class", "parameter"])
     params = J @ theta
     if est.fit_intercept:
-        params[0] += design["y_centre"]
-    index = pd.Index([str(v) for v in names], name="parameter")
+        params[:: len(names)] += design["y_centre"]
     extra: dict[str, Any] = {}
     if null_pvalues is not None:
         sim = np.full(params.size, np.nan)

@@ -59,7 +59,7 @@ from privest.errors import (
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.central import feature_bounds, public_design
 from privest.models.eptr_ols import EPTRLinearRegression, ols_local_sensitivity
-from privest.models.inference import central_results
+from privest.models.inference import central_results, noisy_gram
 from privest.models.linear_inference import (
     INFERENCE_SHARE,
     YY_SHARE,
@@ -84,7 +84,6 @@ __all__ = [
     "adassp",
     "choose_linear_method",
     "constant_beats_slopes",
-    "noisy_gram",
     "public_design",
 ]
 
@@ -195,25 +194,6 @@ def constant_beats_slopes(
     var_mean = (Y_SHARE_SD * 2.0 * hy / n) ** 2 / rho_all  # a private mean with all of rho
     intercept_cost = var_mean / Y_MEAN_SHARE + c2 * noise / (n * c2 + ridge) ** 2 - var_mean
     return intercept_cost >= gain
-
-
-def noisy_gram(
-    S: np.ndarray, x_radius: float, rho: float, n: int, rng: np.random.Generator
-) -> tuple[np.ndarray, float]:
-    """Release the symmetric Gram matrix S = X^T X of n rows with ||x|| <= x_radius, rho-zCDP.
-
-    The released vector (diagonal, sqrt(2) x upper triangle) has the Frobenius norm of S and
-    replacement sensitivity ||x x^T - x'x'^T||_F <= sqrt(2) B^2 (Wang 2018, Alg. 2; module
-    docstring). Returns the noisy symmetric matrix and the sd of one off-diagonal entry.
-    """
-    d = S.shape[0]
-    slack = 1.0 + 8.0 * (n + d) * 2.0**-52 * n  # float error of forming the sums (twice)
-    iu = np.triu_indices(d, 1)
-    mech = lattice_gaussian_zcdp(rho, math.sqrt(2.0) * x_radius**2 * slack, d * (d + 1) // 2)
-    w_noisy = mech.release(np.concatenate([np.diag(S), math.sqrt(2.0) * S[iu]]), rng)
-    S_noisy = np.diag(w_noisy[:d])
-    S_noisy[iu] = w_noisy[d:] / math.sqrt(2.0)
-    return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
 
 
 def private_mean_response(

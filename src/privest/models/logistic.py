@@ -51,8 +51,10 @@ from privest.models.logistic_fit import (
     noisy_descent,
 )
 from privest.models.logistic_inference import (
+    MULTICLASS_MIN_N_EPS,
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
+    contrasts,
     hessian_point,
     noisy_hessian,
     one_step_cov,
@@ -147,12 +149,15 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``results_`` has the coefficients without standard errors. ``"bootstrap"``
         (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
         parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
-        features below 0.95). Multiclass models (K >= 3) spend nothing on inference and have no
-        ``results_``. Coverage: docs/central-models.md.
+        features below 0.95). With K >= 3 classes ``results_`` holds the log-odds of classes
+        2..K against the first, indexed by (class, parameter); their standard errors need
+        ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
+        whole budget and ``results_`` says why); the default spends nothing on them.
+        Coverage: docs/central-models.md.
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
-    ``n_features_in_``, ``feature_names_in_``, and for two classes ``results_``
+    ``n_features_in_``, ``feature_names_in_``, and ``results_``
     (:class:`~privest.learn.results.FitResults`, intercept first; with ``"sandwich"`` or
     ``"bootstrap"`` its ``params`` undo the ridge and early-stopping shrinkage of the T
     steps, so they differ from ``coef_``, which is tuned for prediction).
@@ -279,11 +284,13 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         if self.inference == "auto":
             usable = method == "noisy_mm" and k == 2 and n_eps >= SANDWICH_MIN_N_EPS
             return "sandwich" if usable else "none"
-        if self.inference == "sandwich" and (method != "noisy_mm" or k != 2):
+        if self.inference == "sandwich" and method != "noisy_mm":
             raise ValidationError(
                 "inference='sandwich': the noise-aware sandwich is implemented for "
-                "method='noisy_mm' (the default) with two classes; pass inference='none'"
+                "method='noisy_mm' (the default); pass inference='none'"
             )
+        if self.inference == "sandwich" and k > 2 and n_eps < MULTICLASS_MIN_N_EPS:
+            return "none"  # results_ says why; the fit keeps the whole budget
         if self.inference == "bootstrap" and (method != "noisy_gd" or k != 2):
             raise ValidationError(
                 "inference='bootstrap': the parametric bootstrap is implemented for "
@@ -332,7 +339,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             self.guarantee_ = self.guarantee
             if cfg["inference"] == "sandwich":
                 self.results_ = self._sandwich(path, cfg, rng)
-            elif classes.size == 2:
+            else:
                 self.results_ = self._results(X, b, cfg, rng)
         return self
 
@@ -343,22 +350,38 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
-        window = (trace["thetas"][start:, :, 0], trace["grads"][start:, :, 0])
+        window = (trace["thetas"][start:], trace["grads"][start:])
         at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
         H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
-        theta, cov = one_step_cov(*window, trace["sigma"], H, sd_h, determined=small)
+        small = small or self.classes_.size > 2  # always checked with K >= 3 classes
+        theta, cov = one_step_cov(*contrasts(*window), trace["sigma"], H, sd_h, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
             how, note = "none", [f"no standard errors: {why}"]
         note.append("params: one Newton step from the released path (no ridge shrinkage)")
+        k = theta.size // Xc.shape[1]  # classes against the first
         unscale = np.append(1.0 / path["scale"], [1.0] * self.fit_intercept)  # (coef, const)
+        unscale = np.tile(unscale, k)
         design = {"centre": path["centre"], "const": 1.0, "y_centre": 0.0}
         cov = None if cov is None else unscale[:, None] * cov * unscale
-        n = Xc.shape[0]
-        return central_results(self, unscale * theta, cov, design, n, "noisy_mm", how, note)
+        return central_results(
+            self, unscale * theta, cov, design, Xc.shape[0], "noisy_mm", how,
+            note + self._against_first(), classes=self._result_classes(),
+        )  # fmt: skip
+
+    def _result_classes(self) -> Any:
+        """The class level of ``results_`` (None for two classes: one block)."""
+        return None if self.classes_.size == 2 else self.classes_[1:]
+
+    def _against_first(self) -> list[str]:
+        """The summary's note on the multinomial parameters (none for two classes)."""
+        if self.classes_.size == 2:
+            return []
+        first = self.classes_[0]
+        return [f"params: log-odds of each class against the first public class ({first})"]
 
     def _results(self, X: np.ndarray, b: np.ndarray, cfg: dict, rng: Any) -> Any:
         """``results_`` of the binary model: the parametric bootstrap of
@@ -367,16 +390,30 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         n, p = X.shape
         if cfg["inference"] == "none":
             fd = {"centre": np.zeros(p), "const": 1.0, "y_centre": 0.0}
-            theta = self.coef_[0]
-            theta = np.append(theta, self.intercept_) if self.fit_intercept else theta
+            theta = np.column_stack([self.coef_, self.intercept_][: 1 + self.fit_intercept])
+            theta = (theta[1:] - theta[0] if theta.shape[0] > 1 else theta).ravel()
             note = "no standard errors (inference='none')"
-            if self.inference == "auto" and self.method_ == "noisy_mm":
+            if self.inference == "sandwich":  # K >= 3 classes below MULTICLASS_MIN_N_EPS
+                note = (
+                    "no standard errors: with three or more classes they need n x epsilon >= "
+                    f"{MULTICLASS_MIN_N_EPS:g} (the released Hessian is too noisy below; the "
+                    "fit kept the whole budget)"
+                )
+            elif self.inference == "auto" and self.classes_.size > 2:
+                note = (
+                    "no standard errors: the default spends nothing on them with three or more "
+                    f"classes (inference='sandwich' spends {SANDWICH_SHARE:.0%} of the budget)"
+                )
+            elif self.inference == "auto" and self.method_ == "noisy_mm":
                 note = (
                     f"no standard errors: n x epsilon is below {SANDWICH_MIN_N_EPS:g}, where the "
                     "released Hessian is too noisy for them (inference='sandwich' spends "
                     f"{SANDWICH_SHARE:.0%} of the budget on them anyway)"
                 )
-            return central_results(self, theta, None, fd, n, self.method_, "none", [note])
+            return central_results(
+                self, theta, None, fd, n, self.method_, "none",
+                [note, *self._against_first()], classes=self._result_classes(),
+            )  # fmt: skip
         d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
         curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + cfg["l2"]

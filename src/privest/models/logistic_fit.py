@@ -10,7 +10,7 @@ output the average of the last half of the iterates (docs/central-models.md).
   one at most (I - 11^T / K) / 2 (x) X^T X / n <= I / 2 (x) X^T X / n (Boehning 1992, Lemma),
   so theta <- theta - (H0 + l2 I)^{-1} (noisy gradient mean + l2 theta) with H0 that bound
   descends without a step size to tune. X^T X is released once (share :data:`GRAM_SHARE`
-  of the zCDP budget; :func:`privest.models.linear.noisy_gram`), its eigenvalues floored at
+  of the zCDP budget; :func:`privest.models.inference.noisy_gram`), its eigenvalues floored at
   about the spectral norm of its noise; the rest of the budget is split evenly over the T
   gradient releases. Features are scaled to [-1, 1] by the public box (plus a constant
   1 for the intercept), so the row bound is B = sqrt(d), d the number of columns.
@@ -35,7 +35,7 @@ from scipy.special import expit, softmax
 
 from privest.accounting.zcdp import zcdp_rho_for
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
-from privest.models.linear import noisy_gram
+from privest.models.inference import noisy_gram
 
 __all__ = [
     "GRAM_SHARE",

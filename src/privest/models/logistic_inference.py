@@ -40,6 +40,13 @@ inflated H~ (a shorter step, the same bias), so below :data:`SANDWICH_MIN_N_EPS`
 standard errors are also withheld when the smallest eigenvalue of H~ is below the floor
 (``determined`` in :func:`one_step_cov`). Coverage and the share withheld, per data set, n
 and epsilon: docs/central-models.md.
+
+K >= 3 classes (the multinomial fit) take the same path in the identified coordinates
+beta_c = theta_c - theta_0 (:func:`contrasts`; the softmax depends on theta only through
+them, as statsmodels' MNLogit parametrises it): d (K - 1) parameters, the gradient's
+columns 1..K-1 (the gradient in beta, same noise s_g) and the (K - 1) d square Hessian of
+:func:`noisy_hessian`, released with replacement sensitivity sqrt(2) B^2 / 2; given from
+n x epsilon = :data:`MULTICLASS_MIN_N_EPS` on, and with ``determined``.
 """
 
 from __future__ import annotations
@@ -47,14 +54,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import softmax
 
-from privest.models.linear import noisy_gram
+from privest.models.inference import noisy_gram
 from privest.models.logistic_fit import hessian_sum
 
 __all__ = [
     "FLOOR_SENSITIVITY",
+    "MULTICLASS_MIN_N_EPS",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "contrasts",
     "hessian_point",
     "noisy_hessian",
     "one_step_cov",
@@ -69,18 +79,60 @@ SANDWICH_SHARE = 0.2
 #: (docs/central-models.md); below it ``inference="sandwich"`` also withholds them where
 #: the released Hessian's smallest eigenvalue is below its noise's spectral norm
 SANDWICH_MIN_N_EPS = 1e4
+#: with K >= 3 classes the sandwich is given only from this n x epsilon on (a public rule),
+#: and always under the ``determined`` check: the Hessian of the contrasts has twice the
+#: binary one's sensitivity, so its noise relative to the Hessian matches the binary's at
+#: twice the n x epsilon; at n = 10^4, epsilon 1 the intervals given undercovered (0.16-0.84
+#: worst on four data sets) with 54-91% withheld (docs/central-models.md)
+MULTICLASS_MIN_N_EPS = 2.0 * SANDWICH_MIN_N_EPS
 #: standard errors are withheld when lowering the eigenvalue floor of H~ from 2 sqrt(d) to 1
 #: noise sd moves some estimate by more than this many of its standard errors
 FLOOR_SENSITIVITY = 0.5
 
 
+def contrasts(thetas: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The released path (``thetas``, ``grads`` (..., d, k)) in the identified coordinates:
+    two classes (k = 1) as they are; K >= 3 classes the contrasts beta_c = theta_c - theta_0
+    (c = 1..K-1, stacked class by class) and the gradient sums' columns 1..K-1 (the softmax
+    depends on theta through beta only, so the gradient in beta_c is column c of the
+    gradient in theta, with the same noise). Returns (..., d) or (..., (K-1) d)."""
+    if thetas.shape[-1] == 1:
+        return thetas[..., 0], grads[..., 0]
+
+    def stack(a: np.ndarray) -> np.ndarray:
+        return np.swapaxes(a, -1, -2).reshape(*a.shape[:-2], -1)
+
+    return stack(thetas[..., 1:] - thetas[..., :1]), stack(grads[..., 1:])
+
+
 def noisy_hessian(
     Xc: np.ndarray, theta: np.ndarray, x_radius: float, rho: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, float]:
-    """H = sum_i p_i (1 - p_i) x_i x_i' at the released ``theta`` under rho-zCDP (rows with
-    ||x|| <= x_radius; module docstring). Returns the noisy symmetric matrix and the noise sd
-    of its diagonal."""
-    H, sd_off = noisy_gram(hessian_sum(Xc, theta), x_radius / 2.0, rho, Xc.shape[0], rng)
+    """The Hessian sum of the log-likelihood in the coordinates of :func:`contrasts` at the
+    released ``theta`` (d, k), under rho-zCDP (rows with ||x|| <= x_radius): two classes,
+    sum_i p_i (1 - p_i) x_i x_i' (module docstring); K >= 3, sum_i A_i (x) x_i x_i' with
+    A_i = diag(q_i) - q_i q_i', q_i the softmax probabilities of classes 1..K-1, blocks
+    class by class. Each record adds a positive semi-definite C_i with ||C_i||_F =
+    ||A_i||_F ||x_i||^2 <= B^2 / 2 (||A_i||_F^2 <= s2 - 2 s3 + s2^2 <= s2 (1 - s2) <= 1/4,
+    s_j = sum_c p_ic^j over all K classes, s3 >= s2^2 by Cauchy-Schwarz), so replacement
+    moves the sum by at most sqrt(2) B^2 / 2 in Frobenius norm (<C, C'> >= 0): the Gram
+    release of rows of norm B / sqrt(2) (B / 2 for two classes). Returns the noisy symmetric
+    matrix and the noise sd of its diagonal."""
+    n, d = Xc.shape
+    if theta.shape[1] == 1:  # blockwise, without an n x d weighted copy
+        S, radius = hessian_sum(Xc, theta[:, 0]), x_radius / 2.0
+    else:
+        q = softmax(Xc @ theta, axis=1)[:, 1:]
+        k = q.shape[1]
+        S = np.empty((k * d, k * d))
+        for a in range(k):  # one weighted Gram per pair of classes (not per record)
+            for b in range(a, k):
+                w = q[:, a] * (float(a == b) - q[:, b])
+                block = Xc.T @ (Xc * w[:, None])
+                S[a * d : (a + 1) * d, b * d : (b + 1) * d] = block
+                S[b * d : (b + 1) * d, a * d : (a + 1) * d] = block.T
+        radius = x_radius / math.sqrt(2.0)
+    H, sd_off = noisy_gram(S, radius, rho, n, rng)
     return H, sd_off * math.sqrt(2.0)
 
 
@@ -89,13 +141,13 @@ def hessian_point(
 ) -> np.ndarray:
     """Where the Hessian is released: the averaged bounded-Hessian step without the ridge,
     mean_t (theta_t - (P^-1 - l2 I)^-1 g~_t / n), from the released path (``thetas``,
-    ``grads`` (m, d)) and the released preconditioner P = (H0 + l2 I)^-1 of the fit. H0
-    bounds the Hessian, so the point lies between the ridge-shrunk fit and the minimiser;
-    the Hessian there is closer to the secant the one step needs than the fit's (module
-    docstring). Post-processing of released quantities."""
+    ``grads`` (m, d) or (m, d, k), one column per class) and the released preconditioner
+    P = (H0 + l2 I)^-1 of the fit. H0 bounds the Hessian, so the point lies between the
+    ridge-shrunk fit and the minimiser; the Hessian there is closer to the secant the one
+    step needs than the fit's (module docstring). Post-processing of released quantities."""
     vals, vecs = np.linalg.eigh(np.linalg.inv(precond))
     H0_inv = (vecs / np.maximum(vals - l2, 1e-12)) @ vecs.T
-    return np.mean(thetas - grads @ H0_inv / n, axis=0)
+    return np.mean(thetas - np.einsum("ij,mj...->mi...", H0_inv, grads) / n, axis=0)
 
 
 def _one_step(thetas: np.ndarray, grads: np.ndarray, vals: np.ndarray, vecs: np.ndarray):

@@ -330,16 +330,15 @@ def results_html(results: Any) -> str:
     """A fit's results: the header (model, method, n, the release's guarantee) and the
     coefficient table."""
     summary = results.summary()
-    frame = summary.frame
-    cols = [c for c in frame.columns if c != "on_bound"]
+    cols = [c for c in summary.frame.columns if c != "on_bound"]
     rows = []
-    for name, r in frame.iterrows():
+    for r in summary.rows():  # "parameter" first, as text ("class: parameter" if multinomial)
         on_bound = bool(r.get("on_bound", False))
         cells = [
             "on bound" if on_bound and c != "coef" else r[c] if isinstance(r[c], str) else num(r[c])
             for c in cols
         ]  # a text column (the calibrated models' p_ci) is shown as is
-        rows.append((name, *cells))
+        rows.append((r["parameter"], *cells))
     head = "".join(f"<p>{esc(line)}</p>" for line in summary.header)
     body = (
         "<h3>fit results</h3>"
