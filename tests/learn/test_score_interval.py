@@ -1,0 +1,74 @@
+"""Score-test intervals (learn/score_interval.py): equal to the Wald interval exactly when
+the Hessian and the score covariance do not depend on theta."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privest as pv
+from privest.learn.estimators import DRMEstimator
+from privest.learn.losses import TransformedSquaredLoss
+from privest.learn.objective import corrected_objective
+from privest.learn.score_interval import score_interval, score_statistic
+
+Z = stats.norm.ppf(0.975)
+
+
+class Quadratic:
+    """An objective 0.5 (t - m)' V (t - m) with a fixed score covariance A (the protocol's
+    members the score test reads)."""
+
+    def __init__(self, m, v, a, n):
+        self.m, self.v, self.a, self.n = m, v, a, n
+
+    def derivs(self, t):
+        r = t - self.m
+        return 0.5 * r @ self.v @ r, self.v @ r, self.v
+
+    def score_cov(self, t):
+        return self.a
+
+
+def test_score_interval_is_the_wald_interval_for_a_quadratic_objective():
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=(3, 3))
+    v = b @ b.T + np.eye(3)
+    c = rng.normal(size=(3, 3))
+    a = c @ c.T + 0.5 * np.eye(3)
+    m, n = np.array([0.3, -1.0, 2.0]), 1000
+    obj = Quadratic(m, v, a, n)
+    vi = np.linalg.inv(v)
+    se = np.sqrt(np.diag(vi @ a @ vi) / n)
+    for j in range(3):
+        lo, hi = score_interval(obj, m, j, se[j])
+        np.testing.assert_allclose([lo, hi], [m[j] - Z * se[j], m[j] + Z * se[j]], rtol=1e-6)
+        # the statistic at the Wald end is the normal quantile; its sign follows c - m_j
+        assert score_statistic(obj, m, j, m[j] + Z * se[j])[0] == pytest.approx(Z)
+        assert score_statistic(obj, m, j, m[j] - Z * se[j])[0] == pytest.approx(-Z)
+    # negative control: without the nuisance projection w the interval is V_jj-based, wider
+    naive = np.sqrt(a[0, 0] / n) / v[0, 0]
+    assert not np.isclose(naive, se[0], rtol=1e-2)
+
+
+def test_score_interval_of_the_mean_example_is_the_estimators_wald_interval():
+    """l = (theta - x)^2 on a release: one parameter, a score covariance free of theta."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0, 1, (20_000, 1))
+    rel = pv.ZILMechanism(lam=0.5, zero_prob=0.3, bounds=(0, 1)).release(x, rng=pv.make_rng(6))
+    ident = TransformedSquaredLoss(
+        lambda u: u, lambda u: np.ones_like(u), lambda u: np.zeros_like(u), name="mean"
+    )
+    fit = DRMEstimator(loss=ident).fit(rel)
+    obj = corrected_objective(rel, None, ident, "dr")
+    lo, hi = score_interval(obj, fit.coef_, 0, fit.stderr_[0])
+    wald = fit.results_.conf_int().to_numpy()[0]
+    np.testing.assert_allclose([lo, hi], wald, rtol=1e-6)
+
+
+def test_an_end_on_the_box_is_the_box():
+    obj = Quadratic(np.zeros(2), np.eye(2), np.eye(2), 100)
+    box = np.array([[-0.05, 0.05], [-1.0, 1.0]])
+    lo, hi = score_interval(obj, np.zeros(2), 0, 0.1, box=box)
+    assert (lo, hi) == (-0.05, 0.05)
