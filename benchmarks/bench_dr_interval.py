@@ -19,6 +19,7 @@ interval) from the first ``--widths`` releases.
 from __future__ import annotations
 
 import argparse
+import os
 import warnings
 from pathlib import Path
 
@@ -33,7 +34,19 @@ from privest.learn.losses import LogisticLoss
 from privest.learn.objective import corrected_objective
 from privest.learn.score_interval import constrained_fit, score_interval, score_statistic
 
-WINE = Path(__file__).resolve().parents[1] / "../../shared/data/wine-quality/winequality-white.csv"
+
+def _wine() -> Path | None:
+    """winequality-white.csv from $PRIVEST_SHARED_DATA or a ``shared/data`` folder one or
+    two levels above the checkout (as the tests find it)."""
+    here = Path(__file__).resolve().parents[1]
+    for base in (
+        os.environ.get("PRIVEST_SHARED_DATA"),
+        here.parent / "shared/data",
+        here.parent.parent / "shared/data",
+    ):
+        if base and (Path(base) / "wine-quality").is_dir():
+            return Path(base) / "wine-quality" / "winequality-white.csv"
+    return None
 
 
 BOUND = 30.0  # the parameter box (wine's intercept is about -12: the default 10 is too small)
@@ -107,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--releases", type=int, default=100)
     parser.add_argument("--widths", type=int, default=10, help="releases with widths")
     parser.add_argument("--seed", type=int, default=31)
-    parser.add_argument("--wine", type=Path, default=WINE)
+    parser.add_argument("--wine", type=Path, default=_wine(), help="winequality-white.csv")
     args = parser.parse_args(argv)
     pop, bounds, truth = population(args.data, args.wine)
     rng = np.random.default_rng(args.seed)

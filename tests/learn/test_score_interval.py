@@ -10,7 +10,6 @@ from scipy import stats
 import privest as pv
 from privest.learn.estimators import DRMEstimator
 from privest.learn.losses import TransformedSquaredLoss
-from privest.learn.objective import corrected_objective
 from privest.learn.score_interval import score_interval, score_statistic
 
 Z = stats.norm.ppf(0.975)
@@ -52,19 +51,30 @@ def test_score_interval_is_the_wald_interval_for_a_quadratic_objective():
     assert not np.isclose(naive, se[0], rtol=1e-2)
 
 
-def test_score_interval_of_the_mean_example_is_the_estimators_wald_interval():
-    """l = (theta - x)^2 on a release: one parameter, a score covariance free of theta."""
-    rng = np.random.default_rng(5)
+def _mean_fit(seed):
+    rng = np.random.default_rng(seed)
     x = rng.uniform(0, 1, (20_000, 1))
-    rel = pv.ZILMechanism(lam=0.5, zero_prob=0.3, bounds=(0, 1)).release(x, rng=pv.make_rng(6))
+    rel = pv.ZILMechanism(lam=0.5, zero_prob=0.3, bounds=(0, 1)).release(
+        x, rng=pv.make_rng(seed + 1)
+    )
     ident = TransformedSquaredLoss(
         lambda u: u, lambda u: np.ones_like(u), lambda u: np.zeros_like(u), name="mean"
     )
-    fit = DRMEstimator(loss=ident).fit(rel)
-    obj = corrected_objective(rel, None, ident, "dr")
-    lo, hi = score_interval(obj, fit.coef_, 0, fit.stderr_[0])
-    wald = fit.results_.conf_int().to_numpy()[0]
-    np.testing.assert_allclose([lo, hi], wald, rtol=1e-6)
+    return rel, DRMEstimator(loss=ident).fit(rel)
+
+
+def test_score_interval_of_the_mean_example_is_the_estimators_wald_interval():
+    """l = (theta - x)^2 on a release: one parameter, a score covariance free of theta."""
+    rel, fit = _mean_fit(5)
+    for alpha in (0.05, 0.2):
+        np.testing.assert_allclose(
+            fit.score_conf_int(rel, alpha=alpha).to_numpy(),
+            fit.results_.conf_int(alpha).to_numpy(),
+            rtol=1e-6,
+        )
+    other, _ = _mean_fit(7)
+    with pytest.raises(pv.ValidationError, match="not the release"):
+        fit.score_conf_int(other)
 
 
 def test_an_end_on_the_box_is_the_box():
