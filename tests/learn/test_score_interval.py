@@ -4,10 +4,12 @@ the Hessian and the score covariance do not depend on theta."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 import privest as pv
+from privest.errors import SeededRandomnessWarning
 from privest.learn.estimators import DRMEstimator
 from privest.learn.losses import TransformedSquaredLoss
 from privest.learn.score_interval import score_interval, score_statistic
@@ -82,3 +84,37 @@ def test_an_end_on_the_box_is_the_box():
     box = np.array([[-0.05, 0.05], [-1.0, 1.0]])
     lo, hi = score_interval(obj, np.zeros(2), 0, 0.1, box=box)
     assert (lo, hi) == (-0.05, 0.05)
+
+
+@pytest.mark.slow
+def test_score_interval_covers_the_income_slope_at_the_readmes_settings():
+    """The README's survey and release ((2, 0.3)-DP, zero_prob=0.1), n = 100,000: the income
+    slope's score interval covers (|T(truth)| <= z: the test-inversion set covers exactly
+    when the test accepts) within 2 Monte Carlo SE of 0.95; control: a false value, five
+    times the truth, is accepted in fewer releases than that bound."""
+    from privest.learn.losses import LogisticLoss
+    from privest.learn.objective import corrected_objective
+    from privest.learn.score_interval import constrained_fit
+
+    reps, n = 20, 100_000
+    truth = np.array([-4.0, 0.05, 1e-5])
+    bounds = {"age": (18, 90), "income": (0, 2e5)}
+    mech = pv.ZILMechanism.calibrate(epsilon=2.0, delta=0.3, zero_prob=0.1, bounds=bounds)
+    box = np.array([[-10.0, 10.0]] * 3)
+    rng = np.random.default_rng(2031)
+    score_hits = false_hits = 0
+    for _ in range(reps):
+        age, income = rng.uniform(18, 90, n), np.minimum(rng.lognormal(10.5, 0.6, n), 2e5)
+        y = rng.random(n) < 1 / (1 + np.exp(-(truth[0] + truth[1] * age + truth[2] * income)))
+        df = pd.DataFrame({"age": age, "income": income, "y": y.astype(int)})
+        with pytest.warns(SeededRandomnessWarning):
+            rel = mech.release(df, rng=rng)
+        obj = corrected_objective(
+            rel, "y", LogisticLoss(fit_intercept=True), "dr", features=list(bounds)
+        )
+        theta = constrained_fit(obj, truth, None, box, steps=100)[0]  # nearest the truth
+        score_hits += abs(score_statistic(obj, theta, 2, truth[2], box)[0]) <= Z
+        false_hits += abs(score_statistic(obj, theta, 2, 5 * truth[2], box)[0]) <= Z
+    mcse = np.sqrt(0.95 * 0.05 / reps)
+    assert score_hits / reps >= 0.95 - 2 * mcse
+    assert false_hits / reps < 0.95 - 2 * mcse  # the control fails the same bound
