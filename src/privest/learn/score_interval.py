@@ -26,7 +26,7 @@ from scipy import optimize, stats
 
 from privest.learn.objective import Objective
 
-__all__ = ["score_statistic", "score_interval"]
+__all__ = ["constrained_fit", "score_interval", "score_statistic"]
 
 
 def _newton_step(g: np.ndarray, h: np.ndarray) -> np.ndarray | None:
