@@ -70,7 +70,7 @@ def test_score_interval_of_the_mean_example_is_the_estimators_wald_interval():
     rel, fit = _mean_fit(5)
     for alpha in (0.05, 0.2):
         np.testing.assert_allclose(
-            fit.score_conf_int(rel, alpha=alpha).to_numpy(),
+            fit.score_conf_int(rel, conf_level=1 - alpha).to_numpy(),
             fit.results_.conf_int(alpha).to_numpy(),
             rtol=1e-6,
         )

@@ -311,8 +311,9 @@ class DRMEstimator(BaseEstimator):
         check_is_fitted(self, "coef_")
         return self.results_.summary()
 
-    def score_conf_int(self, data: Any, y: Any = None, alpha: float = 0.05) -> pd.DataFrame:
-        """Score-test intervals at level 1 - alpha (columns ``ci_lower``, ``ci_upper``):
+    def score_conf_int(self, data: Any, y: Any = None, conf_level: float = 0.95) -> pd.DataFrame:
+        """Score-test intervals at ``conf_level`` (columns ``ci_lower``, ``ci_upper``;
+        ``conf_level``, since ``alpha`` is a ridge penalty on an estimator):
         every value c of a coefficient that the generalised score test, with its variance
         evaluated at c, does not reject (:func:`~privest.learn.score_interval.score_interval`;
         docs/dr-estimation.md, "Coverage at the README's settings"). The fitted estimator keeps
@@ -322,9 +323,9 @@ class DRMEstimator(BaseEstimator):
         bound the interval on that side. Parameters on the box get NaN, as in ``results_``.
         """
         check_is_fitted(self, "coef_")
-        a = float(alpha)
+        a = 1 - float(conf_level)
         if not 0 < a < 1:
-            raise ValidationError(f"alpha: {alpha!r} must be in (0, 1) (1 - confidence level)")
+            raise ValidationError(f"conf_level: {conf_level!r} must be in (0, 1)")
         if self.n_draws != 1:
             raise ValidationError(
                 f"n_draws: {self.n_draws}; score intervals need the fit's objective, and the "
