@@ -77,6 +77,9 @@ def test_score_interval_of_the_mean_example_is_the_estimators_wald_interval():
     other, _ = _mean_fit(7)
     with pytest.raises(pv.ValidationError, match="not the release"):
         fit.score_conf_int(other)
+    median = DRMEstimator(loss="scalar_quantile").fit(rel)  # a check loss: no Newton refits
+    with pytest.raises(pv.ValidationError, match="not twice differentiable"):
+        median.score_conf_int(rel)
 
 
 def test_an_end_on_the_box_is_the_box():

@@ -312,8 +312,7 @@ class DRMEstimator(BaseEstimator):
         return self.results_.summary()
 
     def score_conf_int(self, data: Any, y: Any = None, conf_level: float = 0.95) -> pd.DataFrame:
-        """Score-test intervals at ``conf_level`` (columns ``ci_lower``, ``ci_upper``;
-        ``conf_level``, since ``alpha`` is a ridge penalty on an estimator):
+        """Score-test intervals at ``conf_level`` (columns ``ci_lower``, ``ci_upper``):
         every value c of a coefficient that the generalised score test, with its variance
         evaluated at c, does not reject (:func:`~privest.learn.score_interval.score_interval`;
         docs/dr-estimation.md, "Coverage at the README's settings"). The fitted estimator keeps
@@ -321,11 +320,17 @@ class DRMEstimator(BaseEstimator):
         is refused. An end is NaN where the test is undefined on the way out (the corrected
         Hessian of the other parameters is not positive definite there): the data do not
         bound the interval on that side. Parameters on the box get NaN, as in ``results_``.
+        Needs a loss twice differentiable in theta (the constrained refits are Newton's).
         """
         check_is_fitted(self, "coef_")
         a = 1 - float(conf_level)
         if not 0 < a < 1:
             raise ValidationError(f"conf_level: {conf_level!r} must be in (0, 1)")
+        if not self.loss_.smooth_in_theta:
+            raise ValidationError(
+                f"loss: {self.loss_.name} is not twice differentiable in theta; score intervals "
+                "need it (use results_.conf_int)"
+            )
         if self.n_draws != 1:
             raise ValidationError(
                 f"n_draws: {self.n_draws}; score intervals need the fit's objective, and the "
