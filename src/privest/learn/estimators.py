@@ -40,6 +40,7 @@ from privest.learn.losses import (
 from privest.learn.losses.index import IndexLoss
 from privest.learn.objective import METHODS, Objective, corrected_objective
 from privest.learn.results import FitResults, FitSummary
+from privest.learn.score_interval import score_interval
 from privest.learn.solvers import Solution, solve
 from privest.rng import resolve_rng
 from privest.sklearn_contract import validate_predict_data
@@ -309,6 +310,45 @@ class DRMEstimator(BaseEstimator):
         """Coefficient table with 95% intervals; other levels: ``results_.summary(alpha)``."""
         check_is_fitted(self, "coef_")
         return self.results_.summary()
+
+    def score_conf_int(self, data: Any, y: Any = None, conf_level: float = 0.95) -> pd.DataFrame:
+        """Score-test intervals at ``conf_level`` (columns ``ci_lower``, ``ci_upper``):
+        every value c of a coefficient that the generalised score test, with its variance
+        evaluated at c, does not reject (:func:`~privest.learn.score_interval.score_interval`;
+        docs/dr-estimation.md, "Coverage at the README's settings"). The fitted estimator keeps
+        no record, so it takes the release (and ``y``) of the fit again; a different release
+        is refused. An end is NaN where the test is undefined on the way out (the corrected
+        Hessian of the other parameters is not positive definite there): the data do not
+        bound the interval on that side. Parameters on the box get NaN, as in ``results_``.
+        Needs a loss twice differentiable in theta (the constrained refits are Newton's).
+        """
+        check_is_fitted(self, "coef_")
+        a = 1 - float(conf_level)
+        if not 0 < a < 1:
+            raise ValidationError(f"conf_level: {conf_level!r} must be in (0, 1)")
+        if not self.loss_.smooth_in_theta:
+            raise ValidationError(
+                f"loss: {self.loss_.name} is not twice differentiable in theta; score intervals "
+                "need it (use results_.conf_int)"
+            )
+        if self.n_draws != 1:
+            raise ValidationError(
+                f"n_draws: {self.n_draws}; score intervals need the fit's objective, and the "
+                "extra copies of n_draws > 1 are not kept: refit with n_draws=1"
+            )
+        obj = corrected_objective(data, y, self.loss_, self.method, features=self.features)
+        if obj.n != self.n_ or not np.isclose(obj.value(self.coef_), self.objective_, rtol=1e-9):
+            raise ValidationError(
+                "data: not the release (and response) this estimator was fitted on; pass the "
+                "same ones, or refit"
+            )
+        box = self._box(obj.p)
+        ends = np.full((obj.p, 2), np.nan)
+        for j in np.flatnonzero(~self.at_bound_):
+            se = self.stderr_[j] if np.isfinite(self.stderr_[j]) else 1e-3 * np.ptp(box[j])
+            ends[j] = score_interval(obj, self.coef_, j, se, a, box)
+        index = pd.Index(self.param_names_, name="parameter")
+        return pd.DataFrame(ends, index=index, columns=["ci_lower", "ci_upper"])
 
     def _features(self, X: Any) -> np.ndarray:
         """New, unnoised features (n, n_features_in_): ``NotFittedError`` before ``fit``; a
