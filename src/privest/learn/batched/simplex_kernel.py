@@ -1,5 +1,6 @@
 """The compiled loop of :func:`~privest.learn.batched.simplex.dc_simplex_dr` (paper 000,
-Sec. 7.3): the warm-simplex DC algorithm for one replicate's ``(p, n)`` designs.
+Sec. 7.3): the warm-simplex DC algorithm for one replicate's ``(p, n)`` designs, and the
+Gaussian-smoothed DR median objective of its smoothed start (:func:`smoothed_dr_derivs`).
 
 A pivot touches a handful of rows of a p x p basis, which array code can batch across
 replicates only at the price of masks, gathers and compaction on every round; here numba
