@@ -4,7 +4,7 @@ Reports the time of ``DRLogisticRegression(method="dr").fit`` (multi-start solve
 sandwich standard errors) as a ratio to scikit-learn's unpenalised
 ``LogisticRegression`` on the raw data, timed in the same run: medians of interleaved
 repeats, in wall time and in CPU time (the latter is stable when other jobs share the
-machine). Goal: within 3x.
+machine). Goal: within 2x at n = 10^4, 10^5, 10^6 (issue 31).
 
     python benchmarks/bench_dr_logistic.py [--n 1000000] [--d 10]
 """
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         f"  privest DRLogisticRegression (release):     {t_dr:.2f} s, max |coef - 1| {err_dr:.3f}"
         f" (SE about {float(np.mean(est.stderr_[1:])):.3f})"
     )
-    print(f"  ratio {t_dr / t_sk:.2f}x wall, {c_dr / c_sk:.2f}x CPU time (goal <= 3x)")
+    print(f"  ratio {t_dr / t_sk:.2f}x wall, {c_dr / c_sk:.2f}x CPU time (goal <= 2x)")
     return {"sklearn_s": t_sk, "dr_s": t_dr, "ratio": t_dr / t_sk, "cpu_ratio": c_dr / c_sk}
 
 

@@ -6,8 +6,9 @@ parameter box:
 
 * the start strategy of :func:`~privest.learn.batched.paths.corrected_path` (naive, then
   SL/SDR, then DR from the naive and SDR fits, the lower objective kept; a loss not smooth
-  in theta also from its initial point), each run by :func:`~privest.learn.solvers.solve`,
-  which picks the solver from the loss's capabilities and from where the records are;
+  in theta also from its initial point; the start fits to :data:`START_XTOL`), each run by
+  :func:`~privest.learn.solvers.solve`, which picks the solver from the loss's
+  capabilities and from where the records are;
 * on large data (more than :data:`SUBSAMPLE_ABOVE` records) and a loss smooth in theta,
   the starts and the runs from them use a subsample of about :data:`SUBSAMPLE_SIZE`
   records (in memory: evenly spaced records; a backend's: where its records are, e.g. one
@@ -27,13 +28,20 @@ from privest.learn.solvers import Solution, solve
 
 __all__ = ["SUBSAMPLE_ABOVE", "SUBSAMPLE_SIZE", "fit_objective"]
 
-#: Above this many records, the multi-start runs on a subsample of about this size first.
-SUBSAMPLE_ABOVE = 200_000
-SUBSAMPLE_SIZE = 50_000
+#: Above this many records, the multi-start runs on a subsample of about this size first
+#: (it only locates the local solutions: at 10^5 and 10^6 records 20,000 cost the fewest
+#: passes in all, polish included; docs/dr-estimation.md, "Speed").
+SUBSAMPLE_ABOVE = 50_000
+SUBSAMPLE_SIZE = 20_000
 #: Newton's step tolerance on all records from a subsample's solution: the result is
 #: accurate to about 1e-7, far below any standard error at the sizes that need a subsample
 #: (about 1e-2 at n = 10^6), and a full-data iteration or two is saved.
 POLISH_XTOL = 1e-7
+#: Newton's step tolerance of the fits that are only starts (naive, SL, SDR when the target
+#: is DR): a pure Newton step below 1e4 times this ends them about 1e-4 from their minimum,
+#: and the target's Newton run from there reaches the same solution (to 1e-14 in the
+#: benchmarks) with a step or two fewer in each start fit (docs/dr-estimation.md, "Speed").
+START_XTOL = 1e-6
 #: Subsample solutions closer than this (max norm) are one local solution.
 DISTINCT = 1e-2
 
@@ -80,7 +88,7 @@ def _run_path(obj: Objective, box: np.ndarray, separate: bool) -> tuple[Solution
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                sol = solve(obj.with_method(m), box, points)
+                sol = solve(obj.with_method(m), box, points, xtol=START_XTOL)
         found[m] = sol
         return sol.theta[None], np.array([sol.objective]), np.array([sol.n_iter])
 

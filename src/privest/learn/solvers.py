@@ -44,10 +44,12 @@ from privest.learn.batched import (
     BatchedProblem,
     Design,
     l1_ipm,
+    lad_simplex,
     median_dr_fit,
     newton_box,
     smoothed_dr_start,
 )
+from privest.learn.batched.design import _solve
 from privest.learn.losses import QuantileRegressionLoss
 from privest.learn.objective import CorrectedObjective, Objective
 from privest.learn.smoothing import smoothed_kink, smoothing_fit
@@ -212,9 +214,16 @@ def _l1_batched_applies(obj: CorrectedObjective, box: np.ndarray) -> bool:
 
 
 def naive_l1(loss: QuantileRegressionLoss, d: Design, y: np.ndarray, bound: float):
-    """min_theta sum_i rho_tau(y_i - d_i'theta) over the box by :func:`l1_ipm`:
-    rho_tau(r) = |r|/2 + (tau - 1/2) r, so the weights are 1/2 and the tilt
+    """min_theta sum_i rho_tau(y_i - d_i'theta) over the box: the median (tau = 1/2) by the
+    compiled simplex of :func:`lad_simplex` from the least-squares fit (an exact vertex),
+    other quantiles (and a median whose basis the simplex cannot identify) by
+    :func:`l1_ipm`: rho_tau(r) = |r|/2 + (tau - 1/2) r, so the weights are 1/2 and the tilt
     c = -(tau - 1/2) D'1. Returns ``(theta (R, p), iterations)``."""
+    if loss.quantile == 0.5:
+        ols = np.clip(_solve(d.gram(np.ones_like(y)), d.xtv(y)), -bound, bound)
+        theta, ok = lad_simplex(d, y, bound, ols)
+        if ok.all():
+            return theta, np.ones(len(theta), dtype=int)
     c = -(loss.quantile - 0.5) * d.xtv(np.ones_like(y))
     return l1_ipm(d, y, w=np.full(y.shape, 0.5), c=c, bound=bound)
 
@@ -230,13 +239,16 @@ def _solve_l1_batched(obj: CorrectedObjective, box: np.ndarray) -> Solution:
     theta, iters = naive_l1(loss, d1, y, bound)
     if obj.method in ("naive", "oracle"):
         ok = bool(iters[0] < 100)
-        return Solution(theta[0], obj.value(theta[0]), ok, int(iters[0]), "interior point (L1)")
+        return Solution(
+            theta[0], obj.value(theta[0]), ok, int(iters[0]), "L1 (simplex or interior point)"
+        )
     d2 = Design.from_rows(loss.design(obj.terms[1].x))
     delta = obj.data.zero_prob
-    # two starts as a batch of two: the naive fit (Table 3's start) and a smoothed start
+    # two starts as a batch of two: the naive fit and a smoothed start; the simplex starts
+    # both from the naive fit's vertex (the smoothed start gives the first DC step's signs)
     starts = np.vstack([theta, smoothed_dr_start(d1, d2, y, delta, theta, bound)])
     two = np.zeros(2, dtype=np.intp)
-    fits = median_dr_fit(d1[two], d2[two], y[two], delta, starts, bound)
+    fits = median_dr_fit(d1[two], d2[two], y[two], delta, starts, bound, vertex=theta[two])
     k = int(np.argmin(fits[1]))
     theta, steps, fell_back = fits[0][k], int(fits[2][k]), bool(fits[3][k])
     how = "interior-point" if fell_back else "warm simplex"

@@ -12,7 +12,8 @@ The estimators call them with R = 1 for the built-in losses
 * :func:`~privest.learn.batched.lp.l1_ipm`: weighted, tilted L1 regression (interior point);
 * :func:`~privest.learn.batched.dc.dc_simplex_dr`, :func:`~privest.learn.batched.dc.dc_median_dr`:
   the DC algorithm for DR median regression (Sec. 7.3); the warm-simplex version is one
-  compiled loop per replicate (numba), the only kernel here not batched as arrays;
+  compiled loop per replicate (numba), the only kernel here not batched as arrays
+  (:func:`~privest.learn.batched.simplex.lad_simplex`: the same loop for median regression);
 * :class:`~privest.learn.batched.scl.SCLProblem`: the sCL competitor of Table 3.
 """
 
@@ -29,6 +30,7 @@ from privest.learn.batched.newton import BatchedProblem, newton_box
 from privest.learn.batched.objective import BatchedObjective
 from privest.learn.batched.paths import corrected_newton
 from privest.learn.batched.scl import SCLProblem
+from privest.learn.batched.simplex import lad_simplex
 
 __all__ = [
     "BatchedObjective",
@@ -40,6 +42,7 @@ __all__ = [
     "dc_simplex_dr",
     "dr_median_objective",
     "l1_ipm",
+    "lad_simplex",
     "median_dr_fit",
     "newton_box",
     "smoothed_dr_start",

@@ -9,8 +9,7 @@ import numpy as np
 
 from privest.learn.batched.design import Design
 from privest.learn.batched.lp import l1_ipm
-from privest.learn.batched.newton import WeightedSum, newton_box
-from privest.learn.batched.scl import SCLProblem
+from privest.learn.batched.newton import newton_box
 from privest.learn.batched.simplex import dc_simplex_dr, dr_median_objective
 
 __all__ = [
@@ -69,16 +68,23 @@ def dc_median_dr(
 
 
 def median_dr_fit(
-    d1: Design, d2: Design, y: np.ndarray, delta: float, theta0: np.ndarray, bound: float
+    d1: Design,
+    d2: Design,
+    y: np.ndarray,
+    delta: float,
+    theta0: np.ndarray,
+    bound: float,
+    vertex: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """DR median regression from the naive fit ``theta0`` (a vertex of the X1 rows): the DC
+    """DR median regression from the naive fit ``theta0`` (a vertex of the X1 rows; any
+    start when ``vertex`` gives one, e.g. the naive fit: :func:`dc_simplex_dr`): the DC
     algorithm by warm simplex (:func:`dc_simplex_dr`), and where that cannot identify a
     basis the same DC iterates with interior-point steps (:func:`dc_median_dr`).
 
     The estimators (R = 1) and Table 3 (R = replicates) both fit DR this way. Returns
     ``(theta, F(theta), DC steps, fell_back)``.
     """
-    theta, fval, steps, ok = dc_simplex_dr(d1, d2, y, delta, theta0, bound)
+    theta, fval, steps, ok = dc_simplex_dr(d1, d2, y, delta, theta0, bound, vertex=vertex)
     if not ok.all():
         bad = np.flatnonzero(~ok)
         theta[bad], fval[bad], steps[bad] = dc_median_dr(
@@ -91,8 +97,9 @@ def smoothed_dr_start(
     d1: Design, d2: Design, y: np.ndarray, delta: float, theta0: np.ndarray, bound: float
 ) -> np.ndarray:
     """A start for the DC algorithm away from the naive fit's basin: minimise the DR median
-    objective with each |r| smoothed by a N(0, h^2) kernel (rho_h of :class:`SCLProblem`,
-    no correction), h = 0.1, 0.01, 0.001 sd(y), each by :func:`newton_box` from the last.
+    objective with each |r| smoothed by a N(0, h^2) kernel (rho_h of
+    :class:`~privest.learn.batched.scl.SCLProblem`, no correction), h = 0.1, 0.01, 0.001
+    sd(y), each by :func:`newton_box` from the last.
 
     The DC algorithm stops at a critical point, which on dense X2 kinks need not be the best
     nearby; this start often leads it to a lower one (docs/dr-estimation.md, "Computation
@@ -100,9 +107,40 @@ def smoothed_dr_start(
     """
     scale = float(np.mean(y.std(axis=1))) or 1.0
     theta = np.clip(theta0, -bound, bound)
-    a = 1.0 / delta
+    x1, x2 = np.ascontiguousarray(d1.xt), np.ascontiguousarray(d2.xt)
     for f in (0.1, 0.01, 0.001):
-        h = f * scale
-        prob = WeightedSum([(a, SCLProblem(d1, y, 0.0, h)), (1.0 - a, SCLProblem(d2, y, 0.0, h))])
+        prob = _SmoothedDR(x1, x2, np.ascontiguousarray(y, dtype=float), 1.0 / delta, f * scale)
         theta, _, _ = newton_box(prob, theta, -bound, bound)
     return theta
+
+
+class _SmoothedDR:
+    """The objective of :func:`smoothed_dr_start` as a batched problem (``newton_box``):
+    a1 rho_h on X1 plus (1 - a1) rho_h on X2, each replicate by one compiled pass per copy
+    (:func:`~privest.learn.batched.simplex_kernel.smoothed_dr_derivs`; the same formulas
+    as two :class:`~privest.learn.batched.scl.SCLProblem` at lam = 0, weighted)."""
+
+    def __init__(self, x1: np.ndarray, x2: np.ndarray, y: np.ndarray, a1: float, h: float):
+        self.x1, self.x2, self.y, self.a1, self.h = x1, x2, y, a1, h
+        self.n_reps = y.shape[0]
+
+    def subset(self, idx: np.ndarray) -> _SmoothedDR:
+        return _SmoothedDR(self.x1[idx], self.x2[idx], self.y[idx], self.a1, self.h)
+
+    def _each(self, theta: np.ndarray, reps, derivs: bool) -> list[tuple]:
+        from privest.learn.batched.simplex_kernel import smoothed_dr_derivs
+
+        return [
+            smoothed_dr_derivs(
+                self.x1[r], self.x2[r], self.y[r], np.ascontiguousarray(t), self.a1, self.h, derivs
+            )
+            for r, t in zip(reps, theta, strict=True)
+        ]
+
+    def value(self, theta: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        reps = range(self.n_reps) if idx is None else idx
+        return np.array([f for f, _, _ in self._each(theta, reps, False)])
+
+    def derivs(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = self._each(theta, range(self.n_reps), True)
+        return tuple(np.array([o[k] for o in out]) for k in range(3))

@@ -10,7 +10,7 @@ import numpy as np
 
 from privest.learn.batched.design import Design
 
-__all__ = ["dc_simplex_dr", "dr_median_objective"]
+__all__ = ["dc_simplex_dr", "dr_median_objective", "lad_simplex"]
 
 
 def dr_median_objective(
@@ -30,6 +30,7 @@ def dc_simplex_dr(
     bound: float,
     max_rounds: int = 100_000,
     cand: int | None = None,
+    vertex: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The DC algorithm of :func:`~privest.learn.batched.dc.dc_median_dr`, with each convex
     step solved by warm simplex.
@@ -51,7 +52,9 @@ def dc_simplex_dr(
     ``||theta - theta_C|| < tau``; otherwise C is rebuilt (and if a fresh C is not enough,
     the pivot is done on all rows). Sign sums are updated incrementally and recomputed at
     every rebuild. ``theta0`` must be a vertex of the X1 rows (e.g. the naive LAD fit of
-    ``l1_ipm``).
+    ``l1_ipm``) unless ``vertex`` (R, p) gives one: the simplex then starts there, and the
+    first DC step takes the X2 signs at ``theta0`` (its convex problem depends on theta0
+    only through them), so the iterates are those of ``dc_median_dr`` from ``theta0``.
 
     Returns ``(theta, F(theta), DC steps, ok)``; ``ok`` is False where the basis could not
     be identified or ``max_rounds`` rounds (pivots and DC updates) were not enough (callers
@@ -61,11 +64,36 @@ def dc_simplex_dr(
 
     r_all, p, n = d1.xt.shape
     kc = min(n, cand if cand is not None else max(16 * p, n // 10))
-    theta = np.array(theta0, dtype=float)
+    signs_at = np.array(theta0, dtype=float)
+    theta = signs_at.copy() if vertex is None else np.array(vertex, dtype=float)
     steps = np.zeros(r_all, dtype=np.int64)
     ok = np.zeros(r_all, dtype=np.bool_)
     y = np.asarray(y, dtype=float)
     for r in range(r_all):
         x1, x2 = np.ascontiguousarray(d1.xt[r]), np.ascontiguousarray(d2.xt[r])
-        steps[r], ok[r] = dc_one(x1, x2, y[r], float(delta), theta[r], float(bound), kc, max_rounds)
+        steps[r], ok[r] = dc_one(
+            x1, x2, y[r], float(delta), theta[r], float(bound), kc, max_rounds, signs_at[r], False
+        )
     return theta, dr_median_objective(d1, d2, y, theta, delta), steps, ok
+
+
+def lad_simplex(
+    d: Design, y: np.ndarray, bound: float, guess: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Median (LAD) regression, min sum_i |y_i - d_i'theta| over |theta_j| <= bound, by the
+    kernel of :func:`dc_simplex_dr` with no concave part (delta = 1), from the vertex of the
+    p rows of smallest |residual| at ``guess`` (R, p). The same problem as
+    :func:`~privest.learn.solvers.naive_l1` at tau = 1/2, solved exactly (a vertex).
+    Returns ``(theta, ok)``; where not ok, callers fall back to ``naive_l1``."""
+    from privest.learn.batched.simplex_kernel import dc_one
+
+    r_all, p, n = d.xt.shape
+    kc = min(n, max(16 * p, n // 10))
+    theta = np.array(guess, dtype=float)
+    ok = np.zeros(r_all, dtype=np.bool_)
+    y = np.asarray(y, dtype=float)
+    for r in range(r_all):
+        x = np.ascontiguousarray(d.xt[r])
+        start = theta[r].copy()
+        ok[r] = dc_one(x, x, y[r], 1.0, theta[r], float(bound), kc, 100_000, start, True)[1]
+    return theta, ok

@@ -1,5 +1,6 @@
 """The compiled loop of :func:`~privest.learn.batched.simplex.dc_simplex_dr` (paper 000,
-Sec. 7.3): the warm-simplex DC algorithm for one replicate's ``(p, n)`` designs.
+Sec. 7.3): the warm-simplex DC algorithm for one replicate's ``(p, n)`` designs, and the
+Gaussian-smoothed DR median objective of its smoothed start (:func:`smoothed_dr_derivs`).
 
 A pivot touches a handful of rows of a p x p basis, which array code can batch across
 replicates only at the price of masks, gathers and compaction on every round; here numba
@@ -9,12 +10,14 @@ replicate's pivots run back to back.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 from privest.compiled import jit_options
 
-__all__ = ["dc_one"]
+__all__ = ["dc_one", "smoothed_dr_derivs"]
 
 
 #: Compiled once per installation where numba can cache (else once per process); IEEE
@@ -351,10 +354,12 @@ def _move(enter, js, sq, tstar, g, crossed, idx, xtc, rc, sc, gsum, cb, cidx, bp
 
 
 @njit(**_JIT)
-def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
+def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds, s_theta, snap):
     """:func:`~privest.learn.batched.simplex.dc_simplex_dr` for one replicate: ``theta``
     (the start, a vertex of the X1 rows) is overwritten by the fit unless the basis cannot
-    be identified. Returns (DC steps, ok)."""
+    be identified; the first DC step takes the signs of the X2 residuals at ``s_theta``.
+    With ``snap`` the start is the vertex of the p rows of smallest |residual| at
+    ``theta`` (any point will do). Returns (DC steps, ok)."""
     p, n = x1.shape
     tol = 1e-10 * n
     wps, yps = np.empty(2 * p), np.empty(2 * p)
@@ -371,10 +376,10 @@ def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
     binv, thb = np.empty((p, p)), np.empty(p)
     if not _basis(x1, y, yps, basis, binv, thb):
         return 0, False
-    if np.abs(thb - cur).max() > 1e-6 * (1.0 + np.abs(cur).max()):
+    if not snap and np.abs(thb - cur).max() > 1e-6 * (1.0 + np.abs(cur).max()):
         return 0, False
     cur[:] = thb
-    _residuals(x2, y, cur, rf)
+    _residuals(x2, y, s_theta, rf)
     s2 = np.sign(rf)
     c = (1.0 - delta) * (x2 @ s2)
     cidx, xtc = np.empty(kc, np.int64), np.empty((kc, p))
@@ -418,3 +423,46 @@ def dc_one(x1, x2, y, delta, theta, bound, kc, max_rounds):
             return steps, False
     theta[:] = cur  # the round limit: the current vertex, not ok
     return steps, False
+
+
+@njit(**_JIT)
+def _smoothed_copy(x, y, theta, a, h, derivs, g, hs, r) -> float:
+    """a sum_i rho_h(y_i - x_i'theta), adding its gradient and upper Hessian to g, hs."""
+    p, n = x.shape
+    _residuals(x, y, theta, r)
+    f = 0.0
+    for i in range(n):
+        z = r[i] / h
+        if abs(z) > 40.0:  # phi(z) and Phi(-|z|) underflow to 0: the same values, cheaply
+            pdf, psi = 0.0, (0.5 if z > 0.0 else -0.5)
+        else:
+            pdf = np.exp(-0.5 * z * z) * 0.3989422804014327  # phi(z)
+            psi = 0.5 - 0.5 * math.erfc(z * 0.7071067811865476)  # rho_h'(r) = 1/2 - Phi(-z)
+        f += z * psi + pdf
+        if derivs:
+            k = a * pdf / h  # a rho_h''(r)
+            for j in range(p):
+                xj = x[j, i]
+                g[j] -= a * psi * xj
+                if k != 0.0:
+                    for m in range(j, p):
+                        hs[j, m] += k * xj * x[m, i]
+    return a * h * f
+
+
+@njit(**_JIT)
+def smoothed_dr_derivs(x1, x2, y, theta, a1, h, derivs):
+    """The DR median objective with each |r| smoothed by a N(0, h^2) kernel, for one
+    replicate's ``(p, n)`` designs: mean[a1 rho_h(y - x1'theta) + (1 - a1) rho_h(y -
+    x2'theta)], rho_h(r) = r (1/2 - Phi(-r/h)) + h phi(r/h) (the formulas of
+    :class:`~privest.learn.batched.scl.SCLProblem` at lam = 0, tau = 1/2, one pass per
+    copy). Returns (value, gradient (p,), Hessian (p, p)); zeros for the last two unless
+    ``derivs``."""
+    p, n = x1.shape
+    g, hs, r = np.zeros(p), np.zeros((p, p)), np.empty(n)
+    f = _smoothed_copy(x1, y, theta, a1, h, derivs, g, hs, r)
+    f += _smoothed_copy(x2, y, theta, 1.0 - a1, h, derivs, g, hs, r)
+    for j in range(p):
+        for m in range(j):
+            hs[j, m] = hs[m, j]
+    return f / n, g / n, hs / n
