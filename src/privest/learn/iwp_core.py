@@ -18,7 +18,9 @@ as the release in one array.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +50,12 @@ __all__ = [
 ]
 
 METHODS = ("iwp", "naive", "oracle")
+#: the records a process passes through the numpy fused step before it loads the compiled
+#: pass (:mod:`~privest.learn.iwp_kernel`): about the CPU time of importing numba and loading
+#: the cached pass (about 1.5 s) at the numpy step's Python cost per record (docs/iwp-sgd.md)
+KERNEL_AFTER = 1 << 21
+_KERNEL_MODULE = "privest.learn.iwp_kernel"
+_numpy_records = 0
 AVERAGING = (None, "polyak", "tail")
 
 
@@ -205,6 +213,34 @@ def _step_fns(plan: SGDPlan, p: int, R: int) -> tuple[Callable, Callable | None]
     return grad, fused
 
 
+def _compiled(fused: Any, full: int, B: int, p: int) -> bool:
+    """Whether the fused step's batches take the compiled pass (the iterates are the same
+    either way: the choice reads only public sizes and the process's history)."""
+    global _numpy_records
+    if fused is None or getattr(fused, "kernel", None) is None or full == 0 or min(B, p) < 2:
+        return False  # numpy calls other BLAS routines for a single row or feature
+    if _KERNEL_MODULE not in sys.modules:
+        _numpy_records += full * B
+        if _numpy_records < KERNEL_AFTER:
+            return False
+    return importlib.import_module(_KERNEL_MODULE).AVAILABLE
+
+
+def _compiled_batches(fused, X, y, neg_y, steps, b, full, sq, book, state, bar):
+    """The fused step over batches ``b`` to ``full - 1`` in the compiled pass, stopping
+    before a batch that overflows; returns (next batch, ||theta||^2, n_avg)."""
+    kernel = importlib.import_module(_KERNEL_MODULE)
+    B = X.shape[0] // full
+    b, sq, n_avg, recs, marks = kernel.run_batches(
+        fused.kernel, state.theta[0], X, y, neg_y, steps, b, full, B, sq, book, state.avg_sum[0]
+    )
+    state.hist.extend(r[None].copy() for r in recs)
+    state.marks.extend(marks.tolist())
+    if bar is not None:
+        bar[0].update(bar[1], completed=book[2] + b)
+    return b, sq, n_avg
+
+
 def sgd_block(
     plan: SGDPlan, state: SGDState, X: Any, y: Any, last: bool = True, bar: Any = None
 ) -> SGDState:
@@ -243,6 +279,9 @@ def sgd_block(
         if nb > full:
             blocks.append((tail[0][0], tail[1][0], neg_y[full * B :]))
         step_list = steps.tolist()
+    compiled = _compiled(fused, full, B, p)
+    if compiled:
+        X2 = np.ascontiguousarray(X[0, : full * B])
     ridge = None if not plan.alpha else plan.alpha * (1.0 if plan.noised is None else plan.noised)
     averaging, radius, total = plan.averaging, plan.theta_radius, plan.total
     tail_start, record_every = plan.tail_start, plan.record_every
@@ -253,7 +292,15 @@ def sgd_block(
     if fused is not None and sq < 0.0:
         sq = float(theta1 @ theta1)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        for b in range(nb):
+        b = 0
+        while b < nb:
+            if compiled and b < full:
+                book = (averaging is not None, tail_start, t0, record_every, total, n_avg)
+                b, sq, n_avg = _compiled_batches(
+                    fused, X2, y[0], neg_y, steps, b, full, sq, book, state, bar
+                )
+                if b == nb:
+                    break
             t = t0 + b
             if fused is not None:  # one replication: the fused step (and projection)
                 sq = fused(theta1, *blocks[b], step_list[b], sq)
@@ -277,6 +324,7 @@ def sgd_block(
                 marks.append(t + 1)
             if bar is not None and (t + 1) % 500 == 0:
                 bar[0].update(bar[1], completed=t + 1)
+            b += 1
     state.n_avg, state.t, state.sq = n_avg, t0 + nb, sq
     state.step_sum += float(steps.sum())
     return state

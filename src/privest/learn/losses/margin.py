@@ -264,7 +264,21 @@ def fused_exponential_step(
         shrink = gamma * (alpha - s2 * c * (b0 * s_neg + b1 * s_pos))
         return _shrink_and_project(theta, thn, noised, shrink, grad, r2, radius)
 
+    consts = [alpha, r2, _radius(radius), a0, a1, b0, b1, s2, half_s2, 0.0]
+    step.kernel = (False, np.array(consts), _mask(noised), _NO_SERIES)  # type: ignore[attr-defined]
     return step
+
+
+def _radius(radius: float | None) -> float:
+    return math.nan if radius is None else float(radius)
+
+
+def _mask(noised: np.ndarray | None) -> np.ndarray:
+    return np.empty(0) if noised is None else np.ascontiguousarray(noised, dtype=float)
+
+
+#: the series arguments of the compiled exponential step (none)
+_NO_SERIES = (np.empty(0), np.zeros(1, np.int64), np.empty(0), np.zeros(1, np.int64))
 
 
 def _series_matrix(C: np.ndarray, K: int, w: float) -> np.ndarray:
@@ -363,6 +377,15 @@ def fused_logistic_step(
         g *= gamma / nb
         return _shrink_and_project(theta, thn, noised, shrink, g, r2, radius)
 
+    mflat = np.concatenate([mats[K].ravel() for K in range(k_top + 1)])
+    moff = np.cumsum([0] + [mats[K].size for K in range(k_top)]).astype(np.int64)
+    series = (
+        (mflat, moff, np.empty(0), np.array([k_top], np.int64))
+        if grid is None
+        else (mflat, moff, np.asarray(grid, float), np.asarray(bests, np.int64))
+    )
+    consts = [alpha, r2, _radius(radius), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, sigma2]
+    step.kernel = (True, np.array(consts), _mask(noised), series)  # type: ignore[attr-defined]
     return step
 
 
