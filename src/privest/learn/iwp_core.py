@@ -281,7 +281,7 @@ def sgd_block(
         step_list = steps.tolist()
     compiled = _compiled(fused, full, B, p)
     if compiled:
-        X2 = np.ascontiguousarray(X[0, : full * B])
+        X2, y2 = np.ascontiguousarray(X[0, : full * B]), np.ascontiguousarray(y[0])
     ridge = None if not plan.alpha else plan.alpha * (1.0 if plan.noised is None else plan.noised)
     averaging, radius, total = plan.averaging, plan.theta_radius, plan.total
     tail_start, record_every = plan.tail_start, plan.record_every
@@ -297,7 +297,7 @@ def sgd_block(
             if compiled and b < full:
                 book = (averaging is not None, tail_start, t0, record_every, total, n_avg)
                 b, sq, n_avg = _compiled_batches(
-                    fused, X2, y[0], neg_y, steps, b, full, sq, book, state, bar
+                    fused, X2, y2, neg_y, steps, b, full, sq, book, state, bar
                 )
                 if b == nb:
                     break
