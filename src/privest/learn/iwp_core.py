@@ -12,7 +12,9 @@ pair of small matrix products per batch for all replications. The loop is
 :func:`sgd_block` over a run's :class:`SGDPlan` and its :class:`SGDState`: one block of
 records at a time, in order, a batch that straddles two blocks carried over, so that a
 release held in parts (a backend's partitions, :func:`stream_examples`) gives the same run
-as the release in one array.
+as the release in one array. One replication's fused step runs its batches in the compiled
+pass of :mod:`~privest.learn.iwp_kernel` (the same iterates to the bit) once the process has
+passed :data:`KERNEL_AFTER` records through the numpy step.
 """
 
 from __future__ import annotations

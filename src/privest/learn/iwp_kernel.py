@@ -156,17 +156,8 @@ def _project(ddot, theta, thn, has_noised, shrink, grad, r2, radius):
 def _exponential(blas, theta, X, y, neg_y, gamma, sq, fp, noised, Z, ones, M, grad, thn, coef):
     """``margin.fused_exponential_step``'s operations (``fp``: the step's constants)."""
     gemv, gemm, ddot = blas
-    alpha, r2, radius, a0, a1, b0, b1, s2, half_s2 = (
-        fp[0],
-        fp[1],
-        fp[2],
-        fp[3],
-        fp[4],
-        fp[5],
-        fp[6],
-        fp[7],
-        fp[8],
-    )
+    alpha, r2, radius = fp[0], fp[1], fp[2]
+    a0, a1, b0, b1, s2, half_s2 = fp[3], fp[4], fp[5], fp[6], fp[7], fp[8]
     nb = y.size
     E = Z[0]
     _mv(gemv, X, theta, E)
