@@ -22,7 +22,7 @@ from numpy._core import _multiarray_umath
 
 from privest.compiled import jit_options
 
-__all__ = ["AVAILABLE", "run_batches"]
+__all__ = ["AVAILABLE", "add_reduce", "run_batches"]
 
 _JIT = jit_options("the IWP-SGD pass", "about 3 s", error_model="numpy")
 
