@@ -50,6 +50,7 @@ __all__ = [
     "Term",
     "corrected_objective",
     "corrected_terms",
+    "index_sandwich_parts",
     "score_covariance",
 ]
 
