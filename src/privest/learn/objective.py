@@ -38,8 +38,8 @@ import numpy as np
 
 from privest.backends import dispatch
 from privest.errors import ValidationError
-from privest.learn.gram import weighted_gram
 from privest.learn.design import AnalysisData, analysis_data, oracle_data
+from privest.learn.gram import weighted_gram
 from privest.learn.losses import Loss, LossNotSmoothError
 from privest.noise import sample_sl
 
