@@ -7,7 +7,7 @@ import privest as pv
 from privest.learn.design import analysis_data
 from privest.learn.inference import score_covariance
 from privest.learn.losses import LogisticLoss, QuantileRegressionLoss
-from privest.learn.objective import CorrectedObjective
+from privest.learn.objective import CorrectedObjective, index_sandwich_parts
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,26 @@ def test_blocked_score_covariance_equals_one_pass(loss, method):
     blocked = score_covariance(obj, theta, block=1_000)
     np.testing.assert_allclose(blocked, one, rtol=1e-12, atol=1e-14 * np.abs(one).max())
     assert not np.allclose(one, 0.0)
+
+
+@pytest.mark.parametrize("method", ["dr", "naive"])
+@pytest.mark.parametrize("block", [1_000, 10**9])
+def test_fused_sandwich_parts_equal_the_scores_and_hessian_apart(method, block):
+    rng = np.random.default_rng(6)
+    n, d = 5_003, 3
+    x = rng.uniform(-1, 1, size=(n, d))
+    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
+    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * d).release(x, rng=3)
+    obj = CorrectedObjective(LogisticLoss(fit_intercept=True), analysis_data(rel, y), method)
+    theta = np.array([0.2, 0.9, -0.4, 0.7])
+    a, v = index_sandwich_parts(obj, theta, block=block)
+    a_apart, v_apart = score_covariance(obj, theta, block=10**9), obj.hess(theta)
+    np.testing.assert_allclose(a, a_apart, rtol=1e-12, atol=1e-14 * np.abs(a_apart).max())
+    np.testing.assert_allclose(v, v_apart, rtol=1e-12, atol=1e-14 * np.abs(v_apart).max())
+    # score_cov keeps its Hessian for hess at the same theta, and at that theta only
+    a_kept, v_kept = index_sandwich_parts(obj, theta)
+    np.testing.assert_array_equal(obj.score_cov(theta), a_kept)
+    other = theta + 0.1
+    np.testing.assert_array_equal(obj.hess(other), CorrectedObjective.hess(obj, other))
+    obj.score_cov(theta)
+    np.testing.assert_array_equal(obj.hess(theta), v_kept)

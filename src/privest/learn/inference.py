@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from privest._threads import fit_threads
 from privest.learn.losses import Loss
 from privest.learn.objective import (
     SCORE_BLOCK,
@@ -130,9 +131,11 @@ def hessian_estimate(obj: Objective, theta: np.ndarray) -> np.ndarray:
 
 
 def sandwich_cov(obj: Objective, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cov, V_hat, A_hat): cov = V^-1 A V^-1 / n."""
-    a = obj.score_cov(theta)
-    v = hessian_estimate(obj, theta)
+    """(cov, V_hat, A_hat): cov = V^-1 A V^-1 / n, on the BLAS threads of a fit
+    (:func:`~privest._threads.fit_threads`: its products are the same n x p ones)."""
+    with fit_threads():  # one BLAS thread unless PRIVEST_BLAS_THREADS says otherwise
+        a = obj.score_cov(theta)
+        v = hessian_estimate(obj, theta)
     return sandwich(v, a, obj.n), v, a
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from privest.backends import dispatch
 from privest.errors import ValidationError
 from privest.learn.design import AnalysisData, analysis_data, oracle_data
+from privest.learn.gram import weighted_gram
 from privest.learn.losses import Loss, LossNotSmoothError
 from privest.noise import sample_sl
 
@@ -49,6 +50,7 @@ __all__ = [
     "Term",
     "corrected_objective",
     "corrected_terms",
+    "index_sandwich_parts",
     "score_covariance",
 ]
 
@@ -185,6 +187,7 @@ class CorrectedObjective:
             )
         self.loss, self.data, self.method = loss, data, method
         self.designs: dict = {}  # the batched solvers' designs of each copy, shared by methods
+        self._kept_hess: tuple[np.ndarray, np.ndarray] | None = None  # see score_cov
         if method in ("sl", "sdr"):
             if not loss.smooth_in_x:
                 raise LossNotSmoothError(
@@ -269,7 +272,11 @@ class CorrectedObjective:
         return total / self.n, grad / self.n
 
     def hess(self, theta: np.ndarray) -> np.ndarray:
-        """Mean Hessian (p, p) of the corrected loss (the DR/SL/SDR-weighted Hessian)."""
+        """Mean Hessian (p, p) of the corrected loss (the DR/SL/SDR-weighted Hessian); the
+        one :meth:`score_cov` formed at the same theta when it made both in one pass."""
+        kept, self._kept_hess = self._kept_hess, None
+        if kept is not None and np.array_equal(kept[0], theta):
+            return kept[1]
         out = np.zeros((self.p, self.p))
         for t in self.terms:
             w = np.full(self.n, t.weight)
@@ -296,7 +303,17 @@ class CorrectedObjective:
         return new
 
     def score_cov(self, theta: np.ndarray) -> np.ndarray:
-        """A_hat, the centred covariance of the per-record scores (:func:`score_covariance`)."""
+        """A_hat, the centred covariance of the per-record scores (:func:`score_covariance`).
+
+        For an unpenalised smooth index loss without Laplacian terms (DR, naive, oracle) the
+        Hessian at theta is formed in the same pass (:func:`index_sandwich_parts`: one
+        D theta and one phi' / phi'' evaluation per block, instead of one for the scores
+        and one for the Hessian) and kept for a :meth:`hess` at the same theta (the
+        sandwich asks for it next)."""
+        if _fused_sandwich_applies(self):
+            a, v = index_sandwich_parts(self, theta)
+            self._kept_hess = (np.array(theta, dtype=float), v)
+            return a
         return score_covariance(self, theta)
 
     def reduce(self, func: Callable[..., dict], *args: Any, combine: Any = None) -> dict:
@@ -320,7 +337,7 @@ class CorrectedObjective:
         slice of rows gives views, not copies."""
         new = object.__new__(CorrectedObjective)
         new.loss, new.method, new.p = self.loss, self.method, self.p
-        new.designs = {}
+        new.designs, new._kept_hess = {}, None
         new.data = self.data.subset(rows)
         new.terms = [
             Term(t.weight, t.x[rows], None if t.y is None else t.y[rows], t.laplacian)
@@ -358,3 +375,48 @@ def score_covariance(
         cross += psi.T @ psi
     mean = total / obj.n
     return cross / obj.n - np.outer(mean, mean)
+
+
+def _fused_sandwich_applies(obj: CorrectedObjective) -> bool:
+    loss = obj.loss
+    return (
+        loss.form == "index"
+        and loss.smooth_in_theta
+        and not loss.penalised
+        and not any(t.laplacian for t in obj.terms)
+    )
+
+
+def index_sandwich_parts(
+    obj: CorrectedObjective, theta: np.ndarray, block: int = SCORE_BLOCK
+) -> tuple[np.ndarray, np.ndarray]:
+    """(A_hat, V_hat) of an index loss l = phi(y, D theta) in one pass over blocks of rows.
+
+    Per block and term t (weight w_t): u = D_t theta, psi_i = sum_t w_t phi'(y, u_ti) D_ti
+    and V += sum_t D_t' diag(w_t phi''(y, u_t)) D_t. A_hat is formed as in
+    :func:`score_covariance` (shifted by the first block's mean); the same numbers as the
+    scores and the Hessian computed apart, up to rounding.
+    """
+    loss, n, p = obj.loss, obj.n, obj.p
+    shift = None
+    total, cross, hess = np.zeros(p), np.zeros((p, p)), np.zeros((p, p))
+    for start in range(0, n, block):
+        psi = None
+        for t in obj.terms:
+            d = loss.design(t.x[start : start + block])
+            y = loss.response(t.y[start : start + block], d.shape[0])
+            d1, d2 = loss.phi_derivs(y, d @ theta, (1, 2))
+            part = d * (t.weight * d1)[:, None]
+            if psi is None:
+                psi = part
+            else:
+                psi += part
+            hess += weighted_gram(d, t.weight * d2)
+        if shift is None:
+            shift = psi.mean(axis=0)
+        psi -= shift
+        total += psi.sum(axis=0)
+        cross += psi.T @ psi
+    mean = total / n
+    hess /= n
+    return cross / n - np.outer(mean, mean), 0.5 * (hess + hess.T)
