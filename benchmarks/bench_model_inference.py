@@ -2,10 +2,11 @@
 linear model's: ``bench_linear_inference.py``).
 
 The data set is the population; each release resamples n records with replacement and fits
-once; the truth is the full data set's non-private maximum likelihood fit. Per cell: the
-worst and the mean coverage over the coefficients, with the Monte Carlo standard error, the
-mean width ratio to the non-private interval on the same sample (logistic MLE standard
-errors), the worst coverage of that non-private interval, and the CPU ms of one fit.
+once; the truth is the full data set's non-private maximum likelihood fit. Per cell and
+``cov_type`` ("nonrobust", "HC0", on the same resamples and seeds): the worst and the mean
+coverage over the coefficients, with the Monte Carlo standard error, the mean width ratio
+to the non-private robust (HC0) interval on the same sample, the worst coverage of the
+non-private classical and HC0 intervals, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
         [--data fair] [--n 10000] [--epsilon 1] [--cost]

@@ -47,6 +47,13 @@ them, as statsmodels' MNLogit parametrises it): d (K - 1) parameters, the gradie
 columns 1..K-1 (the gradient in beta, same noise s_g) and the (K - 1) d square Hessian of
 :func:`noisy_hessian`, released with replacement sensitivity sqrt(2) B^2 / 2; given from
 n x epsilon = :data:`MULTICLASS_MIN_N_EPS` on, and with ``determined``.
+
+``cov_type="HC0"`` replaces the sampling term H~ of the meat by K~+, the released outer
+products of the per-record scores (:func:`noisy_score_gram`, at theta_os, with
+:data:`SCORE_SHARE` of the standard errors' rho; the Hessian gets the rest) with its
+eigenvalues floored at 0: the robust sandwich M K M, which does not assume the logistic
+variance function (records iid). Not the default (docs/central-models.md, "Robust standard
+errors").
 """
 
 from __future__ import annotations
@@ -61,14 +68,14 @@ from privest.models.inference import _psd, noisy_gram
 from privest.models.logistic_fit import hessian_sum
 
 __all__ = [
+    "COV_TYPES",
     "FLOOR_SENSITIVITY",
     "MULTICLASS_MIN_N_EPS",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "SCORE_SHARE",
     "contrasts",
     "hessian_point",
-    "COV_TYPES",
-    "SCORE_SHARE",
     "in_classes",
     "noisy_hessian",
     "noisy_score_gram",
