@@ -370,14 +370,14 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
         small = small or self.classes_.size > 2  # always checked with K >= 3 classes
-        args = (*contrasts(*window), trace["sigma"], H, sd_h, small)
-        theta, cov = one_step_cov(*args)
+        args = (*contrasts(*window), trace["sigma"], H, sd_h)
+        theta, cov = one_step_cov(*args, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if robust and cov is not None:  # the second release, at the one-step estimate
             at = in_classes(theta, Xc.shape[1])
             rho_k = cfg["rho_inference"] * SCORE_SHARE
             K, _ = noisy_score_gram(Xc, path["Y"], at, cfg["x_radius"], rho_k, rng)
-            theta, cov = one_step_cov(*args, K=K)  # post-processing again
+            theta, cov = one_step_cov(*args, determined=small, K=K)  # post-processing
             how = "robust (HC0) noise-aware sandwich (sampling and privacy noise)"
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
