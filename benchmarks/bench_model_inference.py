@@ -2,10 +2,11 @@
 linear model's: ``bench_linear_inference.py``).
 
 The data set is the population; each release resamples n records with replacement and fits
-once; the truth is the full data set's non-private maximum likelihood fit. Per cell: the
-worst and the mean coverage over the coefficients, with the Monte Carlo standard error, the
-mean width ratio to the non-private interval on the same sample (logistic MLE standard
-errors), the worst coverage of that non-private interval, and the CPU ms of one fit.
+once; the truth is the full data set's non-private maximum likelihood fit. Per cell and
+``cov_type`` ("nonrobust", "HC0", on the same resamples and seeds): the worst and the mean
+coverage over the coefficients, with the Monte Carlo standard error, the mean width ratio
+to the non-private robust (HC0) interval on the same sample, the worst coverage of the
+non-private classical and HC0 intervals, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
         [--data fair] [--n 10000] [--epsilon 1] [--cost]
@@ -37,12 +38,15 @@ from sklearn.linear_model import LogisticRegression
 import privest as pv
 
 
-def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-private maximum likelihood estimate and its classical standard errors."""
+def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-private maximum likelihood estimate, its classical standard errors and its
+    robust (HC0: H^-1 sum_i s_i s_i' H^-1) ones."""
     fit = LogisticRegression(C=np.inf, tol=1e-8, max_iter=1000).fit(D[:, 1:], y)
     p = fit.predict_proba(D[:, 1:])[:, 1]
-    se = np.sqrt(np.diag(np.linalg.inv(D.T @ (D * (p * (1 - p))[:, None]))))
-    return np.r_[fit.intercept_, fit.coef_[0]], se
+    H_inv = np.linalg.inv(D.T @ (D * (p * (1 - p))[:, None]))
+    S = D * (y - p)[:, None]
+    robust = np.sqrt(np.diag(H_inv @ (S.T @ S) @ H_inv))
+    return np.r_[fit.intercept_, fit.coef_[0]], np.sqrt(np.diag(H_inv)), robust
 
 
 #: statsmodels data sets: the response, and each feature with its public bounds
@@ -109,16 +113,36 @@ def multiclass_data(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return frame[list(columns)].to_numpy(float), y, np.array(list(columns.values()), float)
 
 
-def _mnlogit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _mnlogit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The non-private multinomial MLE (statsmodels' MNLogit: classes 1..K-1 against class
-    0, intercept first in each block) and its classical standard errors."""
+    0, intercept first in each block), its classical and its robust (HC0) standard errors."""
     import statsmodels.api as sm
 
     fit = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0)
-    return np.asarray(fit.params).T.ravel(), np.asarray(fit.bse).T.ravel()
+    robust = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0, cov_type="HC0")
+    return tuple(np.asarray(v).T.ravel() for v in (fit.params, fit.bse, robust.bse))
+
+
+def _coverage(covered: list, ratio: list) -> dict:
+    """Worst and mean coverage over the releases with standard errors, their MC se, the
+    share without, and the median over coefficients of the mean width ratio."""
+    given = ~np.isnan(np.array(ratio)).any(axis=1)
+    cover = np.mean(np.array(covered)[given], axis=0) if given.any() else np.full(1, np.nan)
+    width = np.median(np.mean(np.array(ratio)[given], axis=0)) if given.any() else np.nan
+    return {
+        "worst": float(cover.min()),
+        "mean": float(cover.mean()),
+        "mc_se": math.sqrt(0.95 * 0.05 / max(int(given.sum()), 1)),
+        "no_se": float(1.0 - given.mean()),
+        "ratio": float(width),
+    }
 
 
 def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
+    """Coverage per ``cov_type`` ("nonrobust", "HC0"; "bootstrap" cells: one) on the same
+    resamples and fit seeds (the fits' paths are identical; only the Hessian's share and the
+    score release differ), widths against the non-private robust (HC0) interval, and the
+    worst coverage of the non-private classical and HC0 intervals."""
     if kind == "multinomial":
         X, y, bounds = multiclass_data(data)
     else:
@@ -129,42 +153,41 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
     else:
         fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
         truth = np.r_[fit.intercept_, fit.coef_[0]]
-    kw = {"method": "noisy_gd", "inference": "bootstrap"} if kind == "bootstrap" else {}
-    kw = kw or {"inference": "sandwich"}
+    if kind == "bootstrap":
+        variants = {"bootstrap": {"method": "noisy_gd", "inference": "bootstrap"}}
+    else:
+        variants = {c: {"inference": "sandwich", "cov_type": c} for c in ("nonrobust", "HC0")}
     rng = np.random.default_rng(2027)
-    covered, ratio, plain, seconds = [], [], [], 0.0
+    covered = {v: [] for v in variants}
+    ratio = {v: [] for v in variants}
+    plain, robust, seconds = [], [], 0.0
+    z = 1.959963984540054
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         Xs, ys = X[idx], y[idx]
         D = np.column_stack([np.ones(n), Xs])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            est = pv.PrivateLogisticRegression(
-                epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, **kw
-            )
-            if kind == "multinomial":
-                est.set_params(classes=list(range(k)))
-            tic = time.process_time()
-            m = est.fit(Xs, ys)
-            seconds += time.process_time() - tic
-        mle, se0 = _mnlogit_se(D, ys) if kind == "multinomial" else _logit_se(D, ys)
-        plain.append(np.abs(mle - truth) <= 1.959963984540054 * se0)
-        ci = m.results_.conf_int().to_numpy()
-        covered.append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
-        ratio.append(m.results_.bse.to_numpy() / se0)
-    given = ~np.isnan(np.array(ratio)).any(axis=1)
-    cover = np.mean(np.array(covered)[given], axis=0) if given.any() else np.full(1, np.nan)
-    return {
-        "worst": float(cover.min()),
-        "mean": float(cover.mean()),
-        "mc_se": math.sqrt(0.95 * 0.05 / max(int(given.sum()), 1)),
-        "no_se": float(1.0 - given.mean()),
-        "ratio": float(np.median(np.mean(np.array(ratio)[given], axis=0)))
-        if given.any()
-        else np.nan,
-        "plain": float(np.min(np.mean(plain, axis=0))),
-        "ms": 1e3 * seconds / reps,
-    }
+        mle, se0, se_hc0 = _mnlogit_se(D, ys) if kind == "multinomial" else _logit_se(D, ys)
+        plain.append(np.abs(mle - truth) <= z * se0)
+        robust.append(np.abs(mle - truth) <= z * se_hc0)
+        for v, kw in variants.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                est = pv.PrivateLogisticRegression(
+                    epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, **kw
+                )
+                if kind == "multinomial":
+                    est.set_params(classes=list(range(k)))
+                tic = time.process_time()
+                m = est.fit(Xs, ys)
+                seconds += time.process_time() - tic
+            ci = m.results_.conf_int().to_numpy()
+            covered[v].append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
+            ratio[v].append(m.results_.bse.to_numpy() / se_hc0)
+    out = {v: _coverage(covered[v], ratio[v]) for v in variants}
+    out["plain"] = float(np.min(np.mean(plain, axis=0)))
+    out["plain_hc0"] = float(np.min(np.mean(robust, axis=0)))
+    out["ms"] = 1e3 * seconds / reps / len(variants)
+    return out
 
 
 def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
@@ -205,21 +228,25 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ms per fit (n = 1e5, p = 10): none {c['none']:.0f}, sandwich {c['sandwich']:.0f}")
         return
     print(
-        "| model | data (columns) | n | epsilon | worst coverage | mean coverage | MC se "
-        "| no SE | width / non-private | non-private worst | ms per fit |"
+        "| model | data (columns) | n | epsilon | cov_type | worst coverage | mean coverage "
+        "| MC se | no SE | width / non-private HC0 | non-private worst (classical, HC0) "
+        "| ms per fit |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, data, cols, n, eps in CELLS + BOOTSTRAP_CELLS * args.bootstrap:
         wanted = ((args.only, kind), (args.data, data), (args.n, n), (args.epsilon, eps))
         if any(want is not None and want != have for want, have in wanted):
             continue
-        c = cell(kind, data, cols, n, eps, args.reps)
-        print(
-            f"| {kind} | {data} {cols or ''} | {n} | {eps:g} | {c['worst']:.3f} | {c['mean']:.3f} "
-            f"| {c['mc_se']:.3f} | {c['no_se']:.2f} | {c['ratio']:.2f} | {c['plain']:.3f} "
-            f"| {c['ms']:.0f} |",
-            flush=True,
-        )
+        out = cell(kind, data, cols, n, eps, args.reps)
+        for v, c in out.items():
+            if not isinstance(c, dict):
+                continue
+            print(
+                f"| {kind} | {data} {cols or ''} | {n} | {eps:g} | {v} | {c['worst']:.3f} "
+                f"| {c['mean']:.3f} | {c['mc_se']:.3f} | {c['no_se']:.2f} | {c['ratio']:.2f} "
+                f"| {out['plain']:.3f}, {out['plain_hc0']:.3f} | {out['ms']:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

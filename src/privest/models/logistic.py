@@ -51,12 +51,16 @@ from privest.models.logistic_fit import (
     noisy_descent,
 )
 from privest.models.logistic_inference import (
+    COV_TYPES,
     MULTICLASS_MIN_N_EPS,
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
+    SCORE_SHARE,
     contrasts,
     hessian_point,
+    in_classes,
     noisy_hessian,
+    noisy_score_gram,
     one_step_cov,
 )
 from privest.rng import resolve_rng
@@ -154,6 +158,10 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
         whole budget and ``results_`` says why); the default spends nothing on them.
         Coverage: docs/central-models.md.
+    cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
+        (default) the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
+        products, records iid without the logistic variance assumption), released with half
+        of the standard errors' share (the Hessian gets the other half; same guarantee).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
@@ -196,6 +204,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         budget: Any = None,
         domain: Any = None,
         inference: str = "auto",
+        cov_type: str = "nonrobust",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -211,6 +220,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self.budget = budget
         self.domain = domain
         self.inference = inference
+        self.cov_type = cov_type
 
     @property
     def guarantee(self) -> ApproxDP:
@@ -281,6 +291,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         """The standard errors used (public: the method, the number of classes and n eps)."""
         if self.inference not in INFERENCE:
             raise ValidationError(f"inference: {self.inference!r}; accepted: {INFERENCE}")
+        if self.cov_type not in COV_TYPES:
+            raise ValidationError(f"cov_type: {self.cov_type!r}; accepted: {COV_TYPES}")
         if self.inference == "auto":
             usable = method == "noisy_mm" and k == 2 and n_eps >= SANDWICH_MIN_N_EPS
             return "sandwich" if usable else "none"
@@ -352,12 +364,21 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
         at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
-        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], cfg["rho_inference"], rng)
+        robust = self.cov_type == "HC0"  # public: K gets SCORE_SHARE of the inference rho
+        rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
+        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], rho_h, rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
         small = small or self.classes_.size > 2  # always checked with K >= 3 classes
-        theta, cov = one_step_cov(*contrasts(*window), trace["sigma"], H, sd_h, determined=small)
+        args = (*contrasts(*window), trace["sigma"], H, sd_h)
+        theta, cov = one_step_cov(*args, determined=small)
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
+        if robust and cov is not None:  # the second release, at the one-step estimate
+            at = in_classes(theta, Xc.shape[1])
+            rho_k = cfg["rho_inference"] * SCORE_SHARE
+            K, _ = noisy_score_gram(Xc, path["Y"], at, cfg["x_radius"], rho_k, rng)
+            theta, cov = one_step_cov(*args, determined=small, K=K)  # post-processing
+            how = "robust (HC0) noise-aware sandwich (sampling and privacy noise)"
         if cov is None:  # NaN standard errors, stated in the summary (as linear's ePTR)
             why = "the released Hessian is too noisy at this n and epsilon (more records help)"
             how, note = "none", [f"no standard errors: {why}"]
@@ -465,7 +486,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             rng=rng,
             trace=path.setdefault("trace", {}),
         )
-        path.update(Xc=Xc, centre=centre, scale=scale, theta=theta, precond=precond)
+        path.update(Xc=Xc, Y=Y, centre=centre, scale=scale, theta=theta, precond=precond)
         coef = (theta[: X.shape[1]] / scale[:, None]).T
         const = theta[-1] if self.fit_intercept else np.zeros(theta.shape[1])
         return coef, const - coef @ centre

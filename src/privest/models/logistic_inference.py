@@ -47,31 +47,49 @@ them, as statsmodels' MNLogit parametrises it): d (K - 1) parameters, the gradie
 columns 1..K-1 (the gradient in beta, same noise s_g) and the (K - 1) d square Hessian of
 :func:`noisy_hessian`, released with replacement sensitivity sqrt(2) B^2 / 2; given from
 n x epsilon = :data:`MULTICLASS_MIN_N_EPS` on, and with ``determined``.
+
+``cov_type="HC0"`` replaces the sampling term H~ of the meat by K~+, the released outer
+products of the per-record scores (:func:`noisy_score_gram`, at theta_os, with
+:data:`SCORE_SHARE` of the standard errors' rho; the Hessian gets the rest) with its
+eigenvalues floored at 0: the robust sandwich M K M, which does not assume the logistic
+variance function (records iid). Not the default (docs/central-models.md, "Robust standard
+errors").
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
-from scipy.special import softmax
+from scipy.special import expit, softmax
 
-from privest.models.inference import noisy_gram
+from privest.models.inference import _psd, noisy_gram
 from privest.models.logistic_fit import hessian_sum
 
 __all__ = [
+    "COV_TYPES",
     "FLOOR_SENSITIVITY",
     "MULTICLASS_MIN_N_EPS",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "SCORE_SHARE",
     "contrasts",
     "hessian_point",
+    "in_classes",
     "noisy_hessian",
+    "noisy_score_gram",
     "one_step_cov",
 ]
 
 #: share of the fit's zCDP rho spent on the Hessian release the standard errors need
 SANDWICH_SHARE = 0.2
+#: the sampling term of the sandwich (statsmodels' ``cov_type`` names): ``"nonrobust"``
+#: the model's H^-1, ``"HC0"`` the robust H^-1 K H^-1 (records iid, no model assumption)
+COV_TYPES = ("nonrobust", "HC0")
+#: with ``cov_type="HC0"`` the share of the standard errors' rho spent on the score outer
+#: products K (released at the one-step estimate); the Hessian gets the rest (a public rule)
+SCORE_SHARE = 0.5
 #: ``inference="auto"`` spends that share only from this n x epsilon on (a public rule):
 #: below it the released Hessian was too noisy for standard errors in most releases
 #: (breast cancer and randhie at n = 2000, epsilon 1: 80% withheld, the rest undercovered;
@@ -105,6 +123,26 @@ def contrasts(thetas: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, np.nda
     return stack(thetas[..., 1:] - thetas[..., :1]), stack(grads[..., 1:])
 
 
+def _class_gram(Xc: np.ndarray, weight: Callable[[int, int], np.ndarray], k: int) -> np.ndarray:
+    """sum_i W_i (x) x_i x_i', W_i the k x k matrix with entries ``weight(a, b)[i]``, blocks
+    class by class: one weighted Gram per pair of classes (not per record)."""
+    d = Xc.shape[1]
+    S = np.empty((k * d, k * d))
+    for a in range(k):
+        for b in range(a, k):
+            block = Xc.T @ (Xc * weight(a, b)[:, None])
+            S[a * d : (a + 1) * d, b * d : (b + 1) * d] = block
+            S[b * d : (b + 1) * d, a * d : (a + 1) * d] = block.T
+    return S
+
+
+def _release(S: np.ndarray, radius: float, rho: float, n: int, rng) -> tuple[np.ndarray, float]:
+    """:func:`~privest.models.inference.noisy_gram` of a sum of per-record positive
+    semi-definite terms of Frobenius norm <= radius^2; returns it and its diagonal's sd."""
+    released, sd_off = noisy_gram(S, radius, rho, n, rng)
+    return released, sd_off * math.sqrt(2.0)
+
+
 def noisy_hessian(
     Xc: np.ndarray, theta: np.ndarray, x_radius: float, rho: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, float]:
@@ -118,22 +156,38 @@ def noisy_hessian(
     moves the sum by at most sqrt(2) B^2 / 2 in Frobenius norm (<C, C'> >= 0): the Gram
     release of rows of norm B / sqrt(2) (B / 2 for two classes). Returns the noisy symmetric
     matrix and the noise sd of its diagonal."""
-    n, d = Xc.shape
     if theta.shape[1] == 1:  # blockwise, without an n x d weighted copy
-        S, radius = hessian_sum(Xc, theta[:, 0]), x_radius / 2.0
+        return _release(hessian_sum(Xc, theta[:, 0]), x_radius / 2.0, rho, Xc.shape[0], rng)
+    q = softmax(Xc @ theta, axis=1)[:, 1:]
+    S = _class_gram(Xc, lambda a, b: q[:, a] * (float(a == b) - q[:, b]), q.shape[1])
+    return _release(S, x_radius / math.sqrt(2.0), rho, Xc.shape[0], rng)
+
+
+def noisy_score_gram(
+    Xc: np.ndarray,
+    Y: np.ndarray,
+    theta: np.ndarray,
+    x_radius: float,
+    rho: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float]:
+    """K = sum_i s_i s_i', the outer products of the per-record scores in the coordinates
+    of :func:`contrasts` at ``theta`` (d, k), under rho-zCDP: s_i = r_i (x) x_i with
+    r_i = y_i - p_i (two classes, ``Y`` (n, 1) 0/1) or r_ic = y_ic - q_ic, c = 1..K-1
+    (``Y`` (n, K) one-hot). ||s_i|| = ||r_i|| ||x_i|| with |r_i| <= 1 for two classes and
+    ||r_i||^2 <= (1 - q_iy)^2 + (sum_{c != y} q_ic)^2 <= 2 for K >= 3 (class y's residual,
+    plus the others' probabilities, which sum to at most 1 - q_iy; the supremum 2 is
+    approached as q_iy -> 0 with the mass on one other class 1..K-1): the Gram release of
+    rows of norm B (B sqrt(2)), replacement sensitivity sqrt(2) B^2 (2 sqrt(2) B^2)
+    (docs/central-models.md, "Robust standard errors"). Returns the noisy symmetric matrix
+    and the noise sd of its diagonal."""
+    if theta.shape[1] == 1:
+        R, radius = Y - expit(Xc @ theta), x_radius
     else:
-        q = softmax(Xc @ theta, axis=1)[:, 1:]
-        k = q.shape[1]
-        S = np.empty((k * d, k * d))
-        for a in range(k):  # one weighted Gram per pair of classes (not per record)
-            for b in range(a, k):
-                w = q[:, a] * (float(a == b) - q[:, b])
-                block = Xc.T @ (Xc * w[:, None])
-                S[a * d : (a + 1) * d, b * d : (b + 1) * d] = block
-                S[b * d : (b + 1) * d, a * d : (a + 1) * d] = block.T
-        radius = x_radius / math.sqrt(2.0)
-    H, sd_off = noisy_gram(S, radius, rho, n, rng)
-    return H, sd_off * math.sqrt(2.0)
+        R = Y[:, 1:] - softmax(Xc @ theta, axis=1)[:, 1:]
+        radius = x_radius * math.sqrt(2.0)
+    S = _class_gram(Xc, lambda a, b: R[:, a] * R[:, b], R.shape[1])
+    return _release(S, radius, rho, Xc.shape[0], rng)
 
 
 def hessian_point(
@@ -150,6 +204,13 @@ def hessian_point(
     return np.mean(thetas - np.einsum("ij,mj...->mi...", H0_inv, grads) / n, axis=0)
 
 
+def in_classes(beta: np.ndarray, d: int) -> np.ndarray:
+    """The (d, k) parameter of the fit from the identified ``beta`` of :func:`contrasts`:
+    (d, 1) for two classes, else a zero first class and beta's K - 1 blocks."""
+    cols = beta.reshape(-1, d).T
+    return cols if cols.shape[1] == 1 else np.column_stack([np.zeros(d), cols])
+
+
 def _one_step(thetas: np.ndarray, grads: np.ndarray, vals: np.ndarray, vecs: np.ndarray):
     M = (vecs / vals) @ vecs.T
     return np.mean(thetas - grads @ M, axis=0), M
@@ -162,6 +223,7 @@ def one_step_cov(
     H: np.ndarray,
     sd_h: float,
     determined: bool = False,
+    K: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(theta_os, Cov) of the averaged one-step estimate (module docstring) from released
     quantities only: the iterates ``thetas`` (m, d) the noisy gradient sums ``grads`` (m, d)
@@ -170,14 +232,17 @@ def one_step_cov(
     floor of H~ (:data:`FLOOR_SENSITIVITY`): the released Hessian is then too noisy for the
     step to undo the fit's shrinkage, and an interval would not cover. With ``determined``
     (the fit's rule below :data:`SANDWICH_MIN_N_EPS`) Cov is also None when the smallest
-    eigenvalue of H~ is below the floor 2 sqrt(d) s_H, its noise's spectral norm."""
+    eigenvalue of H~ is below the floor 2 sqrt(d) s_H, its noise's spectral norm. With ``K``
+    (the released score outer products, ``cov_type="HC0"``) the sampling term of the meat is
+    K~ with its eigenvalues floored at 0 instead of H~: M K M, the robust sandwich."""
     m, d = thetas.shape
     raw, vecs = np.linalg.eigh((H + H.T) / 2.0)
     floor = 2.0 * math.sqrt(d) * sd_h  # about the noise's spectral norm
     vals = np.maximum(raw, floor)
     theta, M = _one_step(thetas, grads, vals, vecs)
     dev = thetas.mean(axis=0) - theta
-    meat = (vecs * vals) @ vecs.T + sd_g**2 / m * np.eye(d)
+    meat = (vecs * vals) @ vecs.T if K is None else _psd(K)
+    meat = meat + sd_g**2 / m * np.eye(d)
     meat += sd_h**2 / 2.0 * ((dev @ dev) * np.eye(d) + np.outer(dev, dev))
     cov = M @ meat @ M
     low, _ = _one_step(thetas, grads, np.maximum(raw, sd_h), vecs)
