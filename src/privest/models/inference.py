@@ -40,6 +40,7 @@ __all__ = [
     "central_results",
     "logistic_cov",
     "logistic_inference",
+    "nearest_psd",
     "noisy_gram",
 ]
 
@@ -73,7 +74,7 @@ def noisy_gram(
     return S_noisy + np.triu(S_noisy, 1).T, mech.sigma / math.sqrt(2.0)
 
 
-def _psd(S: np.ndarray) -> np.ndarray:
+def nearest_psd(S: np.ndarray) -> np.ndarray:
     """The nearest positive semi-definite matrix to the symmetric part of ``S``."""
     vals, vecs = np.linalg.eigh((S + S.T) / 2.0)
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
@@ -86,7 +87,7 @@ def _sim_design(
     box centre, c ``design["const"]``), clipped to the box and centred at m."""
     p = design["half"].size
     mu = G[:p, p] / (n * design["const"])
-    Sigma = _psd(G[:p, :p] / n - np.outer(mu, mu))
+    Sigma = nearest_psd(G[:p, :p] / n - np.outer(mu, mu))
     X = rng.multivariate_normal(mu, Sigma, size=n, method="eigh")
     return np.clip(X, -design["half"], design["half"])
 

@@ -64,7 +64,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit, softmax
 
-from privest.models.inference import _psd, noisy_gram
+from privest.models.inference import nearest_psd, noisy_gram
 from privest.models.logistic_fit import hessian_sum
 
 __all__ = [
@@ -241,7 +241,7 @@ def one_step_cov(
     vals = np.maximum(raw, floor)
     theta, M = _one_step(thetas, grads, vals, vecs)
     dev = thetas.mean(axis=0) - theta
-    meat = (vecs * vals) @ vecs.T if K is None else _psd(K)
+    meat = (vecs * vals) @ vecs.T if K is None else nearest_psd(K)
     meat = meat + sd_g**2 / m * np.eye(d)
     meat += sd_h**2 / 2.0 * ((dev @ dev) * np.eye(d) + np.outer(dev, dev))
     cov = M @ meat @ M
