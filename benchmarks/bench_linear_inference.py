@@ -159,6 +159,22 @@ def noise_population(seed: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return np.column_stack([X, z]), y, np.vstack([bounds, [-0.1, 0.1]]), y_bounds
 
 
+def _adassp_fit(
+    X: np.ndarray, y: np.ndarray, bounds: np.ndarray, y_bounds: tuple, epsilon: float, seed: int
+) -> pv.PrivateLinearRegression:
+    """One seeded AdaSSP release at delta 1e-6 (warnings silenced; the bench reads the results)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pv.PrivateLinearRegression(
+            epsilon=epsilon,
+            delta=1e-6,
+            bounds=bounds,
+            y_bounds=y_bounds,
+            method="adassp",
+            random_state=seed,
+        ).fit(X, y)
+
+
 def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str, float]:
     """Rejection rates at 0.05 of z's coefficient = 0 over ``reps`` releases, on the same
     releases: the calibrated p-values of ``results_`` ("new": simulated null where the public
@@ -173,16 +189,7 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
     unstable = calibrated = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = pv.PrivateLinearRegression(
-                epsilon=epsilon,
-                delta=1e-6,
-                bounds=bounds,
-                y_bounds=y_bounds,
-                method="adassp",
-                random_state=r,
-            ).fit(X[idx], y[idx])
+        m = _adassp_fit(X[idx], y[idx], bounds, y_bounds, epsilon, r)
         res = m.results_
         unstable += any("unstable" in note for note in res.notes)
         sim = getattr(res, "null_pvalues", None)  # NaN where the normal approximation is used
@@ -214,16 +221,7 @@ def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
     agree = calibrated = intercept = type1 = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = pv.PrivateLinearRegression(
-                epsilon=epsilon,
-                delta=1e-6,
-                bounds=bounds,
-                y_bounds=y_bounds,
-                method="adassp",
-                random_state=r,
-            ).fit(X[idx], y[idx])
+        m = _adassp_fit(X[idx], y[idx], bounds, y_bounds, epsilon, r)
         res = m.results_
         params = res.params.to_numpy()[1:]
         se = res.bse.to_numpy()[1:]
@@ -323,16 +321,7 @@ def null_worlds(n: int, epsilon: float, reps: int) -> dict[str, np.ndarray]:
     }
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m = pv.PrivateLinearRegression(
-                epsilon=epsilon,
-                delta=1e-6,
-                bounds=bounds,
-                y_bounds=y_bounds,
-                method="adassp",
-                random_state=r,
-            ).fit(X[idx], y[idx])
+        m = _adassp_fit(X[idx], y[idx], bounds, y_bounds, epsilon, r)
         rel = m.released_stats_
         if not calibration_needed(rel):
             continue
