@@ -11,7 +11,10 @@ replacement; the truth is the logistic fit on all 4,898 wines). Coverage of the 
 interval is over the releases with a positive definite corrected Hessian; the score
 interval's is P(|T(truth)| <= 1.96) (the test-inversion set covers exactly when the test
 accepts), over all releases and over the Wald ones. Widths (median ratio to the Wald
-interval) from the first ``--widths`` releases.
+interval) from the first ``--widths`` releases. The public rule of the estimators
+(``privest.learn.inference.noise_dominated``, docs/dr-estimation.md, "Which intervals to
+trust") is applied to every release: the share of releases it flags per coefficient and the
+Wald coverage over the unflagged and the flagged ones (``--limit`` sets its threshold).
 
     python benchmarks/bench_dr_interval.py [--data survey|wine] [--n 100000] [--releases 100]
 """
@@ -29,7 +32,12 @@ from scipy import stats
 
 import privest as pv
 from privest.errors import SeededRandomnessWarning
-from privest.learn.inference import IndefiniteHessianError, sandwich_cov
+from privest.learn.inference import (
+    NOISE_RATIO_LIMIT,
+    IndefiniteHessianError,
+    noise_dominated,
+    sandwich_cov,
+)
 from privest.learn.losses import LogisticLoss
 from privest.learn.objective import corrected_objective
 from privest.learn.score_interval import constrained_fit, score_interval, score_statistic
@@ -82,9 +90,9 @@ def population(name: str, path: Path) -> tuple[pd.DataFrame | None, dict, np.nda
     return pop, bounds, truth
 
 
-def one_release(pop, bounds, truth, n, rng, widths):
-    """Per coefficient: Wald covers, score covers, Wald width, score width (NaN if not
-    measured), and whether the sandwich exists."""
+def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, score=True):
+    """Per coefficient: Wald covers, |T(truth)|, Wald width, score width (NaN if not
+    measured; all NaN without ``score``) and the rule's flag (the intercept's is 0)."""
     df = survey(n, rng) if pop is None else pop.iloc[rng.integers(0, len(pop), n)]
     mech = pv.ZILMechanism.calibrate(epsilon=2.0, delta=0.3, zero_prob=0.1, bounds=bounds)
     rel = mech.release(df.reset_index(drop=True), rng=rng)
@@ -95,7 +103,8 @@ def one_release(pop, bounds, truth, n, rng, widths):
     fit = constrained_fit(obj, truth, None, box, steps=100)  # the local minimum nearest the truth
     theta = truth if fit is None else fit[0]
     z = stats.norm.ppf(0.975)
-    out = np.full((truth.size, 4), np.nan)
+    out = np.full((truth.size, 5), np.nan)
+    out[:, 4] = np.concatenate([[False], noise_dominated(obj, limit)])
     se = None
     if fit is not None:
         try:
@@ -104,7 +113,7 @@ def one_release(pop, bounds, truth, n, rng, widths):
             out[:, 2] = 2 * z * se
         except IndefiniteHessianError:
             pass
-    for j in range(truth.size):
+    for j in range(truth.size if score else 0):
         stat = score_statistic(obj, theta, j, truth[j], box)[0]
         out[j, 1] = abs(stat)
         if widths and se is not None:
@@ -120,6 +129,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--releases", type=int, default=100)
     parser.add_argument("--widths", type=int, default=10, help="releases with widths")
     parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--limit", type=float, default=NOISE_RATIO_LIMIT, help="the rule's")
+    parser.add_argument(
+        "--score", action=argparse.BooleanOptionalAction, default=True, help="score intervals"
+    )
     parser.add_argument("--wine", type=Path, default=_wine(), help="winequality-white.csv")
     args = parser.parse_args(argv)
     pop, bounds, truth = population(args.data, args.wine)
@@ -128,7 +141,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         warnings.simplefilter("ignore", SeededRandomnessWarning)
         res = np.stack(
             [
-                one_release(pop, bounds, truth, args.n, rng, r < args.widths)
+                one_release(
+                    pop, bounds, truth, args.n, rng, r < args.widths, args.limit, args.score
+                )
                 for r in range(args.releases)
             ]
         )
@@ -142,7 +157,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     print(
         "coefficient  Wald  score(same releases)  score(all)  T undefined  "
-        "width score/Wald (median, releases)  score ends undefined"
+        "width score/Wald (median, releases)  score ends undefined  "
+        "flagged  Wald unflagged (releases)  Wald flagged"
     )
     out = {}
     for j, name in enumerate(names):
@@ -152,13 +168,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         same = (t[wald_ok & defined] <= z).mean()
         every = (t[defined] <= z).mean()
         ratio = res[:, j, 3] / res[:, j, 2]
+        flag = res[wald_ok, j, 4] == 1
+        cover = res[wald_ok, j, 0]
         tried = ~np.isnan(res[:, j, 2]) & (np.arange(len(res)) < args.widths)
         print(
             f"{name:<12} {wald:.3f} {same:.3f} {every:.3f} {(~defined).sum()}  "
             f"{np.nanmedian(ratio[tried]) if tried.any() else np.nan:.2f} ({tried.sum()})  "
-            f"{np.isnan(ratio[tried]).sum()}"
+            f"{np.isnan(ratio[tried]).sum()}  {flag.mean():.2f}  "
+            f"{cover[~flag].mean() if (~flag).any() else np.nan:.3f} ({(~flag).sum()})  "
+            f"{cover[flag].mean() if flag.any() else np.nan:.3f}"
         )
-        out.update({f"{name}_wald": wald, f"{name}_score": every})
+        out.update({f"{name}_wald": wald, f"{name}_score": every, f"{name}_flagged": flag.mean()})
     return out
 
 

@@ -64,6 +64,13 @@ class UnstableIntervalWarning(UserWarning):
     (docs/central-models.md, "Standard errors, intervals and Wald tests")."""
 
 
+class NoiseDominatedWarning(UserWarning):
+    """A corrected-loss fit (DR, SL, SDR) has a coefficient whose feature's public noise
+    variance is many times that feature's own variance as the release shows it: its Wald
+    (sandwich) interval is too short, so ``results_`` marks it and ``score_conf_int`` gives
+    the interval to use (docs/dr-estimation.md, "Which intervals to trust")."""
+
+
 class NoCompileCacheWarning(UserWarning):
     """numba found no writable cache for a compiled kernel of privest, so the kernel is
     compiled again in every new process (seconds each); setting ``NUMBA_CACHE_DIR`` to a

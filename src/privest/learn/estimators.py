@@ -25,10 +25,16 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from privest.errors import EstimationError, ValidationError
+from privest.errors import EstimationError, NoiseDominatedWarning, ValidationError
 from privest.learn.design import AnalysisData
 from privest.learn.fitting import fit_objective
-from privest.learn.inference import IndefiniteHessianError, bootstrap_cov, sandwich_cov
+from privest.learn.inference import (
+    NOISE_RATIO_LIMIT,
+    IndefiniteHessianError,
+    bootstrap_cov,
+    noise_dominated,
+    sandwich_cov,
+)
 from privest.learn.losses import (
     HingeLoss,
     LogisticLoss,
@@ -177,8 +183,33 @@ class DRMEstimator(BaseEstimator):
         cov = self._inference(obj, sol, box, rng)
         for name, value in obj.diagnostics().items():  # a backend's, e.g. passes_
             setattr(self, name, value)
-        self._set_results(cov, obj.data, sol)
+        self._set_results(cov, obj.data, sol, self._noise_dominated(obj))
         return self
+
+    def _noise_dominated(self, obj: Objective) -> pd.Series | None:
+        """The public rule on a corrected fit's sandwich intervals (docs/dr-estimation.md,
+        "Which intervals to trust"): the coefficients of features whose noise dominates
+        (:func:`~privest.learn.inference.noise_dominated`), warned about once; None when
+        not assessed (other methods, inference or losses than an index loss's)."""
+        loss = self.loss_
+        if self.method not in ("dr", "sl", "sdr") or self.inference_ != "sandwich":
+            return None
+        if loss.form != "index":
+            return None
+        lead = [False] * int(getattr(loss, "fit_intercept", False))
+        flags = np.concatenate([lead, noise_dominated(obj)]) & ~self.at_bound_
+        if flags.any():
+            names = [n for n, f in zip(self.param_names_, flags, strict=True) if f]
+            warnings.warn(
+                f"{names}: the noise variance of these features may be more than "
+                f"{NOISE_RATIO_LIMIT:g} times their own variance (as the release shows it), so "
+                "their Wald intervals are too short (marked * in summary()); use "
+                "score_conf_int(release, y) for them (docs/dr-estimation.md, 'Which "
+                "intervals to trust')",
+                NoiseDominatedWarning,
+                stacklevel=3,
+            )
+        return pd.Series(flags, index=pd.Index(self.param_names_, name="parameter"))
 
     def _inference(
         self, obj: Objective, sol: Solution, box: np.ndarray, rng: Any
@@ -248,8 +279,15 @@ class DRMEstimator(BaseEstimator):
         self.n_ = n
         self.guarantee_ = guarantee
 
-    def _set_results(self, cov: np.ndarray | None, ad: AnalysisData, sol: Solution) -> None:
-        """The results table of a recorded fit (after :meth:`_set_solution`)."""
+    def _set_results(
+        self,
+        cov: np.ndarray | None,
+        ad: AnalysisData,
+        sol: Solution,
+        flags: pd.Series | None = None,
+    ) -> None:
+        """The results table of a recorded fit (after :meth:`_set_solution`); ``flags``
+        the coefficients whose Wald interval is too short (:meth:`_noise_dominated`)."""
         names = self.param_names_
         self.cov_ = cov
         self.results_ = FitResults(
@@ -264,6 +302,7 @@ class DRMEstimator(BaseEstimator):
             target=ad.target_name,
             guarantee=self.guarantee_,
             notes=self._notes(ad, sol),
+            noise_dominated=flags,
         )
         self.stderr_ = self.results_.bse.to_numpy()
         self._set_classes(ad)

@@ -5,7 +5,10 @@ trust it: the method, the kind of standard errors, n, convergence and the privac
 guarantee of the release the fit used. Parameters that ended on the parameter box
 (``theta_bounds``) have no Wald inference: the asymptotic normality of Thm 5.3 needs an
 interior minimiser, so their standard error, z, p-value and interval are NaN and the
-summary prints "on bound" instead of numbers that would look significant.
+summary prints "on bound" instead of numbers that would look significant. Parameters
+whose Wald interval is known to be too short (``noise_dominated``, set by the DR
+estimators' public rule, docs/dr-estimation.md, "Which intervals to trust") keep their
+numbers but are marked "*" in the summary, with a note saying what to use instead.
 """
 
 from __future__ import annotations
@@ -36,9 +39,13 @@ class FitSummary:
 
     frame: pd.DataFrame
     header: list[str]
+    #: parameters whose printed label gets a "*" (a note in ``header`` says why)
+    marked: tuple[Any, ...] = ()
 
     def __str__(self) -> str:
         shown = self.frame.copy()
+        if self.marked:
+            shown.index = [f"{_label(k)} *" if k in self.marked else k for k in shown.index]
         on_bound = shown.pop("on_bound") if "on_bound" in shown else None
         body_frame = shown.map(lambda v: f"{v:.4g}" if isinstance(v, float) else v)
         if on_bound is not None and on_bound.any():
@@ -70,7 +77,8 @@ class FitResults:
     ``params``, ``bse``, ``tvalues`` (Wald z statistics, statsmodels' name), ``pvalues``
     are Series indexed by parameter name; ``conf_int(alpha)`` and ``cov_params()`` are
     DataFrames. ``on_bound`` marks parameters pinned on ``theta_bounds``: their inference
-    is NaN (module docstring).
+    is NaN (module docstring). ``noise_dominated`` (None: not assessed) marks parameters
+    whose Wald interval is too short by the DR estimators' public rule (module docstring).
     """
 
     params: pd.Series
@@ -86,6 +94,7 @@ class FitResults:
     notes: list[str] = field(default_factory=list)
     #: how the guarantee was spent (None: a fit on released data, which spends nothing)
     spent: str | None = None
+    noise_dominated: pd.Series | None = None
 
     @property
     def bse(self) -> pd.Series:
@@ -164,7 +173,15 @@ class FitResults:
                 "note: parameters pinned on theta_bounds have no std err, z, p-value or "
                 "interval (Thm 5.3 needs an interior minimiser); files hold them empty (null)"
             )
-        return FitSummary(self.to_frame(alpha), header)
+        marked: tuple[Any, ...] = ()
+        if self.noise_dominated is not None and self.noise_dominated.any():
+            marked = tuple(self.params.index[self.noise_dominated.to_numpy()])
+            header.append(
+                f"note: * {', '.join(map(_label, marked))}: the feature's noise variance is "
+                "many times its own, so this Wald interval is too short; use the fit's "
+                "score_conf_int(release, y) (docs/dr-estimation.md)"
+            )
+        return FitSummary(self.to_frame(alpha), header, marked)
 
     def save(self, path: str | Path, alpha: float = 0.05) -> Path:
         """Write the coefficient table as ``.csv`` or ``.json`` (keys as in :meth:`to_frame`)."""
