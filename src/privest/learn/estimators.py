@@ -196,7 +196,7 @@ class DRMEstimator(BaseEstimator):
             return None
         if loss.form != "index":
             return None
-        lead = [False] * int(getattr(loss, "fit_intercept", False))
+        lead = np.zeros(int(getattr(loss, "fit_intercept", False)), dtype=bool)
         flags = np.concatenate([lead, noise_dominated(obj)]) & ~self.at_bound_
         if flags.any():
             names = [n for n, f in zip(self.param_names_, flags, strict=True) if f]
