@@ -181,16 +181,17 @@ class DRMEstimator(BaseEstimator):
         named = self.method != "oracle" or isinstance(data, pd.DataFrame)
         self._set_solution(loss, sol, obj.data, obj.n, box, guarantee, named)
         cov = self._inference(obj, sol, box, rng)
+        flags = self._noise_dominated(obj)
         for name, value in obj.diagnostics().items():  # a backend's, e.g. passes_
             setattr(self, name, value)
-        self._set_results(cov, obj.data, sol, self._noise_dominated(obj))
+        self._set_results(cov, obj.data, sol, flags)
         return self
 
     def _noise_dominated(self, obj: Objective) -> pd.Series | None:
         """The public rule on a corrected fit's sandwich intervals (docs/dr-estimation.md,
         "Which intervals to trust"): the coefficients of features whose noise dominates
         (:func:`~privest.learn.inference.noise_dominated`), warned about once; None when
-        not assessed (other methods, inference or losses than an index loss's)."""
+        not assessed (the oracle, the naive fit, bootstrap SEs, a loss not of index form)."""
         loss = self.loss_
         if self.method not in ("dr", "sl", "sdr") or self.inference_ != "sandwich":
             return None
@@ -284,7 +285,7 @@ class DRMEstimator(BaseEstimator):
         cov: np.ndarray | None,
         ad: AnalysisData,
         sol: Solution,
-        flags: pd.Series | None = None,
+        flags: pd.Series | None,
     ) -> None:
         """The results table of a recorded fit (after :meth:`_set_solution`); ``flags``
         the coefficients whose Wald interval is too short (:meth:`_noise_dominated`)."""

@@ -177,9 +177,9 @@ class FitResults:
         if self.noise_dominated is not None and self.noise_dominated.any():
             marked = tuple(self.params.index[self.noise_dominated.to_numpy()])
             header.append(
-                f"note: * {', '.join(map(_label, marked))}: the feature's noise variance is "
-                "many times its own, so this Wald interval is too short; use the fit's "
-                "score_conf_int(release, y) (docs/dr-estimation.md)"
+                f"note: * {', '.join(map(_label, marked))}: the noise variance of the feature "
+                "may be many times its own, so the Wald interval is too short; use the fit's "
+                "score_conf_int(release, y) (docs/dr-estimation.md, 'Which intervals to trust')"
             )
         return FitSummary(self.to_frame(alpha), header, marked)
 
