@@ -98,7 +98,7 @@ def test_wald_coverage_of_unflagged_coefficients_on_held_out_wine(wine_dir):
     >= 7 on alcohol and residual sugar, records drawn with replacement, n = 100,000 per
     release at the README's calibration; the truth is the logistic fit on all wines; the DR
     objective minimised by damped Newton from the truth (benchmarks/bench_dr_interval.py).
-    Measured on 100 releases (docs/dr-estimation.md): Wald covers the intercept 0.95,
+    Measured on 100 releases (docs/dr-estimation.md): Wald covers the intercept 0.97,
     alcohol 0.97 and sugar 0.80, and the rule flags sugar in every release and alcohol
     (noise ratio near the limit) in most. Here: the rule fires for sugar in (almost) every
     release, and the unflagged Wald intervals (the intercept's and any unflagged slope's)
