@@ -64,6 +64,7 @@ import decimal
 import functools
 import itertools
 import math
+import operator
 from fractions import Fraction
 from typing import Any
 
@@ -155,9 +156,7 @@ class LatticeProfileLaw(OutputLaw):
         length = np.concatenate([[1], du[ku], dd[kd]]).astype(np.int64)
         inner = np.concatenate([[profile.center - 1], up[:-1][ku], dn[:-1][kd]]).astype(np.int64)
         side = np.concatenate([[1], np.ones(ku.sum()), -np.ones(kd.sum())]).astype(np.int64)
-        pairs = zip(level.tolist(), side.tolist(), strict=True)
-        self._piece_key = {(lv, sd): j for j, (lv, sd) in enumerate(pairs)}
-        self._piece_key[(0, 0)] = 0
+        self._pieces = level, side  # keyed on first use by the law (:meth:`_locate`)
         if shape == "stair":
             self._split_stairs(level, length, inner, side)
         else:
@@ -172,6 +171,14 @@ class LatticeProfileLaw(OutputLaw):
         self.log_norm = float(logsumexp(log_mass))
         self.prob = np.exp(log_mass - self.log_norm)
         self._weights: list[int] | None = None
+
+    @functools.cached_property
+    def _piece_key(self) -> dict[tuple[int, int], int]:
+        """The piece index of each (level, side) pair (side 0: the centre)."""
+        level, side = self._pieces
+        key = {(lv, sd): j for j, (lv, sd) in enumerate(zip(level.tolist(), side.tolist(), strict=True))}
+        key[(0, 0)] = 0
+        return key
 
     def _split_stairs(self, level, length, inner, side) -> None:
         """Staircase: piece j splits into its first ``m_j = floor(c L_j)`` points (level l)
@@ -239,10 +246,8 @@ class LatticeProfileLaw(OutputLaw):
             table = {
                 lvl: _level_weight(num, den, lvl, bits) for lvl in np.unique(self.level).tolist()
             }
-            self._weights = [
-                table[lvl] * length
-                for lvl, length in zip(self.level.tolist(), self.length.tolist(), strict=True)
-            ]
+            weight = map(table.__getitem__, self.level.tolist())
+            self._weights = list(map(operator.mul, weight, self.length.tolist()))
             self._bits = bits
         return self._weights
 
