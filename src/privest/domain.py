@@ -43,13 +43,8 @@ def _pair(value: Any, name: str) -> tuple[float, float]:
     finite numbers, lo < hi, a width inside the float range)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
         raise BoundsError(f"{name}: {value!r:.60} is not a (lo, hi) pair of numbers")
-    from privest.validation import BOUNDS_RANGE, check_bounds
+    from privest.validation import check_bounds
 
-    lo, hi = value
-    if type(lo) is float and type(hi) is float:  # the common case, without numpy: the same
-        small, big = BOUNDS_RANGE  # test as check_bounds (which says what is wrong otherwise)
-        if -big <= lo < hi <= big and hi - lo >= small:
-            return lo, hi
     lo, hi = check_bounds(value, 1, name)[0].tolist()
     return lo, hi
 
