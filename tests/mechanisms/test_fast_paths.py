@@ -89,3 +89,23 @@ def test_a_release_reads_no_mass_and_the_masses_do_not_depend_on_it():
     assert fresh.sample(None, np.random.default_rng(5)) == value
     assert np.array_equal(law.prob, before[0]) and law.log_norm == before[1]
     assert law.error_mean_abs() == before[2]
+
+
+def test_autos_choice_is_the_same_from_its_cache():
+    """``auto``'s least-error choice, cached per public inputs, against the uncached rule on
+    a grid whose choices differ (Laplace and discrete Laplace)."""
+    from privest.domain import Domain
+    from privest.mechanisms import auto
+
+    seen = set()
+    for statistic in ("mean", "sum", "count", "variance"):
+        for eps in (0.01, 1.0, 50.0):
+            for bounds in ((0.0, 1.0), (0.0, 1000.0)):
+                dom = Domain(bounds=None if statistic == "count" else bounds)
+                for _ in range(2):  # the second call is served from the cache
+                    got = auto.auto_mechanism(statistic, domain=dom, epsilon=eps, n=100)
+                    names = auto._candidates(statistic, dom)
+                    specs = tuple(auto.mechanism_spec(m) for m in names)
+                    assert got == auto._least_error.__wrapped__(statistic, dom, eps, 100, specs)
+                seen.add(got)
+    assert seen == {"laplace", "discrete_laplace"}  # control: the grid tells keys apart
