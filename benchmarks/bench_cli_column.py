@@ -3,9 +3,10 @@
 Two measurements, each in fresh processes:
 
 * start-up: a successful ``privest stat data.csv --column x --stat S`` (1000 rows; mean,
-  count, median), CPU user+sys and wall seconds of the whole call and whether pandas was
-  imported, for this tree and for a baseline tree (``--baseline SRC``, e.g. the code of
-  the branch before), interleaved, ``--rounds`` rounds, medians;
+  count, median; a plain file and one with quoted fields), CPU user+sys and wall seconds
+  of the whole call and whether pandas was imported, for this tree and for a baseline
+  tree (``--baseline SRC``, e.g. the code of the branch before), interleaved,
+  ``--rounds`` rounds, medians;
 * the read of one column of an n-row, 3-column CSV file (``--sizes``): the plain reader
   (privest.commands._column) against ``pandas.read_csv`` (and privest's ``read_csv``, the
   one the command used before), wall and CPU seconds of the read alone and the process's
@@ -75,27 +76,32 @@ def _run(code: str, src: str) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def _write(path: Path, n: int, seed: int = 0) -> None:
-    """An n-row file: id, x (2 decimals in [0, 100)), y (4 decimals)."""
+def _write(path: Path, n: int, seed: int = 0, quoted: bool = False) -> None:
+    """An n-row file: id, x (2 decimals in [0, 100)), y (4 decimals); ``quoted``: x in
+    quotes and y a quoted text with a comma and a quote (``"y, ""k"" 0.1234"``)."""
     rng = np.random.default_rng(seed)
     x, y = rng.uniform(0, 100, n), rng.uniform(-1, 1, n)
-    lines = "\n".join(f"{i},{a:.2f},{b:.4f}" for i, a, b in zip(range(n), x, y, strict=True))
+    row = '{i},"{a:.2f}","y, ""k"" {b:.4f}"' if quoted else "{i},{a:.2f},{b:.4f}"
+    lines = "\n".join(row.format(i=i, a=a, b=b) for i, a, b in zip(range(n), x, y, strict=True))
     path.write_text("id,x,y\n" + lines + "\n")
 
 
 def startup(trees: dict[str, str], rounds: int, folder: Path) -> None:
-    path = folder / "d1000.csv"
-    _write(path, 1000)
-    runs: dict[tuple[str, str], list[dict]] = {}
-    for _ in range(rounds):  # interleaved: every tree and statistic in every round
+    files = {"plain": folder / "d1000.csv", "quoted": folder / "q1000.csv"}
+    for kind, path in files.items():
+        _write(path, 1000, quoted=kind == "quoted")
+    runs: dict[tuple[str, str, str], list[dict]] = {}
+    for _ in range(rounds):  # interleaved: every tree, file and statistic in every round
         for stat, args in STATS.items():
-            for tree, src in trees.items():
-                code = _CLI.replace("PATH", repr(str(path))).replace("ARGS", repr(args))
-                runs.setdefault((stat, tree), []).append(_run(code, src))
-    for (stat, tree), rs in runs.items():
+            for kind, path in files.items():
+                for tree, src in trees.items():
+                    code = _CLI.replace("PATH", repr(str(path))).replace("ARGS", repr(args))
+                    runs.setdefault((stat, kind, tree), []).append(_run(code, src))
+    for (stat, kind, tree), rs in runs.items():
         assert all(r["status"] == 0 for r in rs)
         print(
-            f"stat {stat:6s} {tree:8s}: CPU-s {statistics.median(r['cpu'] for r in rs):.2f}, "
+            f"stat {stat:6s} {kind:6s} {tree:8s}: "
+            f"CPU-s {statistics.median(r['cpu'] for r in rs):.2f}, "
             f"wall {statistics.median(r['wall'] for r in rs):.2f} s, "
             f"{rs[0]['modules']} modules, pandas imported: {rs[0]['pandas']}"
         )

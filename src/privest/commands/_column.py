@@ -10,17 +10,22 @@ before. The rule is public and decided by the file's syntax, never by a statisti
 * at most :data:`MAX_BYTES` bytes; the separator one of ``,`` ``;`` tab ``|`` (with ``,``
   and a one-field header, the separator :func:`~privest.commands._common.read_csv` detects,
   and then no ``,`` anywhere in the file);
-* ASCII text without quote characters or control bytes (tab and ``\\r\\n`` line ends
-  allowed), no blank or whitespace-only line, the header on the first line;
+* UTF-8 text without control bytes (tab and ``\\r\\n`` line ends allowed) or a BOM, no
+  blank or whitespace-only line, the header on the first line, without quotes;
+* quoted fields (RFC 4180, as pandas' default ``quotechar='"'`` reads them): a quote opens
+  a field only at its start and closes it only before a separator or a line end, ``""``
+  inside a quoted field is one quote; separators and line ends inside quotes belong to
+  the field;
 * every line holds as many fields as the header, and at least one record follows it;
-* every cell of the column is ``[+-]?digits[.digits]`` with at most 15 digits and is not a
-  negative zero: every such decimal is a float exactly ``m / 10**f`` with ``m < 2**53``
-  and ``f <= 15``, which one IEEE division rounds correctly, as Python's ``float``,
-  pandas' integer and its default float converter read it.
+* every cell of the column is ``[+-]?digits[.digits]``, or that in quotes, with at most 15
+  digits and is not a negative zero: every such decimal is a float exactly ``m / 10**f``
+  with ``m < 2**53`` and ``f <= 15``, which one IEEE division rounds correctly, as
+  Python's ``float``, pandas' integer and its default float converter read it.
 
-Anything else (NA spellings, exponents, ``inf``, whitespace, thousands separators, quoted
-fields, a BOM, ragged rows, longer numbers) goes to pandas; tests/test_cli_column.py checks
-the two readers against each other on the CLI's corpus and on generated files.
+Anything else (NA spellings, exponents, ``inf``, whitespace, thousands separators, a quote
+inside an unquoted field, a BOM, text that is not UTF-8, ragged rows, longer numbers) goes
+to pandas; tests/test_cli_column.py checks the two readers against each other on the CLI's
+corpus and on generated files.
 """
 
 from __future__ import annotations
@@ -38,10 +43,10 @@ MAX_BYTES = 1 << 25
 #: the most digits of a cell: its integer mantissa is exact in a float (< 2**53)
 MAX_DIGITS = 15
 _SEPS = (",", ";", "\t", "|")
-#: the bytes of plain text: tab, CR, LF and printable ASCII but the quote character (not a
-#: control byte, DEL, a non-ASCII byte such as a BOM or other UTF-8, or a quote)
-_PLAIN_BYTES = b"\t\n\r" + bytes(c for c in range(0x20, 0x7F) if c != ord('"'))
-_DIGIT0, _DOT, _PLUS, _MINUS = ord("0"), ord("."), ord("+"), ord("-")
+#: the bytes of plain text: tab, CR, LF, printable ASCII and the bytes of UTF-8's longer
+#: sequences (not a control byte or DEL; the text must then decode as UTF-8)
+_PLAIN_BYTES = b"\t\n\r" + bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100))
+_DIGIT0, _DOT, _PLUS, _MINUS, _QUOTE, _NL = (ord(c) for c in '0.+-"\n')
 #: 10**f as floats, exact for f <= 22 (from Python's integers, not a pow())
 _POW10 = np.array([float(10**f) for f in range(MAX_DIGITS + 1)])
 
@@ -55,16 +60,21 @@ def read_plain_column(path: str, sep: str, column: str) -> np.ndarray | None:
     if sep not in _SEPS or p.stat().st_size > MAX_BYTES:
         return None
     data = p.read_bytes()
-    if data.translate(None, _PLAIN_BYTES):  # some byte is not plain text
-        return None
+    if data.translate(None, _PLAIN_BYTES) or data.startswith(b"\xef\xbb\xbf"):
+        return None  # a control byte, or a BOM
+    if not data.isascii():
+        try:  # pandas refuses what is not UTF-8; the reader leaves it the refusal
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
     if b"\r" in data or data.startswith(b"\n") or b"\n\n" in data:
         return None
     if not data.endswith(b"\n"):
         data += b"\n"
-    head = data[: data.index(b"\n")].decode("ascii")
-    if not head.strip():
+    head = data[: data.index(b"\n")].decode("utf-8")
+    if not head.strip() or '"' in head:
         return None
     names = head.split(sep)
     if len(names) == 1 and sep == ",":  # the separator read_csv detects
@@ -75,28 +85,62 @@ def read_plain_column(path: str, sep: str, column: str) -> np.ndarray | None:
     names = [c or f"Unnamed: {i}" for i, c in enumerate(names)]
     if column not in names or len(set(names)) < len(names):  # pandas would rename one
         return None
-    cells = _cells(np.frombuffer(data, dtype=np.uint8), ord(sep), len(names))
+    buf = np.frombuffer(data, dtype=np.uint8)
+    cells = _cells(buf, ord(sep), len(names))
     if cells is None:
         return None
     starts, ends = cells
     j = names.index(column)
-    return _numbers(data, starts[1:, j], ends[1:, j])
+    starts, ends = _unquoted(buf, starts[1:, j], ends[1:, j])
+    return _numbers(data, starts, ends)
 
 
 def _cells(buf: np.ndarray, sep: int, k: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The start and end offsets of every cell, as (lines, k) arrays, or ``None`` unless
-    every line has exactly ``k`` fields and a record follows the header."""
-    ends = np.flatnonzero((buf == sep) | (buf == 10))
+    every line has exactly ``k`` fields, a record follows the header and every quote keeps
+    to the quoting rule (module docstring)."""
+    ends = (buf == sep) | (buf == _NL)
+    quotes = np.flatnonzero(buf == _QUOTE)
+    if quotes.size:
+        if quotes.size % 2 or not _quoting_kept(buf, quotes, ends):
+            return None
+        inside = np.zeros(buf.size + 1, dtype=np.int8)  # +1 at an opening, -1 after a close
+        inside[quotes[0::2]] += 1
+        inside[quotes[1::2] + 1] -= 1  # (both, 0, right after a close that "" continues)
+        ends &= np.cumsum(inside[:-1], dtype=np.int8) == 0
+    ends = np.flatnonzero(ends)
     if ends.size % k or ends.size // k < 2:
         return None
     ends = ends.reshape(-1, k)
-    newline = buf[ends] == 10
+    newline = buf[ends] == _NL
     if not (newline[:, -1].all() and not newline[:, :-1].any()):
         return None
     starts = np.empty_like(ends)
     starts.flat[0] = 0
     starts.flat[1:] = ends.flat[:-1] + 1
     return starts, ends
+
+
+def _quoting_kept(buf: np.ndarray, quotes: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether the quotes pair up as the rule says: the opening ones (even places) at the
+    start of a field or right after a closing one (``""``: a quote inside the field), the
+    closing ones (odd places) before a separator, a line end or an opening one."""
+    opening, closing = quotes[0::2], quotes[1::2]
+    before = opening - 1
+    at_start = (before < 0) | ends[np.maximum(before, 0)]
+    escaped = np.isin(before, closing)
+    after = closing + 1
+    at_end = ends[np.minimum(after, buf.size - 1)] | np.isin(after, opening)
+    return bool(np.all(at_start | escaped) and np.all(at_end))
+
+
+def _unquoted(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple:
+    """The cells without their enclosing quotes (a quoted number: its digits; a cell that
+    holds a quote otherwise is no number, and :func:`_numbers` says so)."""
+    quoted = (
+        (ends - starts >= 2) & (buf[starts] == _QUOTE) & (buf[np.maximum(ends - 1, 0)] == _QUOTE)
+    )
+    return starts + quoted, ends - quoted
 
 
 def _numbers(data: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:

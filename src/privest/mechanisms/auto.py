@@ -24,13 +24,20 @@ the choice spends no privacy.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from privest.domain import Domain
 from privest.errors import ValidationError
 from privest.mechanisms.lattice_pf import PF_MAX_CANDIDATES
 from privest.mechanisms.profiles.reaches import parse_statistic
-from privest.registry import load, mechanism_names, mechanism_spec, statistic_spec
+from privest.registry import (
+    MechanismSpec,
+    load,
+    mechanism_names,
+    mechanism_spec,
+    statistic_spec,
+)
 
 __all__ = ["auto_mechanism"]
 
@@ -69,10 +76,22 @@ def auto_mechanism(
             f"{domain.relation}; accepted relations are listed in docs/mechanisms.md"
         )
     n_plan = n if n is not None else 2  # the relative errors do not depend on n
+    specs = tuple(mechanism_spec(m) for m in names)
+    if not isinstance(epsilon, (int, float)):  # the mechanisms word the refusal
+        return _least_error.__wrapped__(statistic, domain, epsilon, n_plan, specs)
+    return _least_error(statistic, domain, epsilon, n_plan, specs)
 
-    def error(m: str) -> float:
-        cls = load(mechanism_spec(m).target)
-        mech = cls(statistic, epsilon=epsilon, domain=domain)
-        return float(mech.noise_law(n_plan).error_mean_abs())
 
-    return min(names, key=error)
+@functools.lru_cache(maxsize=256)
+def _least_error(
+    statistic: str, domain: Domain, epsilon: float, n: int, specs: tuple[MechanismSpec, ...]
+) -> str:
+    """The candidate with the least expected absolute error (ties: the first): public
+    inputs only, so it is computed once per process for each set of them (the specs in
+    the key: a mechanism registered later makes a new key)."""
+
+    def error(spec: MechanismSpec) -> float:
+        mech = load(spec.target)(statistic, epsilon=epsilon, domain=domain)
+        return float(mech.noise_law(n).error_mean_abs())
+
+    return min(specs, key=error).name

@@ -64,6 +64,7 @@ import decimal
 import functools
 import itertools
 import math
+import operator
 from fractions import Fraction
 from typing import Any
 
@@ -112,6 +113,19 @@ def stair_fraction(epsilon: float) -> Fraction:
     return Fraction(1.0 / (1.0 + math.exp(check_epsilon(epsilon) / 4.0)))
 
 
+def floor_share(length: np.ndarray, c: Fraction) -> np.ndarray:
+    """``floor(L c)`` for each whole ``L >= 0``, exactly: ``c = num / 2^k`` (the rational
+    of a float, :func:`stair_fraction`) in int64 arithmetic, splitting num in two so that no
+    product overflows; Python integers for any other ``c`` or for ``L >= 2^31``."""
+    num, den = c.numerator, c.denominator
+    k = den.bit_length() - 1
+    if den != 1 << k or not 0 <= num < 1 << 53 or length.size == 0 or length.max() >= 1 << 31:
+        return np.array([ln * num // den for ln in length.tolist()], dtype=np.int64)
+    s = min(k, 26)  # num = hi 2^s + lo: L hi < 2^58 and L lo < 2^57
+    hi, lo = num >> s, num & ((1 << s) - 1)
+    return (length * hi + ((length * lo) >> s)) >> (k - s)
+
+
 def truncation_levels(epsilon: float, points: int) -> int:
     """k = ceil(2 ln(points / tau) / eps) (public): levels >= k merge into the range-end
     piece, whose weight is then at most tau times that of the point f(x)."""
@@ -137,8 +151,6 @@ class LatticeProfileLaw(OutputLaw):
     """
 
     def __init__(self, profile: LatticeProfile, epsilon: float, shape: str = "texp"):
-        from scipy.special import logsumexp
-
         if shape not in SHAPES:
             raise ValidationError(f"shape: {shape!r} is not one of {', '.join(SHAPES)}")
         self.epsilon = check_epsilon(epsilon)
@@ -155,30 +167,54 @@ class LatticeProfileLaw(OutputLaw):
         length = np.concatenate([[1], du[ku], dd[kd]]).astype(np.int64)
         inner = np.concatenate([[profile.center - 1], up[:-1][ku], dn[:-1][kd]]).astype(np.int64)
         side = np.concatenate([[1], np.ones(ku.sum()), -np.ones(kd.sum())]).astype(np.int64)
-        pairs = zip(level.tolist(), side.tolist(), strict=True)
-        self._piece_key = {(lv, sd): j for j, (lv, sd) in enumerate(pairs)}
-        self._piece_key[(0, 0)] = 0
+        self._pieces = level, side  # keyed on first use by the law (:meth:`_locate`)
         if shape == "stair":
             self._split_stairs(level, length, inner, side)
         else:
             self.level, self.length, self.inner, self.side = level, length, inner, side
-        e = float(self.eps_run)
-        a = 0.5 * e / self.length
-        if shape == "texp":  # log sum_{i=1}^L e^{-a i} = -a + log(1 - e^{-eps/2}) - log(1 - e^{-a})
-            self._log_c = -a + math.log(-math.expm1(-0.5 * e)) - np.log(-np.expm1(-a))
-        else:
-            self._log_c = np.log(self.length.astype(float))
-        log_mass = -0.5 * e * self.level + self._log_c
-        self.log_norm = float(logsumexp(log_mass))
-        self.prob = np.exp(log_mass - self.log_norm)
         self._weights: list[int] | None = None
+
+    # -- the law's pieces and masses: computed on first use (a release reads the integer
+    # weights only, :meth:`integer_weights`) ------------------------------------------------
+    @functools.cached_property
+    def _piece_key(self) -> dict[tuple[int, int], int]:
+        """The piece index of each (level, side) pair (side 0: the centre)."""
+        level, side = self._pieces
+        pairs = zip(level.tolist(), side.tolist(), strict=True)
+        key = {(lv, sd): j for j, (lv, sd) in enumerate(pairs)}
+        key[(0, 0)] = 0
+        return key
+
+    @functools.cached_property
+    def _log_c(self) -> np.ndarray:
+        """The log of each piece's in-piece mass at level 0."""
+        e = float(self.eps_run)
+        if self.shape == "texp":
+            # log sum_{i=1}^L e^{-a i} = -a + log(1 - e^{-eps/2}) - log(1 - e^{-a})
+            a = 0.5 * e / self.length
+            return -a + math.log(-math.expm1(-0.5 * e)) - np.log(-np.expm1(-a))
+        return np.log(self.length.astype(float))
+
+    @functools.cached_property
+    def _log_mass(self) -> np.ndarray:
+        return -0.5 * float(self.eps_run) * self.level + self._log_c
+
+    @functools.cached_property
+    def log_norm(self) -> float:
+        """The log of the total mass of the pieces."""
+        from scipy.special import logsumexp
+
+        return float(logsumexp(self._log_mass))
+
+    @functools.cached_property
+    def prob(self) -> np.ndarray:
+        """Each piece's probability."""
+        return np.exp(self._log_mass - self.log_norm)
 
     def _split_stairs(self, level, length, inner, side) -> None:
         """Staircase: piece j splits into its first ``m_j = floor(c L_j)`` points (level l)
         and the rest (level l + 1), both uniform (module docstring, "Staircase")."""
-        c = stair_fraction(self.epsilon)
-        num, den = c.numerator, c.denominator
-        flat = np.array([ln * num // den for ln in length.tolist()], dtype=np.int64)
+        flat = floor_share(length, stair_fraction(self.epsilon))
         self._flat = flat
         # piece j gives its flat run (if m_j > 0), then its step down (if L_j > m_j)
         keep = np.column_stack([flat > 0, length > flat]).ravel()
@@ -239,10 +275,8 @@ class LatticeProfileLaw(OutputLaw):
             table = {
                 lvl: _level_weight(num, den, lvl, bits) for lvl in np.unique(self.level).tolist()
             }
-            self._weights = [
-                table[lvl] * length
-                for lvl, length in zip(self.level.tolist(), self.length.tolist(), strict=True)
-            ]
+            weight = map(table.__getitem__, self.level.tolist())
+            self._weights = list(map(operator.mul, weight, self.length.tolist()))
             self._bits = bits
         return self._weights
 

@@ -1,0 +1,111 @@
+"""The fast paths of the one-call releases give what the general paths give (issue 31,
+"Speed"): the bounds check of one pair of floats, the staircase's exact flat share in int64
+arithmetic, and the lattice law's masses computed on first use."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privest.errors import BoundsError
+from privest.mechanisms.lattice_plm import floor_share, stair_fraction
+from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
+from privest.validation import check_bounds
+
+PAIRS = [
+    (0.0, 1.0),
+    (-1.0, 1.0),
+    (-0.0, 5e-324),
+    (-1e100, 1e100),
+    (1.0, 1.0 + 2e-16),
+    (0.0, 1e-100),
+    (0.0, 0.9e-100),  # too narrow
+    (-1.1e100, 0.0),  # too large
+    (1.0, 0.0),  # reversed
+    (1.0, 1.0),
+    (math.nan, 1.0),
+    (0.0, math.inf),
+    (-math.inf, 0.0),
+]
+
+
+def _outcome(bounds):
+    """The checked (1, 2) pair, or the refusal (its message quotes ``bounds``' repr)."""
+    try:
+        out = check_bounds(bounds, 1, "b")
+    except BoundsError as exc:
+        return "refused: " + str(exc).replace(f"b: {bounds!r}", "b: B", 1)
+    return out.dtype, out.shape, out.tolist()
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=repr)
+def test_a_pair_of_floats_is_checked_as_the_numpy_path_checks_it(pair):
+    slow = _outcome(np.array(pair))  # an array takes the numpy path
+    assert _outcome(pair) == slow
+    assert _outcome(list(pair)) == slow
+    assert _outcome((np.float64(pair[0]), pair[1])) == slow  # not two floats: numpy path
+
+
+def test_control_the_comparison_tells_pairs_and_refusals_apart():
+    assert _outcome((0.0, 1.0)) != _outcome(np.array((0.0, 2.0)))
+    assert _outcome((1.0, 0.0)) != _outcome((1.0, 1.0))
+    assert _outcome((1.0, 0.0)).startswith("refused") and _outcome((0.0, 1.0))[1] == (1, 2)
+
+
+def _exact(length: np.ndarray, c) -> np.ndarray:
+    return np.array([v * c.numerator // c.denominator for v in length.tolist()], dtype=np.int64)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.05, 0.3, 1.0, 2.5, 9.0, 40.0])
+def test_the_flat_share_is_exact(eps):
+    rng = np.random.default_rng(int(eps * 1000))
+    length = np.concatenate(
+        [np.arange(0, 300), rng.integers(0, 2**31, 3000), [2**31 - 1, 2**31, 2**45]]
+    ).astype(np.int64)
+    c = stair_fraction(eps)
+    assert np.array_equal(floor_share(length, c), _exact(length, c))
+
+
+def test_control_the_plain_int64_product_overflows():
+    """``(L num) >> k`` in int64 overflows for long pieces: the exact check above sees it."""
+    length = np.random.default_rng(0).integers(2**20, 2**31, 1000).astype(np.int64)
+    c = stair_fraction(0.3)
+    k = c.denominator.bit_length() - 1
+    with np.errstate(over="ignore"):
+        naive = (length * c.numerator) >> k
+    assert not np.array_equal(naive, _exact(length, c))
+
+
+def test_a_release_reads_no_mass_and_the_masses_do_not_depend_on_it():
+    x = np.random.default_rng(3).uniform(-1, 1, 501)
+    mech = PiecewiseLaplace("median", epsilon=0.7, bounds=(-1.0, 1.0))
+    law = mech.law(x)
+    value = law.sample(None, np.random.default_rng(5))
+    assert not {"prob", "log_norm", "_piece_key"} & set(vars(law))  # computed on first use
+    fresh = mech.law(x)
+    before = fresh.prob.copy(), fresh.log_norm, fresh.error_mean_abs()
+    assert fresh.sample(None, np.random.default_rng(5)) == value
+    assert np.array_equal(law.prob, before[0]) and law.log_norm == before[1]
+    assert law.error_mean_abs() == before[2]
+
+
+def test_autos_choice_is_the_same_from_its_cache():
+    """``auto``'s least-error choice, cached per public inputs, against the uncached rule on
+    a grid whose choices differ (Laplace and discrete Laplace)."""
+    from privest.domain import Domain
+    from privest.mechanisms import auto
+
+    seen = set()
+    for statistic in ("mean", "sum", "count", "variance"):
+        for eps in (0.01, 1.0, 50.0):
+            for bounds in ((0.0, 1.0), (0.0, 1000.0)):
+                dom = Domain(bounds=None if statistic == "count" else bounds)
+                for _ in range(2):  # the second call is served from the cache
+                    got = auto.auto_mechanism(statistic, domain=dom, epsilon=eps, n=100)
+                    names = auto._candidates(statistic, dom)
+                    specs = tuple(auto.mechanism_spec(m) for m in names)
+                    assert got == auto._least_error.__wrapped__(statistic, dom, eps, 100, specs)
+                seen.add(got)
+    assert seen == {"laplace", "discrete_laplace"}  # control: the grid tells keys apart
