@@ -209,9 +209,7 @@ def test_response_clash_scan_by_blocks_counts_every_block(monkeypatch):
     rng = np.random.default_rng(40)
     z = np.clip(rng.normal(size=300), -5, 5)
     df = pd.DataFrame({"a": rng.uniform(0, 1, 300), "z": z, "b": rng.uniform(0, 1, 300)})
-    mech = pv.ZILMechanism(
-        lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "z": (-5, 5), "b": (0, 1)}
-    )
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "z": (-5, 5), "b": (0, 1)})
     rel = mech.release(df, rng=pv.make_rng(41))
     monkeypatch.setattr(design, "CLASH_BLOCK", 7)
     assert design._response_clash(rel, z, z) == "z"
