@@ -198,6 +198,27 @@ def test_response_array_that_duplicates_a_release_column_is_refused():
     assert DRLinearRegression().fit(rel, rng.normal(size=400)).coef_.shape == (4,)
 
 
+def test_response_clash_scan_by_blocks_counts_every_block(monkeypatch):
+    """The clash scan adds its per-column counts over blocks of rows: with blocks of 7 rows
+    (no block alone holds the zero_prob / 2 share of matches) the noised copy of y is still
+    found, and the column it is is named; control: an unrelated array passes."""
+    import pandas as pd
+
+    from privest.learn import design
+
+    rng = np.random.default_rng(40)
+    z = np.clip(rng.normal(size=300), -5, 5)
+    df = pd.DataFrame({"a": rng.uniform(0, 1, 300), "z": z, "b": rng.uniform(0, 1, 300)})
+    mech = pv.ZILMechanism(lam=0.3, zero_prob=0.2, bounds={"a": (0, 1), "z": (-5, 5), "b": (0, 1)})
+    rel = mech.release(df, rng=pv.make_rng(41))
+    monkeypatch.setattr(design, "CLASH_BLOCK", 7)
+    assert design._response_clash(rel, z, z) == "z"
+    with pytest.raises(pv.ValidationError, match="duplicates the release column 'z'"):
+        DRLinearRegression().fit(rel, z)
+    other = rng.normal(size=300)
+    assert design._response_clash(rel, other, other) is None
+
+
 def test_user_callable_loss_with_numerical_gradients():
     rel, x, y = _linear_release(n=3000, lam=0.3, seed=9)
     loss = CallableLoss(lambda xx, yy, th: np.abs(yy - th[0] - xx @ th[1:]), n_params=4)

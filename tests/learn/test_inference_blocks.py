@@ -49,3 +49,29 @@ def test_fused_sandwich_parts_equal_the_scores_and_hessian_apart(method, block):
     np.testing.assert_array_equal(obj.hess(other), CorrectedObjective.hess(obj, other))
     obj.score_cov(theta)
     np.testing.assert_array_equal(obj.hess(theta), v_kept)
+
+
+@pytest.mark.parametrize("method", ["dr", "naive"])
+def test_sandwich_parts_on_the_solvers_designs_equal_the_pass_over_rows(method, monkeypatch):
+    """After a fit has cached its designs, the sandwich reads them (no design built, one
+    product per Gram): the same A_hat and V_hat as the pass over rows, up to rounding."""
+    from privest.learn import objective
+    from privest.learn.solvers import batched_problem
+
+    rng = np.random.default_rng(7)
+    n, d = 2_001, 3
+    x = rng.uniform(-1, 1, size=(n, d))
+    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
+    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * d).release(x, rng=4)
+    obj = CorrectedObjective(LogisticLoss(fit_intercept=True), analysis_data(rel, y), method)
+    theta = np.array([0.2, 0.9, -0.4, 0.7])
+    a_rows, v_rows = index_sandwich_parts(obj, theta)  # no cached design yet: by rows
+    batched_problem(obj).derivs(theta[None])  # a solver's evaluation caches the designs
+    assert objective._solver_designs(obj) is not None
+    monkeypatch.setattr(objective, "weighted_gram", None)  # the pass over rows would fail
+    a, v = index_sandwich_parts(obj, theta)
+    np.testing.assert_allclose(a, a_rows, rtol=1e-12, atol=1e-14 * np.abs(a_rows).max())
+    np.testing.assert_allclose(v, v_rows, rtol=1e-12, atol=1e-14 * np.abs(v_rows).max())
+    # control: at another theta the parts differ (the comparison above can fail)
+    a_other, v_other = index_sandwich_parts(obj, theta + 0.3)
+    assert not np.allclose(v_other, v_rows, rtol=1e-6) and not np.allclose(a_other, a_rows)

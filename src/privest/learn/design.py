@@ -70,6 +70,10 @@ class AnalysisData:
         return replace(self, x1=self.x1[rows], x2=self.x2[rows], y1=pick(self.y1), y2=pick(self.y2))
 
 
+#: rows per block of the response-clash scan (a block of x1 stays in the L2 cache for d ~ 10)
+CLASH_BLOCK = 8_192
+
+
 def _response_clash(release: ZILRelease, y: Any, yv: np.ndarray) -> str | None:
     """The release column that ``y`` (given as an array) duplicates, if any.
 
@@ -90,11 +94,17 @@ def _response_clash(release: ZILRelease, y: Any, yv: np.ndarray) -> str | None:
         if release.resolution is None
         else release.resolution
     )
+    # records within half a step of y, per column, by cache-sized blocks of rows (a whole
+    # column at a time strides through the row-major x1 d times: 3-4x slower at n = 10^6)
+    same = np.zeros(release.d, dtype=np.int64)
+    for start in range(0, release.n, CLASH_BLOCK):
+        xb, yb = release.x1[start : start + CLASH_BLOCK], yv[start : start + CLASH_BLOCK]
+        for j in range(release.d):
+            same[j] += np.count_nonzero(np.abs(xb[:, j] - yb) <= steps[j] / 2)
     for j, name in enumerate(names):
-        same = int(np.count_nonzero(np.abs(release.x1[:, j] - yv) <= steps[j] / 2))
-        if steps[j] == 0 and same == release.n:
+        if steps[j] == 0 and same[j] == release.n:
             return name
-        if steps[j] > 0 and same >= max(3, 0.5 * release.zero_prob * release.n):
+        if steps[j] > 0 and same[j] >= max(3, 0.5 * release.zero_prob * release.n):
             return name
     return None
 

@@ -398,6 +398,9 @@ def index_sandwich_parts(
     scores and the Hessian computed apart, up to rounding.
     """
     loss, n, p = obj.loss, obj.n, obj.p
+    designs = _solver_designs(obj) if n <= block else None
+    if designs is not None:
+        return _parts_on_designs(obj, theta, designs)
     shift = None
     total, cross, hess = np.zeros(p), np.zeros((p, p)), np.zeros((p, p))
     for start in range(0, n, block):
@@ -420,3 +423,35 @@ def index_sandwich_parts(
     mean = total / n
     hess /= n
     return cross / n - np.outer(mean, mean), 0.5 * (hess + hess.T)
+
+
+def _solver_designs(obj: CorrectedObjective) -> list[Any] | None:
+    """The designs the batched solvers cached for each term of ``obj`` (one design each,
+    stored transposed with its products d_ij d_ik: small data), or None if a term has none."""
+    out = []
+    for t in obj.terms:
+        hit = obj.designs.get(id(t.x))
+        if hit is None or hit[0] is not t.x or hit[1].rows is not None or hit[1].box:
+            return None
+        out.append(hit[1])
+    return out
+
+
+def _parts_on_designs(
+    obj: CorrectedObjective, theta: np.ndarray, designs: list[Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`index_sandwich_parts` in one block on the solvers' cached designs (the fit has
+    just used them): no design is built again and each Gram is one product with the cached
+    d_ij d_ik. The same formulas; equal to the blocked pass up to rounding."""
+    loss, n = obj.loss, obj.n
+    psi_t, hess = None, np.zeros((obj.p, obj.p))
+    for t, des in zip(obj.terms, designs, strict=True):
+        y = loss.response(t.y, n)
+        d1, d2 = loss.phi_derivs(y, des.lin(theta[None])[0], (1, 2))
+        part = des.xt[0] * (t.weight * d1)  # the scores transposed, (p, n)
+        psi_t = part if psi_t is None else psi_t + part
+        hess += des.gram((t.weight * d2)[None])[0]
+    psi_t -= psi_t.mean(axis=1, keepdims=True)
+    mean = psi_t.sum(axis=1) / n
+    hess /= n
+    return psi_t @ psi_t.T / n - np.outer(mean, mean), 0.5 * (hess + hess.T)
