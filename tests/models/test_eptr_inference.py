@@ -83,7 +83,9 @@ def test_estimate_near_the_sphere_claims_no_interval(rng):
     m = _model(random_state=1, theta_radius=0.5).fit(X, y)
     assert m.released_
     assert m.results_.on_bound.all() and m.results_.bse.isna().all()
-    assert "on bound" in str(m.results_.summary())
+    text = str(m.results_.summary())
+    assert "on bound" in text and "theta_radius sphere" in text
+    assert "theta_bounds" not in text  # the DR fits' reason (Thm 5.3) is not this one's
 
 
 def test_composition_of_the_guarantee(rng, monkeypatch):

@@ -95,6 +95,12 @@ class FitResults:
     #: how the guarantee was spent (None: a fit on released data, which spends nothing)
     spent: str | None = None
     noise_dominated: pd.Series | None = None
+    #: the summary's note on the parameters marked ``on_bound`` (a model whose "bound" is
+    #: another constraint than ``theta_bounds`` says which)
+    on_bound_note: str = (
+        "note: parameters pinned on theta_bounds have no std err, z, p-value or "
+        "interval (Thm 5.3 needs an interior minimiser); files hold them empty (null)"
+    )
 
     @property
     def bse(self) -> pd.Series:
@@ -169,10 +175,7 @@ class FitResults:
             *self.notes,
         ]
         if self.on_bound.any():
-            header.append(
-                "note: parameters pinned on theta_bounds have no std err, z, p-value or "
-                "interval (Thm 5.3 needs an interior minimiser); files hold them empty (null)"
-            )
+            header.append(self.on_bound_note)
         marked: tuple[Any, ...] = ()
         if self.noise_dominated is not None and self.noise_dominated.any():
             marked = tuple(self.params.index[self.noise_dominated.to_numpy()])

@@ -176,19 +176,11 @@ def eptr_ols_results(
     p = est.n_features_in_
     names = [str(v) for v in getattr(est, "feature_names_in_", [f"x{j}" for j in range(p)])]
     index = pd.Index(names, name="parameter")
-    on_bound = False
-    if (
+    on_bound = (
         params is not None
         and cov is not None
         and near_sphere(params, est.noise_scale_, est.theta_radius)
-    ):
-        on_bound = True
-        notes = [
-            *notes,
-            "note: the released estimate lies near the theta_radius sphere, where the "
-            "projection of Algorithm 4 may have acted: no interval is claimed (raise "
-            "theta_radius)",
-        ]
+    )
     return FitResults(
         params=pd.Series(np.full(p, np.nan) if params is None else params, index=index),
         cov=cov,
@@ -205,4 +197,9 @@ def eptr_ols_results(
         guarantee=est.guarantee,
         notes=notes,
         spent=est._spent(),
+        on_bound_note=(
+            "note: the released estimate lies near the theta_radius sphere, where the "
+            "projection of Algorithm 4 may have acted: no interval is claimed (raise "
+            "theta_radius); files hold the numbers empty (null)"
+        ),
     )
