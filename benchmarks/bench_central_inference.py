@@ -476,8 +476,8 @@ def _check_end(law: EndLaw, win, first, n, k, eps, bounds, grid, q_idx) -> None:
 def quantile_cells(
     qp: Quantiles, kind: str, n: int, q: float, reps: int, rng, epsilons=EPSILONS
 ) -> list[dict]:
-    """One row per epsilon (of ``epsilons``): population / noise-only / non-private intervals of the
-    q-quantile (q = 0.5: the median's). The ends' ranks depend on the released counts of
+    """One row per epsilon of ``epsilons``: population / noise-only / non-private intervals
+    of the q-quantile (q = 0.5: the median's). The ends' ranks depend on the released counts of
     records on the bounds, so each sample gets its own plan (the library's rule), and the
     samples are grouped by plan. On the data's own lattice (``ties``) the library's ends hold
     for any data and release no counts; the rule of the default lattice (the counts and the
@@ -799,7 +799,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", help="only this data set's quantile populations")
     ap.add_argument("--n", type=int, nargs="+", help="these n only (default: 100 to 10^5)")
     ap.add_argument("--q", type=float, nargs="+", help="only these quantiles (0.5, 0.1, 0.9)")
-    ap.add_argument("--bounds", nargs="+", choices=("wide", "clip", "ties"), help="quantiles")
+    ap.add_argument("--bounds", nargs="+", choices=("wide", "clip", "ties"), help="quantile rows")
     ap.add_argument("--epsilons", type=float, nargs="+", help="the quantile cells' epsilons")
     args = ap.parse_args(argv)
     if args.tables:
