@@ -349,8 +349,9 @@ def endpoint_plan(
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
     is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
     the records on each bound, from released counts) or lies beyond the data becomes its
-    bound, released for free, and the other end is recomputed at ``1 - alpha`` with all of
-    ``epsilon`` (coverage 1 - alpha either way, by the model). Neither clear at
+    bound, released for free, and the other end is recomputed with all of ``epsilon`` at
+    ``1 - alpha`` where the rule is public (no record on the bounds would change it), at
+    ``1 - alpha/2`` where the released counts chose it. Neither clear at
     ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
     none: no end is released. ``points`` (the data's own lattice, :func:`robust_miss`): the
     ranks hold for any data, ties and records on the bounds included, so an end is clear
@@ -367,7 +368,15 @@ def endpoint_plan(
     low_in, high_in = clear(k_low, half, -1), clear(k_high, half, +1)
     if low_in and high_in:
         return EndpointPlan(k_low, k_high, half, half)
-    k_low, k_high = endpoint_ranks(n, quantile, epsilon, 1 - alpha, **ranks)
+    # Chosen by the released counts (with no record on a bound both ends were clear), a
+    # one-ended plan keeps its end at 1 - alpha/2: its level is a chance over all samples,
+    # and the counts pick the samples where the end misses more often (docs/central-
+    # inference.md, "One-ended plans chosen by the counts").
+    counted = points is None and all(
+        clear_of_edges(k, n, half, side) for k, side in ((k_low, -1), (k_high, +1))
+    )
+    level = 1 - alpha / 2 if counted else 1 - alpha
+    k_low, k_high = endpoint_ranks(n, quantile, epsilon, level, **ranks)
     low_ok = not high_in and clear(k_low, epsilon, -1)
     high_ok = not low_in and clear(k_high, epsilon, +1)
     if low_ok and (not high_ok or quantile >= 0.5):
