@@ -97,7 +97,9 @@ def noisy_gd_logistic(
     ``y01`` (n, k) runs k fits at once, one per column (the bootstrap of
     :mod:`privest.models.inference`); the result is then (d, k). ``noise`` (that
     bootstrap only, never a release) swaps the lattice noise for continuous Gaussian noise of
-    ``noise`` times its sd (0: the noise-free path).
+    ``noise`` times its sd (0: the noise-free path). The noise of all steps is drawn in one
+    batch before them (it does not depend on the data: every release keeps its law; the
+    continuous draws are the step-by-step stream of the same generator).
     """
     n, d = Xc.shape
     slack = 1.0 + 4.0 * (n + d) * 2.0**-52  # float error of the gradient sum (twice)
@@ -105,12 +107,16 @@ def noisy_gd_logistic(
     theta = np.zeros((d, *y01.shape[1:]))
     avg = np.zeros_like(theta)
     start = n_steps // 2
+    if noise is None:
+        draws = mech.noise(n_steps * theta.size, rng).reshape(n_steps, theta.size)
+    else:
+        draws = noise * mech.sigma * rng.standard_normal((n_steps, *theta.shape))
     for t in range(n_steps):
         grad = Xc.T @ (expit(Xc @ theta) - y01)
         if noise is None:
-            noisy = mech.release(grad, rng)
+            noisy = mech.release(grad, rng, noise=draws[t])
         else:
-            noisy = grad + noise * mech.sigma * rng.standard_normal(grad.shape)
+            noisy = grad + draws[t]
         theta = theta - step * (noisy / n + l2 * theta)
         if t >= start:
             avg += theta
