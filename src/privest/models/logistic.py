@@ -45,8 +45,8 @@ from privest.models.central import feature_bounds, public_design
 from privest.models.inference import LOGISTIC_SHARE, central_results, logistic_inference
 from privest.models.logistic_fit import (
     DEFAULT_STEPS,
-    GRADIENT_BLOCK,
     bounded_hessian_inverse,
+    design_rows,
     logistic_rule,
     noisy_descent,
 )
@@ -97,7 +97,9 @@ def noisy_gd_logistic(
     ``y01`` (n, k) runs k fits at once, one per column (the bootstrap of
     :mod:`privest.models.inference`); the result is then (d, k). ``noise`` (that
     bootstrap only, never a release) swaps the lattice noise for continuous Gaussian noise of
-    ``noise`` times its sd (0: the noise-free path).
+    ``noise`` times its sd (0: the noise-free path). The noise of all steps is drawn in one
+    batch before them (it does not depend on the data: every release keeps its law; the
+    continuous draws are the step-by-step stream of the same generator).
     """
     n, d = Xc.shape
     slack = 1.0 + 4.0 * (n + d) * 2.0**-52  # float error of the gradient sum (twice)
@@ -105,12 +107,16 @@ def noisy_gd_logistic(
     theta = np.zeros((d, *y01.shape[1:]))
     avg = np.zeros_like(theta)
     start = n_steps // 2
+    if noise is None:
+        draws = mech.noise(n_steps * theta.size, rng).reshape(n_steps, theta.size)
+    else:
+        draws = noise * mech.sigma * rng.standard_normal((n_steps, *theta.shape))
     for t in range(n_steps):
         grad = Xc.T @ (expit(Xc @ theta) - y01)
         if noise is None:
-            noisy = mech.release(grad, rng)
+            noisy = mech.release(grad, rng, noise=draws[t])
         else:
-            noisy = grad + noise * mech.sigma * rng.standard_normal(grad.shape)
+            noisy = grad + draws[t]
         theta = theta - step * (noisy / n + l2 * theta)
         if t >= start:
             avg += theta
@@ -461,19 +467,11 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_mm"`` on x~ = ((x - m) / h, 1) (or x / max|bound| without intercept);
         ``path`` receives the design rows, their centre and scale and the released path."""
-        n, p = X.shape
         if self.fit_intercept:
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
         else:
             centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
-        Xc = np.empty((n, p + int(self.fit_intercept)))  # filled in place: no n x p temporaries
-        for start in range(0, n, GRADIENT_BLOCK):  # a block stays in cache for its division
-            rows = Xc[start : start + GRADIENT_BLOCK, :p]
-            np.divide(
-                np.subtract(X[start : start + GRADIENT_BLOCK], centre, out=rows), scale, out=rows
-            )
-        if self.fit_intercept:
-            Xc[:, p] = 1.0
+        Xc = design_rows(X, centre, scale, 1.0 if self.fit_intercept else None)
         precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)
         theta = noisy_descent(
             Xc,
@@ -495,11 +493,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         self, X: np.ndarray, Y: np.ndarray, b: np.ndarray, cfg: dict, rng: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         """``"noisy_gd"``: the design and step of the default before issue 31."""
-        n, p = X.shape
+        p = X.shape[1]
         d = public_design(b, np.array([0.0, 1.0]), self.fit_intercept)
-        Xc = X - d["centre"]
-        if self.fit_intercept:
-            Xc = np.hstack([Xc, np.full((n, 1), d["const"])])
+        Xc = design_rows(X, d["centre"], np.ones(p), d["const"] if self.fit_intercept else None)
         half = (b[:, 1] - b[:, 0]) / 2.0 if self.fit_intercept else np.abs(b).max(axis=1)
         curvature = 0.25 * (float(np.mean(half**2)) + d["const"] ** 2) + cfg["l2"]
         theta = noisy_descent(

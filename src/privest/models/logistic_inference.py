@@ -65,7 +65,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from privest.models.inference import nearest_psd, noisy_gram
-from privest.models.logistic_fit import hessian_sum
+from privest.models.logistic_fit import GRADIENT_BLOCK, hessian_sum
 
 __all__ = [
     "COV_TYPES",
@@ -123,17 +123,26 @@ def contrasts(thetas: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, np.nda
     return stack(thetas[..., 1:] - thetas[..., :1]), stack(grads[..., 1:])
 
 
-def _class_gram(Xc: np.ndarray, weight: Callable[[int, int], np.ndarray], k: int) -> np.ndarray:
-    """sum_i W_i (x) x_i x_i', W_i the k x k matrix with entries ``weight(a, b)[i]``, blocks
-    class by class: one weighted Gram per pair of classes (not per record)."""
-    d = Xc.shape[1]
-    S = np.empty((k * d, k * d))
+def _class_gram(
+    Xc: np.ndarray, weights: Callable[[np.ndarray, slice], np.ndarray], k: int
+) -> np.ndarray:
+    """sum_i W_i (x) x_i x_i', W_i the k x k matrix of record i, blocks class by class; over
+    blocks of :data:`~privest.models.logistic_fit.GRADIENT_BLOCK` rows: ``weights(rows, sl)``
+    gives the (b, k, k) weights of the rows ``Xc[sl]``, and each pair of classes adds the
+    block's weighted Gram (no n x d weighted copy, one pass over X)."""
+    n, d = Xc.shape
+    S = np.zeros((k, d, k, d))
+    for start in range(0, n, GRADIENT_BLOCK):
+        sl = slice(start, start + GRADIENT_BLOCK)
+        rows = Xc[sl]
+        W = weights(rows, sl)
+        for a in range(k):
+            for b in range(a, k):
+                S[a, :, b] += rows.T @ (rows * W[:, a, b, None])
     for a in range(k):
-        for b in range(a, k):
-            block = Xc.T @ (Xc * weight(a, b)[:, None])
-            S[a * d : (a + 1) * d, b * d : (b + 1) * d] = block
-            S[b * d : (b + 1) * d, a * d : (a + 1) * d] = block.T
-    return S
+        for b in range(a + 1, k):
+            S[b, :, a] = S[a, :, b].T
+    return S.reshape(k * d, k * d)
 
 
 def _release(S: np.ndarray, radius: float, rho: float, n: int, rng) -> tuple[np.ndarray, float]:
@@ -158,8 +167,12 @@ def noisy_hessian(
     matrix and the noise sd of its diagonal."""
     if theta.shape[1] == 1:  # blockwise, without an n x d weighted copy
         return _release(hessian_sum(Xc, theta[:, 0]), x_radius / 2.0, rho, Xc.shape[0], rng)
-    q = softmax(Xc @ theta, axis=1)[:, 1:]
-    S = _class_gram(Xc, lambda a, b: q[:, a] * (float(a == b) - q[:, b]), q.shape[1])
+
+    def weights(rows: np.ndarray, sl: slice) -> np.ndarray:  # A_i = diag(q_i) - q_i q_i'
+        q = softmax(rows @ theta, axis=1)[:, 1:]
+        return q[:, :, None] * (np.eye(q.shape[1]) - q[:, None, :])
+
+    S = _class_gram(Xc, weights, theta.shape[1] - 1)
     return _release(S, x_radius / math.sqrt(2.0), rho, Xc.shape[0], rng)
 
 
@@ -181,12 +194,14 @@ def noisy_score_gram(
     rows of norm B (B sqrt(2)), replacement sensitivity sqrt(2) B^2 (2 sqrt(2) B^2)
     (docs/central-models.md, "Robust standard errors"). Returns the noisy symmetric matrix
     and the noise sd of its diagonal."""
-    if theta.shape[1] == 1:
-        R, radius = Y - expit(Xc @ theta), x_radius
-    else:
-        R = Y[:, 1:] - softmax(Xc @ theta, axis=1)[:, 1:]
-        radius = x_radius * math.sqrt(2.0)
-    S = _class_gram(Xc, lambda a, b: R[:, a] * R[:, b], R.shape[1])
+
+    def weights(rows: np.ndarray, sl: slice) -> np.ndarray:  # r_i r_i'
+        z = rows @ theta
+        R = Y[sl] - expit(z) if theta.shape[1] == 1 else Y[sl, 1:] - softmax(z, axis=1)[:, 1:]
+        return R[:, :, None] * R[:, None, :]
+
+    radius = x_radius * (1.0 if theta.shape[1] == 1 else math.sqrt(2.0))
+    S = _class_gram(Xc, weights, max(theta.shape[1] - 1, 1))
     return _release(S, radius, rho, Xc.shape[0], rng)
 
 
