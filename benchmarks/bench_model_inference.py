@@ -35,7 +35,6 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
-from sklearn.linear_model import LogisticRegression
 
 import privest as pv
 
@@ -51,6 +50,8 @@ def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.
         theta = theta + step
         if np.max(np.abs(step)) < 1e-10:
             break
+    else:
+        raise RuntimeError("the non-private logistic MLE did not converge in 100 Newton steps")
     p = 1.0 / (1.0 + np.exp(-D @ theta))
     H_inv = np.linalg.inv(D.T @ (D * (p * (1 - p))[:, None]))
     S = D * (y - p)[:, None]
@@ -162,7 +163,13 @@ def _coverage(covered: list, ratio: list, errors: list, ses: list) -> dict:
 
 
 def cell(
-    kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int, cov_types=None
+    kind: str,
+    data: str,
+    cols: list[int],
+    n: int,
+    epsilon: float,
+    reps: int,
+    cov_types: tuple[str, ...] | None = None,
 ) -> dict:
     """Coverage per ``cov_type`` ("nonrobust", "HC0"; "bootstrap" cells: one) on the same
     resamples and fit seeds (the fits' paths are identical; only the Hessian's share and the
@@ -178,8 +185,7 @@ def cell(
     if kind == "multinomial":
         truth = _mnlogit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
     else:
-        fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
-        truth = np.r_[fit.intercept_, fit.coef_[0]]
+        truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
     if kind == "bootstrap":
         variants = {"bootstrap": {"method": "noisy_gd", "inference": "bootstrap"}}
     else:
