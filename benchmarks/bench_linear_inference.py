@@ -110,7 +110,7 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
     X, y, bounds, y_bounds = population(data, cols)
     truth = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
     rng = np.random.default_rng(2027)
-    hits = {"new": [], "old": []}
+    hits: dict[str, list] = {"new": [], "old": [], "non-private": []}
     ratio = {"new": [], "old": []}
     no_se = unstable = 0
     for r in range(reps):
@@ -125,7 +125,10 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
             continue
         unstable += any("unstable" in note for note in m.results_.notes)
         params = m.results_.params.to_numpy()
-        se0 = _hc_se(np.column_stack([np.ones(n), X[idx]]), y[idx])
+        Ds = np.column_stack([np.ones(n), X[idx]])
+        se0 = _hc_se(Ds, y[idx])
+        ols = np.linalg.lstsq(Ds, y[idx], rcond=None)[0]
+        hits["non-private"].append(np.abs(ols - truth) <= 1.959963984540054 * se0)
         ses = {
             "new": m.results_.bse.to_numpy(),
             "old": _user_se(m, old_se(m.released_stats_, n), bounds),
@@ -136,11 +139,9 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
     out = {}
     for k in hits:
         cover = np.mean(hits[k], axis=0)
-        out[k] = {
-            "worst": float(cover.min()),
-            "mean": float(cover.mean()),
-            "ratio": float(np.median(np.mean(ratio[k], axis=0))),
-        }
+        out[k] = {"worst": float(cover.min()), "mean": float(cover.mean())}
+        if k in ratio:
+            out[k]["ratio"] = float(np.median(np.mean(ratio[k], axis=0)))
     kept = reps - no_se
     out["mc_se"] = math.sqrt(0.95 * 0.05 / max(kept, 1))
     out["no_se"] = no_se / reps
@@ -392,10 +393,11 @@ def main(argv: list[str] | None = None) -> None:
         "--only", choices=["coverage", "intervals", "type1", "power", "nulls"], default=None
     )
     parser.add_argument("--n", type=int, default=None, help="only the cells of this n")
+    parser.add_argument("--epsilon", type=float, default=None, help="only this epsilon")
     args = parser.parse_args(argv)
-    cells = [c for c in TYPE1_CELLS if args.n in (None, c[0])]
+    cells = [c for c in TYPE1_CELLS if args.n in (None, c[0]) and args.epsilon in (None, c[1])]
     if args.only in (None, "coverage"):
-        coverage_table(args.reps)
+        coverage_table(args.reps, args.n, args.epsilon)
     if args.only in (None, "intervals"):
         interval_table(args.reps, cells)
     if args.only == "nulls":  # diagnostics (an oracle reads the data): on request only
@@ -425,19 +427,22 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} |", flush=True)
 
 
-def coverage_table(reps: int) -> None:
-    """The coverage table of the module docstring."""
+def coverage_table(reps: int, only_n: int | None = None, only_eps: float | None = None) -> None:
+    """The coverage table of the module docstring (the cells of ``only_n``, ``only_eps``)."""
     print(
-        "| data (columns) | n | epsilon | worst / mean coverage, new | old | MC se "
-        "| width / non-private HC, new | old | no SE | unstable |"
+        "| data (columns) | n | epsilon | worst / mean coverage, new | old | non-private HC0 "
+        "| MC se | width / non-private HC, new | old | no SE | unstable |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for data, cols, n, eps in CELLS:
+        if only_n not in (None, n) or only_eps not in (None, eps):
+            continue
         c = cell(data, cols, n, eps, reps)
-        new, old = c["new"], c["old"]
+        new, old, plain = c["new"], c["old"], c["non-private"]
         print(
             f"| {data} {cols} | {n} | {eps:g} | {new['worst']:.3f} / {new['mean']:.3f} "
-            f"| {old['worst']:.3f} / {old['mean']:.3f} | {c['mc_se']:.3f} "
+            f"| {old['worst']:.3f} / {old['mean']:.3f} "
+            f"| {plain['worst']:.3f} / {plain['mean']:.3f} | {c['mc_se']:.3f} "
             f"| {new['ratio']:.2f} | {old['ratio']:.2f} | {c['no_se']:.2f} "
             f"| {c['unstable']:.2f} |",
             flush=True,

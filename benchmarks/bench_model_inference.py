@@ -9,13 +9,15 @@ to the non-private robust (HC0) interval on the same sample, the worst coverage 
 non-private classical and HC0 intervals, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
-        [--data fair] [--n 10000] [--epsilon 1] [--cost]
+        [--data fair] [--n 10000] [--epsilon 1] [--cov-type nonrobust] [--cost] [--nonprivate]
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells); the
 "multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4; truth and
 non-private intervals from statsmodels' MNLogit);
-``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
+``--nonprivate`` gives, per coefficient, the coverage, bias and sd of the non-private
+MLE alone on the same resamples (:func:`nonprivate_cell`); ``--bootstrap`` adds the cells
+of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
 times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
 releases that have standard errors ("no SE" is the share without). The statsmodels data
@@ -33,20 +35,28 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
-from sklearn.linear_model import LogisticRegression
 
 import privest as pv
 
 
 def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The non-private maximum likelihood estimate, its classical standard errors and its
-    robust (HC0: H^-1 sum_i s_i s_i' H^-1) ones."""
-    fit = LogisticRegression(C=np.inf, tol=1e-8, max_iter=1000).fit(D[:, 1:], y)
-    p = fit.predict_proba(D[:, 1:])[:, 1]
+    """The non-private maximum likelihood estimate (Newton's method to a step of 1e-10), its
+    classical standard errors and its robust (HC0: H^-1 sum_i s_i s_i' H^-1) ones."""
+    theta = np.zeros(D.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-D @ theta))
+        H_inv = np.linalg.inv(D.T @ (D * (p * (1 - p))[:, None]))
+        step = H_inv @ (D.T @ (y - p))
+        theta = theta + step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    else:
+        raise RuntimeError("the non-private logistic MLE did not converge in 100 Newton steps")
+    p = 1.0 / (1.0 + np.exp(-D @ theta))
     H_inv = np.linalg.inv(D.T @ (D * (p * (1 - p))[:, None]))
     S = D * (y - p)[:, None]
     robust = np.sqrt(np.diag(H_inv @ (S.T @ S) @ H_inv))
-    return np.r_[fit.intercept_, fit.coef_[0]], np.sqrt(np.diag(H_inv)), robust
+    return theta, np.sqrt(np.diag(H_inv)), robust
 
 
 #: statsmodels data sets: the response, and each feature with its public bounds
@@ -119,13 +129,26 @@ def _mnlogit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     import statsmodels.api as sm
 
     fit = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0)
-    robust = sm.MNLogit(y, D).fit(method="newton", maxiter=100, disp=0, cov_type="HC0")
-    return tuple(np.asarray(v).T.ravel() for v in (fit.params, fit.bse, robust.bse))
+    params = np.asarray(fit.params).T.ravel()  # the model's order: class blocks
+    H_inv = np.linalg.inv(-fit.model.hessian(params))
+    S = fit.model.score_obs(params)
+    robust = np.sqrt(np.diag(H_inv @ (S.T @ S) @ H_inv))
+    return params, np.sqrt(np.diag(H_inv)), robust
 
 
-def _coverage(covered: list, ratio: list) -> dict:
+def _bias(errors: list, ses: list) -> float:
+    """The largest over coefficients of |mean error| / mean standard error (NaN rows out)."""
+    e, s = np.array(errors), np.array(ses)
+    given = ~np.isnan(s).any(axis=1)
+    if not given.any():
+        return math.nan
+    return float(np.max(np.abs(e[given].mean(axis=0)) / s[given].mean(axis=0)))
+
+
+def _coverage(covered: list, ratio: list, errors: list, ses: list) -> dict:
     """Worst and mean coverage over the releases with standard errors, their MC se, the
-    share without, and the median over coefficients of the mean width ratio."""
+    share without, the median over coefficients of the mean width ratio and the largest
+    bias in standard errors."""
     given = ~np.isnan(np.array(ratio)).any(axis=1)
     cover = np.mean(np.array(covered)[given], axis=0) if given.any() else np.full(1, np.nan)
     width = np.median(np.mean(np.array(ratio)[given], axis=0)) if given.any() else np.nan
@@ -135,14 +158,25 @@ def _coverage(covered: list, ratio: list) -> dict:
         "mc_se": math.sqrt(0.95 * 0.05 / max(int(given.sum()), 1)),
         "no_se": float(1.0 - given.mean()),
         "ratio": float(width),
+        "bias": _bias(errors, ses),
     }
 
 
-def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
+def cell(
+    kind: str,
+    data: str,
+    cols: list[int],
+    n: int,
+    epsilon: float,
+    reps: int,
+    cov_types: tuple[str, ...] | None = None,
+) -> dict:
     """Coverage per ``cov_type`` ("nonrobust", "HC0"; "bootstrap" cells: one) on the same
     resamples and fit seeds (the fits' paths are identical; only the Hessian's share and the
     score release differ), widths against the non-private robust (HC0) interval, and the
-    worst coverage of the non-private classical and HC0 intervals."""
+    worst coverage of the non-private classical and HC0 intervals and the largest bias of
+    the non-private estimate in its (HC0) standard errors (the bias over the resamples:
+    what no standard error covers)."""
     if kind == "multinomial":
         X, y, bounds = multiclass_data(data)
     else:
@@ -151,16 +185,18 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
     if kind == "multinomial":
         truth = _mnlogit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
     else:
-        fit = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10_000).fit(X, y)
-        truth = np.r_[fit.intercept_, fit.coef_[0]]
+        truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
     if kind == "bootstrap":
         variants = {"bootstrap": {"method": "noisy_gd", "inference": "bootstrap"}}
     else:
-        variants = {c: {"inference": "sandwich", "cov_type": c} for c in ("nonrobust", "HC0")}
+        wanted = cov_types or ("nonrobust", "HC0")
+        variants = {c: {"inference": "sandwich", "cov_type": c} for c in wanted}
     rng = np.random.default_rng(2027)
     covered = {v: [] for v in variants}
     ratio = {v: [] for v in variants}
-    plain, robust, seconds = [], [], 0.0
+    errors = {v: [] for v in variants}
+    ses = {v: [] for v in variants}
+    plain, robust, mle_err, mle_se, seconds = [], [], [], [], 0.0
     z = 1.959963984540054
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
@@ -169,6 +205,8 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
         mle, se0, se_hc0 = _mnlogit_se(D, ys) if kind == "multinomial" else _logit_se(D, ys)
         plain.append(np.abs(mle - truth) <= z * se0)
         robust.append(np.abs(mle - truth) <= z * se_hc0)
+        mle_err.append(mle - truth)
+        mle_se.append(se_hc0)
         for v, kw in variants.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
@@ -183,11 +221,39 @@ def cell(kind: str, data: str, cols: list[int], n: int, epsilon: float, reps: in
             ci = m.results_.conf_int().to_numpy()
             covered[v].append((ci[:, 0] <= truth) & (truth <= ci[:, 1]))
             ratio[v].append(m.results_.bse.to_numpy() / se_hc0)
-    out = {v: _coverage(covered[v], ratio[v]) for v in variants}
+            errors[v].append(m.results_.params.to_numpy() - truth)
+            ses[v].append(m.results_.bse.to_numpy())
+    out = {v: _coverage(covered[v], ratio[v], errors[v], ses[v]) for v in variants}
     out["plain"] = float(np.min(np.mean(plain, axis=0)))
     out["plain_hc0"] = float(np.min(np.mean(robust, axis=0)))
+    out["plain_bias"] = _bias(mle_err, mle_se)
     out["ms"] = 1e3 * seconds / reps / len(variants)
     return out
+
+
+def nonprivate_cell(data: str, cols: list[int], n: int, reps: int) -> dict:
+    """The non-private logistic MLE on the resamples of :func:`cell` (same seed): per
+    coefficient the coverage of the classical and HC0 intervals, the bias and the sd of the
+    estimate over the resamples in mean HC0 standard errors (what decides whether a
+    shortfall is the MLE's finite-sample bias, its variance function or Monte Carlo noise)."""
+    X, y, _ = logistic_data(data, cols)
+    truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
+    rng = np.random.default_rng(2027)
+    errors, classical, robust = [], [], []
+    for _ in range(reps):
+        idx = rng.integers(0, len(y), n)
+        mle, se0, se_hc0 = _logit_se(np.column_stack([np.ones(n), X[idx]]), y[idx])
+        errors.append(mle - truth)
+        classical.append(se0)
+        robust.append(se_hc0)
+    e, s0, s1 = np.array(errors), np.array(classical), np.array(robust)
+    z = 1.959963984540054
+    return {
+        "classical": np.mean(np.abs(e) <= z * s0, axis=0),
+        "HC0": np.mean(np.abs(e) <= z * s1, axis=0),
+        "bias": e.mean(axis=0) / s1.mean(axis=0),
+        "sd": e.std(axis=0) / s1.mean(axis=0),
+    }
 
 
 def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
@@ -222,29 +288,45 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=None, help="run only the cells of this n")
     parser.add_argument("--epsilon", type=float, default=None, help="only this epsilon")
     parser.add_argument("--cost", action="store_true", help="CPU ms per fit at n = 1e5, p = 10")
+    parser.add_argument("--nonprivate", action="store_true", help="the non-private MLE only")
+    parser.add_argument(
+        "--cov-type", choices=["nonrobust", "HC0"], default=None, help="only this cov_type"
+    )
     args = parser.parse_args(argv)
     if args.cost:
         c = cost(max(1, args.reps // 100))
         print(f"ms per fit (n = 1e5, p = 10): none {c['none']:.0f}, sandwich {c['sandwich']:.0f}")
         return
+    if args.nonprivate:
+        print("| data | n | coverage, classical | HC0 | bias / se | sd / se | MC se |")
+        print("|---|---|---|---|---|---|---|")
+        for data, cols in DATASETS.items():
+            if args.data not in (None, data):
+                continue
+            n = args.n or 10_000
+            c = nonprivate_cell(data, cols, n, args.reps)
+            row = " | ".join(", ".join(f"{v:.3f}" for v in c[k]) for k in c)
+            print(f"| {data} | {n} | {row} | {math.sqrt(0.95 * 0.05 / args.reps):.4f} |")
+        return
     print(
         "| model | data (columns) | n | epsilon | cov_type | worst coverage | mean coverage "
         "| MC se | no SE | width / non-private HC0 | non-private worst (classical, HC0) "
-        "| ms per fit |"
+        "| largest bias / se, private | non-private | ms per fit |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, data, cols, n, eps in CELLS + BOOTSTRAP_CELLS * args.bootstrap:
         wanted = ((args.only, kind), (args.data, data), (args.n, n), (args.epsilon, eps))
         if any(want is not None and want != have for want, have in wanted):
             continue
-        out = cell(kind, data, cols, n, eps, args.reps)
+        out = cell(kind, data, cols, n, eps, args.reps, args.cov_type and (args.cov_type,))
         for v, c in out.items():
             if not isinstance(c, dict):
                 continue
             print(
                 f"| {kind} | {data} {cols or ''} | {n} | {eps:g} | {v} | {c['worst']:.3f} "
                 f"| {c['mean']:.3f} | {c['mc_se']:.3f} | {c['no_se']:.2f} | {c['ratio']:.2f} "
-                f"| {out['plain']:.3f}, {out['plain_hc0']:.3f} | {out['ms']:.0f} |",
+                f"| {out['plain']:.3f}, {out['plain_hc0']:.3f} | {c['bias']:.2f} "
+                f"| {out['plain_bias']:.2f} | {out['ms']:.0f} |",
                 flush=True,
             )
 
