@@ -7,16 +7,20 @@ in the releases whose estimate is far off. The generalised score test (Boos 1992
 and Jewell 1990) evaluates everything at the hypothesised value c instead:
 
 * the constrained fit: the nuisance parameters eta(c) = argmin over the others of the
-  corrected objective with theta_j = c (local Newton from the estimate's);
+  corrected objective with theta_j = c (local Newton from a start on the branch);
 * the corrected mean score there, g(c), whose nuisance part is 0;
 * its variance under the null, w' A(c) w / n, with w = (1, -V_nn^-1 V_nj) at c
   (the efficient-score direction; A the centred covariance of the per-record scores),
 
 and T(c) = g_j(c) / sqrt(w' A w / n) is asymptotically N(0, 1) at the true c by the central
 limit theorem for a mean of per-record scores (Thm 5.3's conditions), with no V_jj and no
-inverse of the full Hessian. The interval is {c : |T(c)| <= z}, its ends found by bracketing
-outwards from the estimate and Brent's method. When the nuisance block is linear in theta
-(least squares) and A does not depend on theta, it is the Wald interval.
+inverse of the full Hessian. The interval is {c : |T(c)| <= z} with eta(c) on the branch of
+constrained minima through the estimate (where eta(theta_j) is the fit's own): each end is
+found by continuation from the estimate in small steps, each refit started from its
+neighbour's minimum moved along the branch's tangent, then Brent's method between the last
+two points (docs/dr-estimation.md, "Which branch the interval follows"). When the nuisance
+block is linear in theta (least squares) and A does not depend on theta, it is the Wald
+interval.
 """
 
 from __future__ import annotations
@@ -167,21 +171,28 @@ def _jumped(prev: tuple, new: tuple, j: int) -> bool:
     return bool(np.sqrt(miss @ hn @ miss) > 0.5 * scale)
 
 
+_MAX_DT = 0.5  # the largest change of T in one step of the path: the first crossing is found
+
+
 def _path_end(
     obj: Objective, prev: tuple, j: int, se: float, sign: float, z: float, edge: float, box
 ) -> float:
     """One end of the interval along the branch of constrained minima through the estimate
-    (docs/dr-estimation.md, "The score-test interval"): steps from theta_j outwards, each
-    refit started at the previous point moved along its tangent; a step whose refit is
-    undefined or jumped (:func:`_jumped`) is halved, down to ``se`` / 256, below which the
-    branch has ended (NaN); an accepted smooth step doubles the next, up to ``se`` or half
-    the distance travelled. The end is the first c where |T| > z (Brent's method between
-    the last two points, each refit started on the chord between their minima), the box's
-    edge if the path reaches it accepted, NaN after 200 refits. ``prev``: the estimate's
-    point (:func:`_refit` at theta_j)."""
-    est, step, small = prev[1][j], se / 4, se / 256
+    (docs/dr-estimation.md, "Which branch the interval follows"): steps from theta_j
+    outwards, each refit started at the previous point moved along its tangent. A step
+    whose refit is undefined or jumped (:func:`_jumped`) is halved, and later steps bisect
+    towards the nearest point that failed; when the refit fails started within ``se`` / 256
+    of it, the branch has ended there (NaN). A step that moved T by more than ``_MAX_DT`` is
+    halved; an accepted one doubles the next. The end is the first c where |T| > z (Brent's
+    method between the last two points, each refit started on the chord between their
+    minima), the box's edge if the path reaches it accepted, NaN after 200 refits.
+    ``prev``: the estimate's point (:func:`_refit` at theta_j)."""
+    step, small, fail = se / 4, se / 256, None
     for _ in range(200):
         c0 = prev[1][j]
+        if fail is not None:  # bisect towards the nearest point that failed
+            gap = abs(fail - c0)
+            step = gap if gap <= small else min(step, gap / 2)
         c = c0 + sign * step
         if (c - edge) * sign >= 0:
             c, step = edge, abs(edge - c0)
@@ -189,13 +200,18 @@ def _path_end(
         if point is None or _jumped(prev, point, j):
             if step <= small:
                 return float("nan")
+            fail, step = c, step / 2
+            continue
+        if step > small and abs(point[0] - prev[0]) > _MAX_DT:  # too coarse, not a barrier
             step /= 2
             continue
         if abs(point[0]) > z:
             return _bracketed(obj, j, prev[1], point[1], z, 1e-3 * se, box)
         if c == edge:
             return edge
-        prev, step = point, min(2 * step, max(se, abs(c - est) / 2))
+        if c == fail:
+            fail = None
+        prev, step = point, 2 * step
     return float("nan")
 
 
