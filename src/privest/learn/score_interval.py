@@ -191,9 +191,10 @@ def _path_end(
     for _ in range(200):
         c0 = prev[1][j]
         if fail is not None:  # bisect towards the nearest point that failed
-            gap = abs(fail - c0)
-            step = gap if gap <= small else min(step, gap / 2)
+            step = min(step, abs(fail - c0) / 2)
         c = c0 + sign * step
+        if fail is not None and abs(fail - c0) <= small:  # the last try, from close
+            c, step = fail, abs(fail - c0)
         if (c - edge) * sign >= 0:
             c, step = edge, abs(edge - c0)
         point = _refit(obj, prev[1] + (c - c0) * prev[2], j, c, box)
