@@ -183,7 +183,8 @@ def _path_end(
     whose refit is undefined or jumped (:func:`_jumped`) is halved, and later steps bisect
     towards the nearest point that failed; when the refit fails started within ``se`` / 256
     of it, the branch has ended there (NaN). A step that moved T by more than ``_MAX_DT`` is
-    halved; an accepted one doubles the next. The end is the first c where |T| > z (Brent's
+    halved; an accepted one sets the next to move T by about ``_MAX_DT`` / 2 (at most
+    doubling it). The end is the first c where |T| > z (Brent's
     method between the last two points, each refit started on the chord between their
     minima), the box's edge if the path reaches it accepted, NaN after 200 refits.
     ``prev``: the estimate's point (:func:`_refit` at theta_j)."""
@@ -212,7 +213,8 @@ def _path_end(
             return edge
         if c == fail:
             fail = None
-        prev, step = point, 2 * step
+        dt = abs(point[0] - prev[0])  # aim the next step at a change of T of _MAX_DT / 2
+        prev, step = point, step * min(2.0, max(0.5, _MAX_DT / 2 / max(dt, 1e-12)))
     return float("nan")
 
 
