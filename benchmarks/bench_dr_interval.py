@@ -11,7 +11,8 @@ replacement; the truth is the logistic fit on all 4,898 wines). Coverage of the 
 interval is over the releases with a positive definite corrected Hessian; the score
 interval's is P(|T(truth)| <= 1.96) (the test-inversion set covers exactly when the test
 accepts), over all releases and over the Wald ones. Widths (median ratio to the Wald
-interval) from the first ``--widths`` releases. The public rule of the estimators
+interval), the intervals' own coverage (the truth between the ends, a NaN end unbounded)
+and their CPU time from the first ``--widths`` releases. The public rule of the estimators
 (``privest.learn.inference.noise_dominated``, docs/dr-estimation.md, "Which intervals to
 trust") is applied to every release: the share of releases it flags per coefficient and the
 Wald coverage over the unflagged and the flagged ones (``--limit`` sets its threshold).
