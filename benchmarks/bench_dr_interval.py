@@ -11,7 +11,8 @@ replacement; the truth is the logistic fit on all 4,898 wines). Coverage of the 
 interval is over the releases with a positive definite corrected Hessian; the score
 interval's is P(|T(truth)| <= 1.96) (the test-inversion set covers exactly when the test
 accepts), over all releases and over the Wald ones. Widths (median ratio to the Wald
-interval) from the first ``--widths`` releases. The public rule of the estimators
+interval), the intervals' own coverage (the truth between the ends, a NaN end unbounded)
+and their CPU time from the first ``--widths`` releases. The public rule of the estimators
 (``privest.learn.inference.noise_dominated``, docs/dr-estimation.md, "Which intervals to
 trust") is applied to every release: the share of releases it flags per coefficient and the
 Wald coverage over the unflagged and the flagged ones (``--limit`` sets its threshold).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 import warnings
 from pathlib import Path
 
@@ -91,8 +93,9 @@ def population(name: str, path: Path) -> tuple[pd.DataFrame | None, dict, np.nda
 
 
 def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, score=True):
-    """Per coefficient: Wald covers, |T(truth)|, Wald width, score width (NaN if not
-    measured; all NaN without ``score``) and the rule's flag (the intercept's is 0)."""
+    """Per coefficient: Wald covers, |T(truth)|, Wald width, score width, score interval
+    covers (a NaN end unbounded), its CPU seconds (NaN if not measured; all NaN without
+    ``score``) and the rule's flag (the intercept's is 0)."""
     df = survey(n, rng) if pop is None else pop.iloc[rng.integers(0, len(pop), n)]
     mech = pv.ZILMechanism.calibrate(epsilon=2.0, delta=0.3, zero_prob=0.1, bounds=bounds)
     rel = mech.release(df.reset_index(drop=True), rng=rng)
@@ -103,7 +106,7 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
     fit = constrained_fit(obj, truth, None, box, steps=100)  # the local minimum nearest the truth
     theta = truth if fit is None else fit[0]
     z = stats.norm.ppf(0.975)
-    out = np.full((truth.size, 5), np.nan)
+    out = np.full((truth.size, 7), np.nan)
     out[:, 4] = np.concatenate([[False], noise_dominated(obj, limit)])
     se = None
     if fit is not None:
@@ -117,8 +120,11 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
         stat = score_statistic(obj, theta, j, truth[j], box)[0]
         out[j, 1] = abs(stat)
         if widths and se is not None:
+            cpu = time.process_time()
             lo, hi = score_interval(obj, theta, j, se[j], box=box)
+            out[j, 6] = time.process_time() - cpu
             out[j, 3] = hi - lo
+            out[j, 5] = not (lo > truth[j] or hi < truth[j])  # NaN ends: unbounded
     return out
 
 
@@ -179,6 +185,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"{cover[flag].mean() if flag.any() else np.nan:.3f}"
         )
         out.update({f"{name}_wald": wald, f"{name}_score": every, f"{name}_flagged": flag.mean()})
+    tried = ~np.isnan(res[:, :, 5])
+    if tried.any():  # the intervals themselves (the first --widths releases with a sandwich)
+        print("score interval on the releases with widths: covers (releases)  Wald there")
+        for j, name in enumerate(names):
+            ok = tried[:, j]
+            print(f"{name:<12} {res[ok, j, 5].mean():.3f} ({ok.sum()})  {res[ok, j, 0].mean():.3f}")
+        print(f"CPU of the score intervals: {np.nansum(res[:, :, 6]):.1f} s")
+        out["score_cpu"] = float(np.nansum(res[:, :, 6]))
     return out
 
 

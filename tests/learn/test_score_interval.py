@@ -121,3 +121,59 @@ def test_score_interval_covers_the_income_slope_at_the_readmes_settings():
     mcse = np.sqrt(0.95 * 0.05 / reps)
     assert score_hits / reps >= 0.95 - 2 * mcse
     assert false_hits / reps < 0.95 - 2 * mcse  # the control fails the same bound
+
+
+class TwoWells:
+    """f(c, eta) = (eta^2 - 1)^2 + c eta + c^2 / 2 with a fixed score covariance: for each c
+    in (-1.54, 1.54) two constrained minima in eta (a branch near +1, one near -1; the +
+    branch folds at c = 8 / 3^1.5), and two global minima, (-r, r) and (r, -r), r = 1.118.
+    On a branch T(c) = (eta(c) + c) / sqrt((1 + w^2) a / n), w = -1 / (12 eta^2 - 4)."""
+
+    def __init__(self, a_over_n):
+        self.n, self.a = 1, a_over_n * np.eye(2)
+
+    def derivs(self, t):
+        c, e = t
+        f = (e * e - 1) ** 2 + c * e + c * c / 2
+        g = np.array([e + c, 4 * e**3 - 4 * e + c])
+        return f, g, np.array([[1.0, 1.0], [1.0, 12 * e * e - 4]])
+
+    def score_cov(self, t):
+        return self.a
+
+
+def _branch_stat(c, a_over_n, sign):
+    """T(c) on the branch whose eta has the given sign (the extreme real root of the cubic)."""
+    roots = np.roots([4.0, 0.0, -4.0, c])
+    e = (max if sign > 0 else min)(r.real for r in roots if abs(r.imag) < 1e-9)
+    w = -1 / (12 * e * e - 4)
+    return (e + c) / np.sqrt((1 + w * w) * a_over_n)
+
+
+def test_the_interval_follows_the_branch_of_minima_through_the_estimate():
+    """The estimate (-r, r) is on the + branch; the interval's ends are where T along that
+    branch crosses z, computed independently from the cubic's root. Control: refits started
+    from a fixed far point (eta = -1.5, the other well) give the other branch's T there."""
+    r = np.sqrt(1.25)
+    estimate, far = np.array([-r, r]), np.array([0.0, -1.5])
+    obj = TwoWells(1 / 9)
+    lo, hi = score_interval(obj, estimate, 0, se=0.5)
+    for end in (lo, hi):
+        assert abs(_branch_stat(end, 1 / 9, +1)) == pytest.approx(Z, abs=1e-3)
+        assert score_statistic(obj, estimate, 0, end)[0] == pytest.approx(
+            _branch_stat(end, 1 / 9, +1), rel=1e-6
+        )
+    # at the upper end (-0.39) both branches exist (below c = -1.54, the lower end's side,
+    # only the + branch does): the other one, where refits from the far point land, rejects
+    other = score_statistic(obj, far, 0, hi)[0]
+    assert other == pytest.approx(_branch_stat(hi, 1 / 9, -1), rel=1e-6)
+    assert abs(other) > Z + 1
+    # with a noisier score, T on the + branch stays below z up to its fold: the branch ends
+    # before the test rejects, so the upper end is NaN (unbounded); the other branch, which
+    # refits from a fixed far point follow, would have given a finite end
+    obj = TwoWells(1 / 0.64)
+    lo, hi = score_interval(obj, estimate, 0, se=0.5)
+    assert np.isfinite(lo) and np.isnan(hi)
+    assert abs(_branch_stat(lo, 1 / 0.64, +1)) == pytest.approx(Z, abs=1e-3)
+    assert max(abs(_branch_stat(c, 1 / 0.64, +1)) for c in np.linspace(-r, 1.53, 200)) < Z
+    assert abs(score_statistic(obj, far, 0, 2.0)[0]) < Z < abs(score_statistic(obj, far, 0, 6.0)[0])

@@ -357,9 +357,12 @@ class DRMEstimator(BaseEstimator):
         evaluated at c, does not reject (:func:`~privest.learn.score_interval.score_interval`;
         docs/dr-estimation.md, "Coverage at the README's settings"). The fitted estimator keeps
         no record, so it takes the release (and ``y``) of the fit again; a different release
-        is refused. An end is NaN where the test is undefined on the way out (the corrected
-        Hessian of the other parameters is not positive definite there): the data do not
-        bound the interval on that side. Parameters on the box get NaN, as in ``results_``.
+        is refused. The other coefficients at c are the constrained minimum on the branch
+        through the estimate, followed by continuation from it (docs/dr-estimation.md,
+        "Which branch the interval follows"). An end is NaN where that branch's refit loses
+        its interior minimum on the way out (the corrected Hessian of the other parameters
+        is not positive definite there, or the branch ends): the data do not bound the
+        interval on that side. Parameters on the box get NaN, as in ``results_``.
         Needs a loss twice differentiable in theta (the constrained refits are Newton's).
         """
         check_is_fitted(self, "coef_")

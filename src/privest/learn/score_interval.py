@@ -7,16 +7,20 @@ in the releases whose estimate is far off. The generalised score test (Boos 1992
 and Jewell 1990) evaluates everything at the hypothesised value c instead:
 
 * the constrained fit: the nuisance parameters eta(c) = argmin over the others of the
-  corrected objective with theta_j = c (local Newton from the estimate's);
+  corrected objective with theta_j = c (local Newton from a start on the branch);
 * the corrected mean score there, g(c), whose nuisance part is 0;
 * its variance under the null, w' A(c) w / n, with w = (1, -V_nn^-1 V_nj) at c
   (the efficient-score direction; A the centred covariance of the per-record scores),
 
 and T(c) = g_j(c) / sqrt(w' A w / n) is asymptotically N(0, 1) at the true c by the central
 limit theorem for a mean of per-record scores (Thm 5.3's conditions), with no V_jj and no
-inverse of the full Hessian. The interval is {c : |T(c)| <= z}, its ends found by bracketing
-outwards from the estimate and Brent's method. When the nuisance block is linear in theta
-(least squares) and A does not depend on theta, it is the Wald interval.
+inverse of the full Hessian. The interval is {c : |T(c)| <= z} with eta(c) on the branch of
+constrained minima through the estimate (where eta(theta_j) is the fit's own): each end is
+found by continuation from the estimate in small steps, each refit started from its
+neighbour's minimum moved along the branch's tangent, then Brent's method between the last
+two points (docs/dr-estimation.md, "Which branch the interval follows"). When the nuisance
+block is linear in theta (least squares) and A does not depend on theta, it is the Wald
+interval.
 """
 
 from __future__ import annotations
@@ -89,22 +93,38 @@ def constrained_fit(
     return t, g, h
 
 
-def score_statistic(
-    obj: Objective, theta: np.ndarray, j: int, c: float, box: np.ndarray | None = None
-) -> tuple[float, np.ndarray | None]:
-    """(T(c), the constrained fit's theta): the generalised score statistic for theta_j = c
-    (module docstring), the nuisance started at ``theta``'s; NaN (and None) when the
-    constrained fit's nuisance Hessian is not positive definite."""
-    fit = constrained_fit(obj, theta, j, float(c), box)
+def _refit(
+    obj: Objective, start: np.ndarray, j: int, c: float, box: np.ndarray | None
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(T(c), the constrained fit's theta, its tangent w, its Hessian) with the
+    nuisance started at ``start``'s; None when the fit has no interior minimum. w = (1,
+    -V_nn^-1 V_nj) is both the efficient-score direction and d theta / dc along the branch
+    of minima (implicit function theorem)."""
+    fit = constrained_fit(obj, start, j, float(c), box)
     if fit is None:
-        return float("nan"), None
+        return None
     t, g, h = fit
     rest = np.delete(np.arange(t.size), j)
     w = np.zeros(t.size)
     w[j] = 1.0
     w[rest] = -np.linalg.solve(h[np.ix_(rest, rest)], h[rest, j])
     var = w @ obj.score_cov(t) @ w / obj.n
-    return float(w @ g / np.sqrt(var)), t
+    return float(w @ g / np.sqrt(var)), t, w, h
+
+
+def score_statistic(
+    obj: Objective, theta: np.ndarray, j: int, c: float, box: np.ndarray | None = None
+) -> tuple[float, np.ndarray | None]:
+    """(T(c), the constrained fit's theta): the generalised score statistic for theta_j = c
+    (module docstring), the nuisance started at ``theta``'s (one refit: the minimum it lands
+    in depends on the start; :func:`score_interval` follows one branch); NaN (and None)
+    when the constrained fit's nuisance Hessian is not positive definite."""
+    point = _refit(obj, theta, j, c, box)
+    return (float("nan"), None) if point is None else point[:2]
+
+
+class _Undefined(Exception):
+    """T is undefined (the nuisance Hessian is not positive definite)."""
 
 
 def _crossing(stat, inner: float, outer: float, z: float, xtol: float) -> float:
@@ -123,8 +143,79 @@ def _crossing(stat, inner: float, outer: float, z: float, xtol: float) -> float:
         return float("nan")
 
 
-class _Undefined(Exception):
-    """T is undefined (the nuisance Hessian is not positive definite)."""
+def _bracketed(
+    obj: Objective, j: int, t0: np.ndarray, t1: np.ndarray, z: float, xtol: float, box
+) -> float:
+    """The crossing of |T| = z between two neighbouring points of the path (``t0`` accepted,
+    ``t1`` rejected), each refit started on the chord between their minima."""
+
+    def stat(x: float) -> float:
+        on = _refit(obj, t0 + (x - t0[j]) / (t1[j] - t0[j]) * (t1 - t0), j, x, box)
+        return float("nan") if on is None else on[0]
+
+    return _crossing(stat, t0[j], t1[j], z, xtol)
+
+
+def _jumped(prev: tuple, new: tuple, j: int) -> bool:
+    """Whether the refit at the new point left the branch of the previous one: its nuisance
+    moved from the tangent's prediction by more than half the predicted move plus the
+    held coordinate's step, in the previous Hessian's metric (on one smooth branch the miss
+    is O(dc^2) against O(dc), so halving dc always passes)."""
+    (_, t0, w0, h), (_, t1, _, _) = prev, new
+    dc = t1[j] - t0[j]
+    rest = np.delete(np.arange(t0.size), j)
+    hn = h[np.ix_(rest, rest)]
+    miss = t1[rest] - t0[rest] - dc * w0[rest]
+    move = dc * w0[rest]
+    scale = np.sqrt(move @ hn @ move) + abs(dc) * np.sqrt(abs(h[j, j]))
+    return bool(np.sqrt(miss @ hn @ miss) > 0.5 * scale)
+
+
+_MAX_DT = 0.5  # the largest change of T in one step of the path: the first crossing is found
+
+
+def _path_end(
+    obj: Objective, prev: tuple, j: int, se: float, sign: float, z: float, edge: float, box
+) -> float:
+    """One end of the interval along the branch of constrained minima through the estimate
+    (docs/dr-estimation.md, "Which branch the interval follows"): steps from theta_j
+    outwards, each refit started at the previous point moved along its tangent. A step
+    whose refit is undefined or jumped (:func:`_jumped`) is halved, and later steps bisect
+    towards the nearest point that failed; when the refit fails started within ``se`` / 256
+    of it, the branch has ended there (NaN). A step that moved T by more than ``_MAX_DT`` is
+    halved; an accepted one sets the next to move T by about ``_MAX_DT`` / 2 (at most
+    doubling it). The end is the first c where |T| > z (Brent's
+    method between the last two points, each refit started on the chord between their
+    minima), the box's edge if the path reaches it accepted, NaN after 200 refits.
+    ``prev``: the estimate's point (:func:`_refit` at theta_j)."""
+    step, small, fail = se / 4, se / 256, None
+    for _ in range(200):
+        c0 = prev[1][j]
+        if fail is not None:  # bisect towards the nearest point that failed
+            step = min(step, abs(fail - c0) / 2)
+        c = c0 + sign * step
+        if fail is not None and abs(fail - c0) <= small:  # the last try, from close
+            c, step = fail, abs(fail - c0)
+        if (c - edge) * sign >= 0:
+            c, step = edge, abs(edge - c0)
+        point = _refit(obj, prev[1] + (c - c0) * prev[2], j, c, box)
+        if point is None or _jumped(prev, point, j):
+            if step <= small:
+                return float("nan")
+            fail, step = c, step / 2
+            continue
+        if step > small and abs(point[0] - prev[0]) > _MAX_DT:  # too coarse, not a barrier
+            step /= 2
+            continue
+        if abs(point[0]) > z:
+            return _bracketed(obj, j, prev[1], point[1], z, 1e-3 * se, box)
+        if c == edge:
+            return edge
+        if c == fail:
+            fail = None
+        dt = abs(point[0] - prev[0])  # aim the next step at a change of T of _MAX_DT / 2
+        prev, step = point, step * min(2.0, max(0.5, _MAX_DT / 2 / max(dt, 1e-12)))
+    return float("nan")
 
 
 def score_interval(
@@ -135,37 +226,18 @@ def score_interval(
     alpha: float = 0.05,
     box: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """{c : |T(c)| <= z_(1 - alpha/2)} around theta_j: each end by stepping out from the
-    estimate in multiples of ``se`` (doubling), each constrained fit started at the last,
-    until |T| > z, then Brent's method; an end that reaches the box is the box's, one where
-    T is undefined (nuisance Hessian not positive definite) NaN."""
+    """{c : |T(c)| <= z_(1 - alpha/2)} around theta_j along the branch of constrained minima
+    through the estimate (:func:`_path_end`, steps scaled by ``se``); an end that reaches
+    the box is the box's, one where the branch's refit loses its interior minimum (the
+    nuisance Hessian is not positive definite, or the branch ends) NaN."""
     z = stats.norm.ppf(1 - alpha / 2)
     theta = np.asarray(theta, float)
-    est = theta[j]
-    ends = []
     edges = (-np.inf, np.inf) if box is None else box[j]
-    for sign, edge in zip((-1.0, 1.0), edges, strict=True):
-        inner, start, step = est, theta, max(se, 1e-300)
-        end = float("nan")
-        for _ in range(60):
-            outer = est + sign * step
-            if (outer - edge) * sign >= 0:
-                outer = edge
-            stat, fitted = score_statistic(obj, start, j, outer, box)
-            if fitted is None:
-                break
-            if abs(stat) > z:
-                end = _crossing(
-                    lambda c, s=start: score_statistic(obj, s, j, c, box)[0],
-                    inner,
-                    outer,
-                    z,
-                    1e-4 * se,
-                )
-                break
-            if outer == edge:
-                end = edge
-                break
-            inner, start, step = outer, fitted, 2 * step
-        ends.append(end)
-    return ends[0], ends[1]
+    start = _refit(obj, theta, j, theta[j], box)  # the fit's own minimum
+    if start is None:
+        return float("nan"), float("nan")
+    se = max(se, 1e-300)
+    lo, hi = (
+        _path_end(obj, start, j, se, s, z, e, box) for s, e in zip((-1.0, 1.0), edges, strict=True)
+    )
+    return lo, hi
