@@ -36,6 +36,7 @@ import time
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.datasets import load_breast_cancer
 
 import privest as pv
@@ -256,7 +257,14 @@ def cell(
     return out
 
 
-def _noise_row(est, Xs, ys, truth, se_hc0, params) -> np.ndarray:
+def _noise_row(
+    est: pv.PrivateLogisticRegression,
+    Xs: np.ndarray,
+    ys: np.ndarray,
+    truth: np.ndarray,
+    se_hc0: np.ndarray,
+    params: pd.Series,
+) -> np.ndarray:
     """(covered, width / non-private HC0) of the noise-only interval of a refit with the same
     seed (:func:`_noise_only`): the released estimate +- z times the noise part alone."""
     with warnings.catch_warnings(), _noise_only():
