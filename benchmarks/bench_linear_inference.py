@@ -8,7 +8,10 @@ noise) and the previous ones (homoscedastic first-order sandwich, recomputed fro
 released statistics), the worst and the mean coverage over the coefficients with the Monte
 Carlo standard error, the median over coefficients of the mean ratio of the standard error
 to the non-private HC0 one on the same sample, the share of releases without standard
-errors (a fallback) and the share flagged unstable.
+errors (a fallback) and the share flagged unstable; and the noise-only interval (the
+anchors' kind: the estimate +- z times the privacy noise's standard error alone, the
+library's ``simulated_cov(sampling=False)`` of the same released statistics), its coverage
+of the population coefficients and its width over the non-private HC0 interval.
 
 Calibrated intervals (``--only intervals``): on the type I cells' population below (true
 coefficients: the population OLS fit, z's 0), the coverage of the slopes' 95% intervals of
@@ -52,6 +55,7 @@ from privest.models.linear_inference import (
     calibrated_pivot,
     calibration_needed,
     ridge_free_solve,
+    simulated_cov,
 )
 
 Z975 = 1.959963984540054
@@ -100,6 +104,12 @@ def _user_se(model: pv.PrivateLinearRegression, cov: np.ndarray, bounds: np.ndar
     return np.sqrt(np.diag(J @ cov @ J.T))
 
 
+def noise_only_cov(rel: dict, seed: int) -> np.ndarray:
+    """The privacy noise's covariance alone (theta coordinates) at the released estimate."""
+    theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+    return simulated_cov(theta, rel, np.random.default_rng(seed), sampling=False)
+
+
 def _hc_se(D: np.ndarray, y: np.ndarray) -> np.ndarray:
     Q = np.linalg.inv(D.T @ D)
     r = y - D @ (Q @ D.T @ y)
@@ -110,8 +120,8 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
     X, y, bounds, y_bounds = population(data, cols)
     truth = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
     rng = np.random.default_rng(2027)
-    hits: dict[str, list] = {"new": [], "old": [], "non-private": []}
-    ratio = {"new": [], "old": []}
+    hits: dict[str, list] = {"new": [], "old": [], "non-private": [], "noise-only": []}
+    ratio = {"new": [], "old": [], "noise-only": []}
     no_se = unstable = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
@@ -132,6 +142,7 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
         ses = {
             "new": m.results_.bse.to_numpy(),
             "old": _user_se(m, old_se(m.released_stats_, n), bounds),
+            "noise-only": _user_se(m, noise_only_cov(m.released_stats_, r), bounds),
         }
         for k, se in ses.items():
             hits[k].append(np.abs(params - truth) <= 1.959963984540054 * se)
@@ -431,20 +442,22 @@ def coverage_table(reps: int, only_n: int | None = None, only_eps: float | None 
     """The coverage table of the module docstring (the cells of ``only_n``, ``only_eps``)."""
     print(
         "| data (columns) | n | epsilon | worst / mean coverage, new | old | non-private HC0 "
-        "| MC se | width / non-private HC, new | old | no SE | unstable |"
+        "| MC se | width / non-private HC, new | old | no SE | unstable "
+        "| noise-only worst / mean | noise-only width / non-private HC |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for data, cols, n, eps in CELLS:
         if only_n not in (None, n) or only_eps not in (None, eps):
             continue
         c = cell(data, cols, n, eps, reps)
-        new, old, plain = c["new"], c["old"], c["non-private"]
+        new, old, plain, noise = c["new"], c["old"], c["non-private"], c["noise-only"]
         print(
             f"| {data} {cols} | {n} | {eps:g} | {new['worst']:.3f} / {new['mean']:.3f} "
             f"| {old['worst']:.3f} / {old['mean']:.3f} "
             f"| {plain['worst']:.3f} / {plain['mean']:.3f} | {c['mc_se']:.3f} "
             f"| {new['ratio']:.2f} | {old['ratio']:.2f} | {c['no_se']:.2f} "
-            f"| {c['unstable']:.2f} |",
+            f"| {c['unstable']:.2f} | {noise['worst']:.3f} / {noise['mean']:.3f} "
+            f"| {noise['ratio']:.2f} |",
             flush=True,
         )
 

@@ -65,6 +65,25 @@ def test_one_step_undoes_the_ridge_and_its_noise_term_matches_monte_carlo() -> N
     assert np.max(np.abs(shrunk - THETA_HAT)) > 0.5  # the control: the fit itself is biased
 
 
+def test_noise_only_cov_is_the_spread_around_the_samples_own_estimate() -> None:
+    """``noise_only``: the privacy noise's part of the sandwich alone (the noise-only
+    interval's), the Monte Carlo covariance of the estimate around the sample's theta^ (the
+    sampling term H^-1 is not in it: the full Cov overstates that spread, the control)."""
+    rng = np.random.default_rng(3)
+    sd_g, reps = 30.0, 2000
+    est, noise, full = [], [], []
+    for _ in range(reps):
+        thetas, grads = _quadratic_path(rng, sd_g)
+        theta, cov = one_step_cov(thetas, grads, sd_g, H, 0.0)
+        est.append(theta)
+        noise.append(one_step_cov(thetas, grads, sd_g, H, 0.0, noise_only=True)[1])
+        full.append(cov)
+    spread = np.diag(np.cov(np.array(est).T))
+    tol = 3.5 * math.sqrt(2.0 / reps)  # relative Monte Carlo sd of a variance, 3.5 times
+    assert spread / np.diag(np.mean(noise, axis=0)) == pytest.approx(np.ones(3), abs=tol)
+    assert np.all(spread / np.diag(np.mean(full, axis=0)) < 1.0 - tol)
+
+
 def test_hessian_noise_term_matches_monte_carlo() -> None:
     """A noisy released Hessian (diagonal sd s, off-diagonal s / sqrt 2) moves the one step
     by H~^-1 E d, d the fit's distance to theta^; its covariance is the sandwich's

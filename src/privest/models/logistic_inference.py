@@ -239,6 +239,7 @@ def one_step_cov(
     sd_h: float,
     determined: bool = False,
     K: np.ndarray | None = None,
+    noise_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(theta_os, Cov) of the averaged one-step estimate (module docstring) from released
     quantities only: the iterates ``thetas`` (m, d) the noisy gradient sums ``grads`` (m, d)
@@ -249,20 +250,23 @@ def one_step_cov(
     (the fit's rule below :data:`SANDWICH_MIN_N_EPS`) Cov is also None when the smallest
     eigenvalue of H~ is below the floor 2 sqrt(d) s_H, its noise's spectral norm. With ``K``
     (the released score outer products, ``cov_type="HC0"``) the sampling term of the meat is
-    K~ with its eigenvalues floored at 0 instead of H~: M K M, the robust sandwich."""
+    K~ with its eigenvalues floored at 0 instead of H~: M K M, the robust sandwich. With
+    ``noise_only`` Cov is the privacy noise's part alone, M (s_g^2 / m I + s_H^2 / 2 (...)) M
+    (the spread around the sample's own estimate: the noise-only interval; withheld as the
+    full Cov is)."""
     m, d = thetas.shape
     raw, vecs = np.linalg.eigh((H + H.T) / 2.0)
     floor = 2.0 * math.sqrt(d) * sd_h  # about the noise's spectral norm
     vals = np.maximum(raw, floor)
     theta, M = _one_step(thetas, grads, vals, vecs)
     dev = thetas.mean(axis=0) - theta
-    meat = (vecs * vals) @ vecs.T if K is None else nearest_psd(K)
-    meat = meat + sd_g**2 / m * np.eye(d)
-    meat += sd_h**2 / 2.0 * ((dev @ dev) * np.eye(d) + np.outer(dev, dev))
-    cov = M @ meat @ M
+    noise = sd_g**2 / m * np.eye(d)
+    noise += sd_h**2 / 2.0 * ((dev @ dev) * np.eye(d) + np.outer(dev, dev))
+    sampling = (vecs * vals) @ vecs.T if K is None else nearest_psd(K)
+    cov = M @ (sampling + noise) @ M
     low, _ = _one_step(thetas, grads, np.maximum(raw, sd_h), vecs)
     if np.max(np.abs(low - theta) / np.sqrt(np.diag(cov))) > FLOOR_SENSITIVITY:
         return theta, None
     if determined and raw[0] < floor:
         return theta, None
-    return theta, cov
+    return theta, M @ noise @ M if noise_only else cov
