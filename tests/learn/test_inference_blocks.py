@@ -10,17 +10,21 @@ from privest.learn.losses import LogisticLoss, QuantileRegressionLoss
 from privest.learn.objective import CorrectedObjective, index_sandwich_parts
 
 
+def _objective(loss, method, n, seed, release_seed):
+    """A corrected objective on a ZIL release of n records x 3 features and logistic labels."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size=(n, 3))
+    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
+    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * 3).release(x, rng=release_seed)
+    return CorrectedObjective(loss, analysis_data(rel, y), method)
+
+
 @pytest.mark.parametrize(
     "loss", [LogisticLoss(fit_intercept=True), QuantileRegressionLoss(fit_intercept=True)]
 )
 @pytest.mark.parametrize("method", ["dr", "naive"])
 def test_blocked_score_covariance_equals_one_pass(loss, method):
-    rng = np.random.default_rng(5)
-    n, d = 5_003, 3  # not a multiple of the block
-    x = rng.uniform(-1, 1, size=(n, d))
-    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
-    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * d).release(x, rng=2)
-    obj = CorrectedObjective(loss, analysis_data(rel, y), method)
+    obj = _objective(loss, method, 5_003, 5, 2)  # n not a multiple of the block
     theta = np.array([0.2, 0.9, -0.4, 0.7])  # away from the optimum: the scores' mean is not 0
     one = score_covariance(obj, theta, block=10**9)
     blocked = score_covariance(obj, theta, block=1_000)
@@ -31,12 +35,7 @@ def test_blocked_score_covariance_equals_one_pass(loss, method):
 @pytest.mark.parametrize("method", ["dr", "naive"])
 @pytest.mark.parametrize("block", [1_000, 10**9])
 def test_fused_sandwich_parts_equal_the_scores_and_hessian_apart(method, block):
-    rng = np.random.default_rng(6)
-    n, d = 5_003, 3
-    x = rng.uniform(-1, 1, size=(n, d))
-    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
-    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * d).release(x, rng=3)
-    obj = CorrectedObjective(LogisticLoss(fit_intercept=True), analysis_data(rel, y), method)
+    obj = _objective(LogisticLoss(fit_intercept=True), method, 5_003, 6, 3)
     theta = np.array([0.2, 0.9, -0.4, 0.7])
     a, v = index_sandwich_parts(obj, theta, block=block)
     a_apart, v_apart = score_covariance(obj, theta, block=10**9), obj.hess(theta)
@@ -58,12 +57,7 @@ def test_sandwich_parts_on_the_solvers_designs_equal_the_pass_over_rows(method, 
     from privest.learn import objective
     from privest.learn.solvers import batched_problem
 
-    rng = np.random.default_rng(7)
-    n, d = 2_001, 3
-    x = rng.uniform(-1, 1, size=(n, d))
-    y = (rng.random(n) < 1 / (1 + np.exp(-x.sum(axis=1)))).astype(float)
-    rel = pv.ZILMechanism(lam=0.4, zero_prob=0.3, bounds=[(-1, 1)] * d).release(x, rng=4)
-    obj = CorrectedObjective(LogisticLoss(fit_intercept=True), analysis_data(rel, y), method)
+    obj = _objective(LogisticLoss(fit_intercept=True), method, 2_001, 7, 4)
     theta = np.array([0.2, 0.9, -0.4, 0.7])
     a_rows, v_rows = index_sandwich_parts(obj, theta)  # no cached design yet: by rows
     batched_problem(obj).derivs(theta[None])  # a solver's evaluation caches the designs
