@@ -32,6 +32,8 @@ coverage is also exact (``nonprivate_exact``: a binomial sum), so the private co
 estimated a second way with it as a control variate (``paired_coverage``: the exact figure
 plus the mean over samples of the private conditional coverage minus the non-private hit;
 ``paired_se``): where the two intervals nearly agree its SE is far below the plain one.
+``lower_at_bound`` and ``upper_at_bound``: the share of samples whose plan makes that end of
+the population interval the bound itself (released for free).
 
     python benchmarks/bench_central_inference.py [--quick] [--reps 1000] [--out DIR]
     python benchmarks/bench_central_inference.py --tables --parts counts quantiles --out DIR
@@ -521,6 +523,7 @@ def quantile_cells(
         for how in ("population", "noise"):
             res[how] = _planned_cover(how, *args, points)
         model = _planned_cover("population", *args, None) if points else [np.nan] * 2
+        at_bound = res["population"][3].mean(axis=0)  # the share of samples per end
         npl = win[:, np_low - first] * grid.step if np_low >= 1 else np.full(reps, lo)
         nph = win[:, np_high - first] * grid.step if np_high <= n else np.full(reps, hi)
         npcov, npw = _cover(npl, nph, target)
@@ -547,6 +550,8 @@ def quantile_cells(
                 model_coverage=_mean(model[0]),
                 model_coverage_se=float(np.std(model[0]) / math.sqrt(reps)),
                 model_width=_mean(model[1]),
+                lower_at_bound=float(at_bound[0]),
+                upper_at_bound=float(at_bound[1]),
                 note="" if lo < raw < hi else "the quantile lies outside the bounds",
             )
         )
@@ -598,13 +603,15 @@ def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray
 def _planned_cover(
     how, n, q, ends, centre, tied, win, first, grid, bounds, truth, own, target, points
 ):
-    """(coverage of the truth, width, coverage of the data's own value) per sample, each
-    sample's ends planned from its ties (:func:`privest.intervals.ranks.endpoint_plan`;
-    ``points``: for any data, the ties unused)."""
+    """(coverage of the truth, width, coverage of the data's own value, whether each end
+    is its bound: shape (reps, 2)) per sample, each sample's ends planned from its ties
+    (:func:`privest.intervals.ranks.endpoint_plan`; ``points``: for any data, the ties
+    unused)."""
     from privest.intervals.ranks import endpoint_plan
 
     reps = win.shape[0]
     cover, width, own_cover = np.empty(reps), np.empty(reps), np.empty(reps)
+    at_bound = np.empty((reps, 2), dtype=bool)
     keys, inverse = np.unique(tied, axis=0, return_inverse=True)
     plans = [
         endpoint_plan(n, q, ends, ALPHA, how, centre, tuple(k[:2]), tuple(k[2:]), points)
@@ -620,7 +627,8 @@ def _planned_cover(
         cover[rows] = _point_cover(laws, truth[rows], grid, bounds)
         width[rows] = _width(laws, grid, bounds, rows.size)
         own_cover[rows] = _point_cover(laws, own[rows], grid, bounds)
-    return cover, width, own_cover
+        at_bound[rows] = (pl.lower_rank is None, pl.upper_rank is None)
+    return cover, width, own_cover, at_bound
 
 
 def _end_laws(plan, win, first, n, grid, bounds, check_at):
