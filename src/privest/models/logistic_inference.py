@@ -27,15 +27,15 @@ model-based term), the noise-aware sandwich is
 
 s_H the noise sd of a diagonal entry of H~ (E d has the covariance of the linear model's
 E theta term, :mod:`privest.models.linear_inference`), d estimated by mean_t theta_t - theta_os.
-Given M, M zbar is normal with covariance s_g^2 / m M M' (M depends on zbar only through
-the point theta_H, a second-order effect). The linearisation drops M (H(theta_H) - H_t)
-(theta_t - theta_hat), H_t the gradient's secant between theta_t and theta_hat: second
-order in the distance to theta_hat, but the iterates carry the earlier gradient noises, so
-its part linear in the noise (proportional to the path's bias and the log-likelihood's
-third derivative, neither released) is correlated with M zbar and adds 0.09-0.15 of the
-noise variance on the worst coefficients at n = 10^4, epsilon 1 (docs/central-models.md,
-"Epsilon 1: which term is short"). The sampling term assumes the logistic variance
-function (as the classical standard error does).
+Given M, M zbar would be normal with covariance s_g^2 / m M M'; but M depends on zbar
+through the point theta_H (it takes the window's noisy gradients), and the linearisation
+drops M (H(theta_H) - H_t) (theta_t - theta_hat), H_t the gradient's secant between theta_t
+and theta_hat: second order in the distance to theta_hat, but the iterates and theta_H
+carry the window's gradient noises, so its part linear in the noise (the path's bias times
+the log-likelihood's third derivative, neither released) is correlated with M zbar. At
+n = 10^4, epsilon 1 the two leave the noise part up to 10% wider than reported
+(docs/central-models.md, "Epsilon 1: which term is short"). The sampling term assumes the
+logistic variance function (as the classical standard error does).
 
 M floors the eigenvalues of H~ at 2 sqrt(d) s_H (about the spectral norm of its noise). When
 the released Hessian is that noisy, the floor shortens the step and the estimate keeps part
