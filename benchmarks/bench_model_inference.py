@@ -10,14 +10,17 @@ non-private classical and HC0 intervals, and the CPU ms of one fit.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_model_inference.py [--reps 200] [--bootstrap]
         [--data fair] [--n 10000] [--epsilon 1] [--cov-type nonrobust] [--cost] [--nonprivate]
+        [--diagnose]
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells); the
 "multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4; truth and
 non-private intervals from statsmodels' MNLogit);
 ``--nonprivate`` gives, per coefficient, the coverage, bias and sd of the non-private
-MLE alone on the same resamples (:func:`nonprivate_cell`); ``--bootstrap`` adds the cells
-of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
+MLE alone on the same resamples (:func:`nonprivate_cell`); ``--diagnose`` splits the
+default's error per coefficient into its privacy noise and sampling parts against the
+reported ones (:func:`diagnose_cell`; binary cells, n = 10^4 and epsilon 1 unless given);
+``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
 times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
 releases that have standard errors ("no SE" is the share without). The statsmodels data
@@ -40,6 +43,8 @@ import pandas as pd
 from sklearn.datasets import load_breast_cancer
 
 import privest as pv
+from privest.models.logistic_fit import gradient_sum
+from privest.models.logistic_inference import one_step_cov
 
 
 def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -301,6 +306,95 @@ def nonprivate_cell(data: str, cols: list[int], n: int, reps: int) -> dict:
     }
 
 
+@contextlib.contextmanager
+def _released():
+    """Fits inside record, in ``rec``, the one step's arguments (the released path and
+    Hessian, design coordinates), its covariance and its noise-only part, and the design
+    rows the Hessian was released from; the releases are unchanged."""
+    import privest.models.logistic as module
+
+    full, hessian, rec = module.one_step_cov, module.noisy_hessian, {}
+
+    def one_step(*args, **kw):
+        theta, cov = full(*args, **kw)
+        rec.update(args=args, cov=cov, noise=full(*args, **kw, noise_only=True)[1])
+        return theta, cov
+
+    def noisy(Xc, *args):
+        rec["Xc"] = Xc
+        return hessian(Xc, *args)
+
+    module.one_step_cov, module.noisy_hessian = one_step, noisy
+    try:
+        yield rec
+    finally:
+        module.one_step_cov, module.noisy_hessian = full, hessian
+
+
+def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
+    """Which term of the default sandwich is short (docs/central-models.md, "Epsilon 1: which
+    term is short"), per coefficient over the resamples of :func:`cell` (same seeds, so the
+    same releases): the error of the released estimate split into the privacy noise's part
+    (estimate - the sample's own MLE) and the sampling part (the MLE - truth), each against
+    its part of the reported variance; and the noise part split into -M zbar (the mean
+    gradient noise through the step, exact from the known gradients) and the remainder, with
+    their covariance. Releases without standard errors are skipped."""
+    X, y, bounds = logistic_data(data, cols)
+    truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
+    rng = np.random.default_rng(2027)
+    rows = {k: [] for k in ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar")}
+    for r in range(reps):
+        idx = rng.integers(0, len(y), n)
+        Xs, ys = X[idx], y[idx]
+        D = np.column_stack([np.ones(n), Xs])
+        with warnings.catch_warnings(), _released() as rec:
+            warnings.simplefilter("ignore", RuntimeWarning)
+            pv.PrivateLogisticRegression(
+                epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, inference="sandwich"
+            ).fit(Xs, ys)
+        if rec["cov"] is None:
+            continue
+        thetas, grads, sd_g, H, sd_h = rec["args"]
+        T = np.linalg.lstsq(D, rec["Xc"], rcond=None)[0]  # user = T design (exact: affine)
+        Y = ys[:, None].astype(float)
+        exact = np.array([gradient_sum(rec["Xc"], Y, t[:, None])[:, 0] for t in thetas])
+        clean, _ = one_step_cov(thetas, exact, sd_g, H, sd_h)  # the step without z: linear
+        theta = one_step_cov(thetas, grads, sd_g, H, sd_h)[0]
+        hat = _logit_se(D, ys)[0]
+        M = np.array(
+            [theta - one_step_cov(thetas, grads + e, sd_g, H, sd_h)[0] for e in np.eye(len(H))]
+        )
+        rows["zvar"].append(sd_g**2 / len(thetas) * np.diag(T @ M.T @ M @ T.T))  # rows M e_k
+        rows["err"].append(T @ theta - truth)
+        rows["noise"].append(T @ theta - hat)
+        rows["samp"].append(hat - truth)
+        rows["se2"].append(np.diag(T @ rec["cov"] @ T.T))
+        rows["noise2"].append(np.diag(T @ rec["noise"] @ T.T))
+        rows["zlin"].append(T @ (theta - clean))
+    a = {k: np.array(v) for k, v in rows.items()}
+    se = np.sqrt(a["se2"])
+    v_n, v_s = a["noise2"].mean(axis=0), (a["se2"] - a["noise2"]).mean(axis=0)
+    rest = a["noise"] - a["zlin"]
+    cols_ = range(se.shape[1])
+    cross = np.mean((a["zlin"] - a["zlin"].mean(0)) * (rest - rest.mean(0)), axis=0)
+    z = 1.959963984540054
+    return {
+        "given": float(len(se) / reps),
+        "coverage": np.mean(np.abs(a["err"]) <= z * se, axis=0),
+        "sd / rms se": a["err"].std(axis=0) / np.sqrt(a["se2"].mean(axis=0)),
+        "bias / se": a["err"].mean(axis=0) / se.mean(axis=0),
+        "sd(se) / se": se.std(axis=0) / se.mean(axis=0),
+        "corr(|err|, se)": [np.corrcoef(np.abs(a["err"][:, j]), se[:, j])[0, 1] for j in cols_],
+        "noise share": v_n / (v_n + v_s),
+        "noise: sd / reported": a["noise"].std(axis=0) / np.sqrt(v_n),
+        "sampling: sd / reported": a["samp"].std(axis=0) / np.sqrt(v_s),
+        "-M zbar: var / reported noise": a["zlin"].var(axis=0) / v_n,
+        "-M zbar: var / its reported part": a["zlin"].var(axis=0) / a["zvar"].mean(axis=0),
+        "remainder: var / reported noise": rest.var(axis=0) / v_n,
+        "2 cov(-M zbar, remainder) / reported noise": 2.0 * cross / v_n,
+    }
+
+
 def cost(reps: int, n: int = 100_000, p: int = 10) -> dict:
     """CPU ms per fit at n records and p features (synthetic, uniform on the box): the fit
     without standard errors, and with them (Hessian release, one step, calibration)."""
@@ -337,7 +431,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--cov-type", choices=["nonrobust", "HC0"], default=None, help="only this cov_type"
     )
+    parser.add_argument(
+        "--diagnose", action="store_true", help="which term is short, per coefficient"
+    )
     args = parser.parse_args(argv)
+    if args.diagnose:
+        n, eps = args.n or 10_000, args.epsilon or 1.0
+        for data, cols in DATASETS.items():
+            if args.data not in (None, data):
+                continue
+            c = diagnose_cell(data, cols, n, eps, args.reps)
+            print(f"{data} {cols or ''}, n = {n}, epsilon {eps:g}: {c.pop('given'):.2f} given")
+            print("(per coefficient, intercept first)")
+            for key, v in c.items():
+                print(f"  {key:44s}", " ".join(f"{x:7.3f}" for x in v), flush=True)
+        return
     if args.cost:
         c = cost(max(1, args.reps // 100))
         print(f"ms per fit (n = 1e5, p = 10): none {c['none']:.0f}, sandwich {c['sandwich']:.0f}")

@@ -27,9 +27,15 @@ model-based term), the noise-aware sandwich is
 
 s_H the noise sd of a diagonal entry of H~ (E d has the covariance of the linear model's
 E theta term, :mod:`privest.models.linear_inference`), d estimated by mean_t theta_t - theta_os.
-Given the released H~, M zbar is exactly normal with covariance s_g^2 / m M M': the
-dominant term when privacy noise dominates is exact whatever the noise of H~. The sampling
-term assumes the logistic variance function (as the classical standard error does).
+Given M, M zbar would be normal with covariance s_g^2 / m M M'; but M depends on zbar
+through the point theta_H (it takes the window's noisy gradients), and the linearisation
+drops M (H(theta_H) - H_t) (theta_t - theta_hat), H_t the gradient's secant between theta_t
+and theta_hat: second order in the distance to theta_hat, but the iterates and theta_H
+carry the window's gradient noises, so its part linear in the noise (the path's bias times
+the log-likelihood's third derivative, neither released) is correlated with M zbar. At
+n = 10^4, epsilon 1 the two leave the noise part up to 10% wider than reported
+(docs/central-models.md, "Epsilon 1: which term is short"). The sampling term assumes the
+logistic variance function (as the classical standard error does).
 
 M floors the eigenvalues of H~ at 2 sqrt(d) s_H (about the spectral norm of its noise). When
 the released Hessian is that noisy, the floor shortens the step and the estimate keeps part
