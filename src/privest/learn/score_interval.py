@@ -25,9 +25,12 @@ interval.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import optimize, stats
 
+from privest.learn.batched.objective import BatchedObjective
 from privest.learn.objective import Objective
 
 __all__ = ["constrained_fit", "score_interval", "score_statistic"]
@@ -47,6 +50,40 @@ def _newton_step(g: np.ndarray, h: np.ndarray) -> np.ndarray | None:
             mu = max(4 * mu, 1e-8 * scale)
 
 
+def _evaluations(obj: Objective) -> tuple[Callable, Callable]:
+    """(value, derivs) of ``obj`` at one theta. An unpenalised index loss held in memory is
+    evaluated by the batched solvers' fused kernel (R = 1, the fit's own: one D theta and one
+    sigmoid per copy for the value, the derivatives at the same theta from them, the Hessian
+    from the cached products d_ij d_ik; the designs are kept in ``obj.designs``, so the
+    score covariance reuses them); any other objective by its ``derivs``, a value followed
+    by the derivatives at the same theta evaluating it once. The same formulas either way
+    (equal up to rounding)."""
+    loss = getattr(obj, "loss", None)
+    if getattr(obj, "in_memory", False) and loss.form == "index" and not loss.penalised:
+        prob = BatchedObjective.from_objective(obj, obj.designs)
+
+        def derivs(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            f, g, h = prob.derivs(t[None])
+            return float(f[0]), g[0], h[0]
+
+        def value(t: np.ndarray) -> float:
+            with np.errstate(divide="ignore"):  # a trial whose index overflows: +inf, rejected
+                return float(prob.value(t[None])[0])
+
+        return value, derivs
+    memo: list = [None, None]
+
+    def own(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        if memo[0] is None or not np.array_equal(memo[0], t):
+            memo[:] = [t.copy(), obj.derivs(t)]
+        return memo[1]
+
+    return lambda t: float(own(t)[0]), own
+
+
+_HALVINGS = 2.0 ** -np.arange(28)  # the line search's steps: halved until below 1e-8
+
+
 def constrained_fit(
     obj: Objective,
     theta: np.ndarray,
@@ -57,16 +94,20 @@ def constrained_fit(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(theta, gradient, Hessian) at the constrained fit: theta_j = c and the others at a
     local minimum of the corrected objective inside ``box`` ((p, 2), default unbounded), by
-    damped (Levenberg-shifted) Newton from ``theta``'s (``j=None``: nothing held). None when
-    there is no interior local minimum: a free parameter reaches the box or the Hessian of
-    the free parameters there is not positive definite."""
+    damped (Levenberg-shifted) Newton from ``theta``'s (``j=None``: nothing held), the
+    step halved until the objective decreases enough (Armijo) or below 1e-8, trials
+    evaluating the objective only (:func:`_evaluations`). None when there is no interior
+    local minimum: a free parameter reaches the box or the Hessian of the free parameters
+    there is not positive definite; a line search whose every trial would be clipped to the
+    box is that at once."""
+    value, derivs = _evaluations(obj)
     t = np.array(theta, dtype=float)
     lo, hi = (np.full(t.size, -np.inf), np.full(t.size, np.inf)) if box is None else box.T
     rest = np.arange(t.size)
     if j is not None:
         t[j] = c
         rest = np.delete(rest, j)
-    f, g, h = obj.derivs(t)
+    f, g, h = derivs(t)
     if rest.size == 0:  # one parameter: nothing to profile out
         return t, g, h
     for _ in range(steps):
@@ -76,16 +117,19 @@ def constrained_fit(
         slope = float(g[rest] @ step)
         if -slope < 1e-15 * max(1.0, abs(f)):
             break
-        s = 1.0
-        while True:
+        trial = t[rest] + _HALVINGS[:, None] * step
+        on_box = np.any((trial <= lo[rest]) | (trial >= hi[rest]), axis=1)
+        for k, s in enumerate(_HALVINGS):
+            if on_box[k:].all():  # any point it accepts is on the box
+                return None
             new = t.copy()
-            new[rest] = np.clip(t[rest] + s * step, lo[rest], hi[rest])
-            fn, gn, hn = obj.derivs(new)
-            if fn <= f + 1e-4 * s * slope or s < 1e-8:
+            new[rest] = np.clip(trial[k], lo[rest], hi[rest])
+            fn = value(new)
+            if fn <= f + 1e-4 * s * slope:
                 break
-            s /= 2
-        t, f, g, h = new, fn, gn, hn
-        if np.any((t[rest] <= lo[rest]) | (t[rest] >= hi[rest])) or not np.isfinite(f):
+        t = new
+        f, g, h = derivs(t)
+        if on_box[k] or not np.isfinite(f):
             return None
     hn = h[np.ix_(rest, rest)]
     if not np.isfinite(hn).all() or np.linalg.eigvalsh(hn).min() <= 0:
