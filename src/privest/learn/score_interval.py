@@ -117,20 +117,24 @@ def constrained_fit(
         slope = float(g[rest] @ step)
         if -slope < 1e-15 * max(1.0, abs(f)):
             break
-        trial = t[rest] + _HALVINGS[:, None] * step
+        # Newton's decrement at the rounding of f: the full step, the last (halving would
+        # compare values that differ by rounding only)
+        last = -slope < 1e-13 * max(1.0, abs(f))
+        trial = t[rest] + (_HALVINGS[:1] if last else _HALVINGS)[:, None] * step
         on_box = np.any((trial <= lo[rest]) | (trial >= hi[rest]), axis=1)
         for k, s in enumerate(_HALVINGS):
             if on_box[k:].all():  # any point it accepts is on the box
                 return None
             new = t.copy()
             new[rest] = np.clip(trial[k], lo[rest], hi[rest])
-            fn = value(new)
-            if fn <= f + 1e-4 * s * slope:
+            if last or value(new) <= f + 1e-4 * s * slope:
                 break
         t = new
         f, g, h = derivs(t)
         if on_box[k] or not np.isfinite(f):
             return None
+        if last:
+            break
     hn = h[np.ix_(rest, rest)]
     if not np.isfinite(hn).all() or np.linalg.eigvalsh(hn).min() <= 0:
         return None
