@@ -110,31 +110,30 @@ def constrained_fit(
     f, g, h = derivs(t)
     if rest.size == 0:  # one parameter: nothing to profile out
         return t, g, h
+    full = False
     for _ in range(steps):
         step = _newton_step(g[rest], h[np.ix_(rest, rest)])
         if step is None:
             return None
-        slope = float(g[rest] @ step)
-        if -slope < 1e-15 * max(1.0, abs(f)):
+        slope, scale = float(g[rest] @ step), max(1.0, abs(f))
+        if -slope < (1e-13 if full else 1e-15) * scale:  # after a full step: f's rounding
             break
-        # Newton's decrement at the rounding of f: the full step, the last (halving would
-        # compare values that differ by rounding only)
-        last = -slope < 1e-13 * max(1.0, abs(f))
-        trial = t[rest] + (_HALVINGS[:1] if last else _HALVINGS)[:, None] * step
+        trial = t[rest] + _HALVINGS[:, None] * step
         on_box = np.any((trial <= lo[rest]) | (trial >= hi[rest]), axis=1)
+        # a Newton decrement this small is in the quadratic regime: the full step (a line
+        # search there would compare values that differ by rounding only)
+        full = -slope < 1e-10 * scale and not on_box[0]
         for k, s in enumerate(_HALVINGS):
             if on_box[k:].all():  # any point it accepts is on the box
                 return None
             new = t.copy()
             new[rest] = np.clip(trial[k], lo[rest], hi[rest])
-            if last or value(new) <= f + 1e-4 * s * slope:
+            if full or value(new) <= f + 1e-4 * s * slope:
                 break
         t = new
         f, g, h = derivs(t)
         if on_box[k] or not np.isfinite(f):
             return None
-        if last:
-            break
     hn = h[np.ix_(rest, rest)]
     if not np.isfinite(hn).all() or np.linalg.eigvalsh(hn).min() <= 0:
         return None
@@ -191,15 +190,30 @@ def _crossing(stat, inner: float, outer: float, z: float, xtol: float) -> float:
         return float("nan")
 
 
-def _bracketed(
-    obj: Objective, j: int, t0: np.ndarray, t1: np.ndarray, z: float, xtol: float, box
-) -> float:
-    """The crossing of |T| = z between two neighbouring points of the path (``t0`` accepted,
-    ``t1`` rejected), each refit started on the chord between their minima."""
+def _bracketed(obj: Objective, j: int, p0: tuple, p1: tuple, z: float, xtol: float, box) -> float:
+    """The crossing of |T| = z between two neighbouring points of the path (``p0`` accepted,
+    ``p1`` rejected; :func:`_refit`'s tuples), each refit started on the cubic Hermite
+    interpolant of the branch between their minima (their tangents the slopes; it passes
+    through the chord's theta_j, and it is nearer the branch than the chord: one Newton
+    step fewer, the same minimum)."""
+    (_, t0, w0, _), (_, t1, w1, _) = p0, p1
+    h = t1[j] - t0[j]
 
-    def stat(x: float) -> float:
-        on = _refit(obj, t0 + (x - t0[j]) / (t1[j] - t0[j]) * (t1 - t0), j, x, box)
+    def refit(x: float) -> float:
+        s = (x - t0[j]) / h
+        start = (
+            (1 + 2 * s) * (1 - s) ** 2 * t0
+            + s * (1 - s) ** 2 * h * w0
+            + s * s * (3 - 2 * s) * t1
+            - s * s * (1 - s) * h * w1
+        )
+        on = _refit(obj, start, j, x, box)
         return float("nan") if on is None else on[0]
+
+    def stat(x: float) -> float:  # Brent's first two calls are the path's own points
+        if x in (t0[j], t1[j]):
+            return p0[0] if x == t0[j] else p1[0]
+        return refit(x)
 
     return _crossing(stat, t0[j], t1[j], z, xtol)
 
@@ -256,7 +270,7 @@ def _path_end(
             step /= 2
             continue
         if abs(point[0]) > z:
-            return _bracketed(obj, j, prev[1], point[1], z, 1e-3 * se, box)
+            return _bracketed(obj, j, prev, point, z, 1e-3 * se, box)
         if c == edge:
             return edge
         if c == fail:
