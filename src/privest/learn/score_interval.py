@@ -32,6 +32,7 @@ from scipy import optimize, stats
 
 from privest.learn.batched.objective import BatchedObjective
 from privest.learn.objective import Objective
+from privest.learn.solvers import batched_problem
 
 __all__ = ["constrained_fit", "score_interval", "score_statistic"]
 
@@ -51,23 +52,24 @@ def _newton_step(g: np.ndarray, h: np.ndarray) -> np.ndarray | None:
 
 
 def _evaluations(obj: Objective) -> tuple[Callable, Callable]:
-    """(value, derivs) of ``obj`` at one theta. An unpenalised index loss held in memory is
-    evaluated by the batched solvers' fused kernel (R = 1, the fit's own: one D theta and one
-    sigmoid per copy for the value, the derivatives at the same theta from them, the Hessian
-    from the cached products d_ij d_ik; the designs are kept in ``obj.designs``, so the
-    score covariance reuses them); any other objective by its ``derivs``, a value followed
-    by the derivatives at the same theta evaluating it once. The same formulas either way
-    (equal up to rounding)."""
-    loss = getattr(obj, "loss", None)
-    if getattr(obj, "in_memory", False) and loss.form == "index" and not loss.penalised:
-        prob = BatchedObjective.from_objective(obj, obj.designs)
+    """(value, derivs) of ``obj`` at one theta. Where the batched solvers take the objective
+    (:func:`~privest.learn.solvers.batched_problem`: an unpenalised index loss held in
+    memory), their fused kernel (R = 1): one D theta and one sigmoid per copy for the value,
+    the derivatives at the same theta from them, the Hessian from the cached products
+    d_ij d_ik (the designs kept in ``obj.designs``, where the score covariance finds them).
+    Otherwise ``obj.derivs``, a value and then the derivatives at the same theta evaluating
+    it once. The same formulas either way (equal up to rounding); a point whose index
+    overflows has the value +inf (or NaN), which the line search rejects."""
+    prob = batched_problem(obj) if hasattr(obj, "in_memory") else None
+    if isinstance(prob, BatchedObjective):
 
         def derivs(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-            f, g, h = prob.derivs(t[None])
+            with np.errstate(divide="ignore"):
+                f, g, h = prob.derivs(t[None])
             return float(f[0]), g[0], h[0]
 
         def value(t: np.ndarray) -> float:
-            with np.errstate(divide="ignore"):  # a trial whose index overflows: +inf, rejected
+            with np.errstate(divide="ignore"):
                 return float(prob.value(t[None])[0])
 
         return value, derivs
@@ -193,9 +195,9 @@ def _crossing(stat, inner: float, outer: float, z: float, xtol: float) -> float:
 def _bracketed(obj: Objective, j: int, p0: tuple, p1: tuple, z: float, xtol: float, box) -> float:
     """The crossing of |T| = z between two neighbouring points of the path (``p0`` accepted,
     ``p1`` rejected; :func:`_refit`'s tuples), each refit started on the cubic Hermite
-    interpolant of the branch between their minima (their tangents the slopes; it passes
-    through the chord's theta_j, and it is nearer the branch than the chord: one Newton
-    step fewer, the same minimum)."""
+    interpolant of the branch between their minima (their tangents the slopes: nearer the
+    branch than the chord, an error O(dc^4) instead of O(dc^2)); Brent's first two calls,
+    at the two points, take their T."""
     (_, t0, w0, _), (_, t1, w1, _) = p0, p1
     h = t1[j] - t0[j]
 
@@ -210,7 +212,7 @@ def _bracketed(obj: Objective, j: int, p0: tuple, p1: tuple, z: float, xtol: flo
         on = _refit(obj, start, j, x, box)
         return float("nan") if on is None else on[0]
 
-    def stat(x: float) -> float:  # Brent's first two calls are the path's own points
+    def stat(x: float) -> float:
         if x in (t0[j], t1[j]):
             return p0[0] if x == t0[j] else p1[0]
         return refit(x)
