@@ -18,7 +18,8 @@ inverse of the full Hessian. The interval is {c : |T(c)| <= z} with eta(c) on th
 constrained minima through the estimate (where eta(theta_j) is the fit's own): each end is
 found by continuation from the estimate in small steps, each refit started from its
 neighbour's minimum moved along the branch's tangent, then Brent's method between the last
-two points (docs/dr-estimation.md, "Which branch the interval follows"). When the nuisance
+two points (docs/dr-estimation.md, "Which branch the interval follows"; the refits' cost:
+"The cost of the score-test interval"). When the nuisance
 block is linear in theta (least squares) and A does not depend on theta, it is the Wald
 interval.
 """
