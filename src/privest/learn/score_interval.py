@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, stats
 
+from privest._threads import fit_threads
 from privest.learn.batched.objective import BatchedObjective
 from privest.learn.objective import Objective
 from privest.learn.solvers import batched_problem
@@ -294,15 +295,18 @@ def score_interval(
     """{c : |T(c)| <= z_(1 - alpha/2)} around theta_j along the branch of constrained minima
     through the estimate (:func:`_path_end`, steps scaled by ``se``); an end that reaches
     the box is the box's, one where the branch's refit loses its interior minimum (the
-    nuisance Hessian is not positive definite, or the branch ends) NaN."""
+    nuisance Hessian is not positive definite, or the branch ends) NaN. The refits are fits:
+    BLAS runs with :func:`~privest._threads.fit_threads`' threads (one by default)."""
     z = stats.norm.ppf(1 - alpha / 2)
     theta = np.asarray(theta, float)
     edges = (-np.inf, np.inf) if box is None else box[j]
-    start = _refit(obj, theta, j, theta[j], box)  # the fit's own minimum
-    if start is None:
-        return float("nan"), float("nan")
-    se = max(se, 1e-300)
-    lo, hi = (
-        _path_end(obj, start, j, se, s, z, e, box) for s, e in zip((-1.0, 1.0), edges, strict=True)
-    )
+    with fit_threads():
+        start = _refit(obj, theta, j, theta[j], box)  # the fit's own minimum
+        if start is None:
+            return float("nan"), float("nan")
+        se = max(se, 1e-300)
+        lo, hi = (
+            _path_end(obj, start, j, se, s, z, e, box)
+            for s, e in zip((-1.0, 1.0), edges, strict=True)
+        )
     return lo, hi
