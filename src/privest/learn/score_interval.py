@@ -33,7 +33,13 @@ from scipy import optimize, stats
 
 from privest._threads import fit_threads
 from privest.learn.batched.objective import BatchedObjective
-from privest.learn.objective import Objective
+from privest.learn.objective import (
+    CorrectedObjective,
+    Objective,
+    _fused_sandwich_applies,
+    _parts_on_designs,
+    _solver_designs,
+)
 from privest.learn.solvers import batched_problem
 
 __all__ = ["constrained_fit", "score_interval", "score_statistic"]
@@ -83,6 +89,18 @@ def _evaluations(obj: Objective) -> tuple[Callable, Callable]:
         return memo[1]
 
     return lambda t: float(own(t)[0]), own
+
+
+def _score_cov(obj: Objective, theta: np.ndarray) -> np.ndarray:
+    """``obj.score_cov(theta)``; where the refits' kernel holds the designs (an index loss
+    without Laplacian terms, :func:`_evaluations`), A from them in one piece at every n
+    (the objective's own goes block by block above ``SCORE_BLOCK`` records, building each
+    block's design again): the same formulas, equal up to rounding."""
+    if isinstance(obj, CorrectedObjective) and _fused_sandwich_applies(obj):
+        designs = _solver_designs(obj)
+        if designs is not None:
+            return _parts_on_designs(obj, theta, designs)[0]
+    return obj.score_cov(theta)
 
 
 _HALVINGS = 2.0 ** -np.arange(28)  # the line search's steps: halved until below 1e-8
@@ -159,7 +177,7 @@ def _refit(
     w = np.zeros(t.size)
     w[j] = 1.0
     w[rest] = -np.linalg.solve(h[np.ix_(rest, rest)], h[rest, j])
-    var = w @ obj.score_cov(t) @ w / obj.n
+    var = w @ _score_cov(obj, t) @ w / obj.n
     return float(w @ g / np.sqrt(var)), t, w, h
 
 
