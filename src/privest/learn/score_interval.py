@@ -19,9 +19,8 @@ constrained minima through the estimate (where eta(theta_j) is the fit's own): e
 found by continuation from the estimate in small steps, each refit started from its
 neighbour's minimum moved along the branch's tangent, then Brent's method between the last
 two points (docs/dr-estimation.md, "Which branch the interval follows"; the refits' cost:
-"The cost of the score-test interval"). When the nuisance
-block is linear in theta (least squares) and A does not depend on theta, it is the Wald
-interval.
+"The cost of the score-test interval"). When the nuisance block is linear in theta (least
+squares) and A does not depend on theta, it is the Wald interval.
 """
 
 from __future__ import annotations
