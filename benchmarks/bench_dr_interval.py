@@ -202,9 +202,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.ends:
         with open(args.ends, "a") as f:
             for r in np.flatnonzero(~np.isnan(res[:, :, 6]).all(axis=1)):
-                ends, cpu, se = res[r, :, 7:9].tolist(), np.nansum(res[r, :, 6]), res[r, :, 9]
-                line = {"seed": args.seed, "release": int(r), "ends": ends, "cpu": cpu}
-                f.write(json.dumps(line | {"se": se.tolist()}) + "\n")
+                line = {
+                    "seed": args.seed,
+                    "release": int(r),
+                    "ends": res[r, :, 7:9].tolist(),
+                    "se": res[r, :, 9].tolist(),
+                    "cpu": float(np.nansum(res[r, :, 6])),
+                }
+                f.write(json.dumps(line) + "\n")
     wald_ok = ~np.isnan(res[:, 0, 0])
     z = stats.norm.ppf(0.975)
     names = ["intercept", *bounds]
