@@ -18,11 +18,17 @@ trust") is applied to every release: the share of releases it flags per coeffici
 Wald coverage over the unflagged and the flagged ones (``--limit`` sets its threshold).
 
     python benchmarks/bench_dr_interval.py [--data survey|wine] [--n 100000] [--releases 100]
+
+Two versions of the score interval on the same releases (docs/dr-estimation.md, "The cost of
+the score-test interval"): run the same ``--seed`` under each version's PYTHONPATH with
+``--ends FILE`` (each appends a line per release: its ends, SEs and CPU seconds), alternating
+the versions chunk by chunk, then ``--compare FILE_A FILE_B``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 import warnings
@@ -93,9 +99,9 @@ def population(name: str, path: Path) -> tuple[pd.DataFrame | None, dict, np.nda
 
 
 def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, score=True):
-    """Per coefficient: Wald covers, |T(truth)|, Wald width, score width, score interval
-    covers (a NaN end unbounded), its CPU seconds (NaN if not measured; all NaN without
-    ``score``) and the rule's flag (the intercept's is 0)."""
+    """Per coefficient: Wald covers, |T(truth)|, Wald width, score width, the rule's flag
+    (the intercept's is 0), score interval covers (a NaN end unbounded), its CPU seconds,
+    its two ends and the sandwich SE (NaN if not measured; all NaN without ``score``)."""
     df = survey(n, rng) if pop is None else pop.iloc[rng.integers(0, len(pop), n)]
     mech = pv.ZILMechanism.calibrate(epsilon=2.0, delta=0.3, zero_prob=0.1, bounds=bounds)
     rel = mech.release(df.reset_index(drop=True), rng=rng)
@@ -106,7 +112,7 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
     fit = constrained_fit(obj, truth, None, box, steps=100)  # the local minimum nearest the truth
     theta = truth if fit is None else fit[0]
     z = stats.norm.ppf(0.975)
-    out = np.full((truth.size, 7), np.nan)
+    out = np.full((truth.size, 10), np.nan)
     out[:, 4] = np.concatenate([[False], noise_dominated(obj, limit)])
     se = None
     if fit is not None:
@@ -114,6 +120,7 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
             se = np.sqrt(np.diag(sandwich_cov(obj, theta)[0]))
             out[:, 0] = np.abs(theta - truth) <= z * se
             out[:, 2] = 2 * z * se
+            out[:, 9] = se
         except IndefiniteHessianError:
             pass
     for j in range(truth.size if score else 0):
@@ -123,8 +130,43 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
             cpu = time.process_time()
             lo, hi = score_interval(obj, theta, j, se[j], box=box)
             out[j, 6] = time.process_time() - cpu
+            out[j, 7:9] = lo, hi
             out[j, 3] = hi - lo
             out[j, 5] = not (lo > truth[j] or hi < truth[j])  # NaN ends: unbounded
+    return out
+
+
+def compare(path_a: Path, path_b: Path) -> dict[str, float]:
+    """The ends of two ``--ends`` files on their common releases: the largest difference
+    in SEs, the ends NaN in one only, and the CPU of each."""
+    a, b = (
+        {(r["seed"], r["release"]): r for r in map(json.loads, p.read_text().splitlines())}
+        for p in (path_a, path_b)
+    )
+    common = sorted(set(a) & set(b))
+    if not common:
+        raise SystemExit(
+            f"--compare: no release with score intervals in both {path_a} and {path_b}"
+        )
+    ea, eb = (np.array([d[k]["ends"] for k in common], dtype=float) for d in (a, b))
+    se = np.array([a[k]["se"] for k in common])[:, :, None]
+    both = ~np.isnan(ea) & ~np.isnan(eb)
+    out = {
+        "releases": len(common),
+        "ends": int(ea.size),
+        "nan_ends": int(np.isnan(ea).sum()),
+        "nan_mismatches": int((np.isnan(ea) != np.isnan(eb)).sum()),
+        "max_diff_se": float((np.abs(ea - eb) / se)[both].max(initial=0.0)),
+        "cpu_a": float(sum(a[k]["cpu"] for k in common)),
+        "cpu_b": float(sum(b[k]["cpu"] for k in common)),
+    }
+    k = len(common)
+    print(
+        f"{k} releases, {out['ends']} ends ({out['nan_ends']} NaN in A): NaN in one only "
+        f"{out['nan_mismatches']}, largest |A - B| / SE {out['max_diff_se']:.1e}; CPU per "
+        f"release A {out['cpu_a'] / k:.2f} s, B {out['cpu_b'] / k:.2f} s, A / B "
+        f"{out['cpu_a'] / out['cpu_b']:.2f}"
+    )
     return out
 
 
@@ -140,7 +182,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--score", action=argparse.BooleanOptionalAction, default=True, help="score intervals"
     )
     parser.add_argument("--wine", type=Path, default=_wine(), help="winequality-white.csv")
+    parser.add_argument("--ends", type=Path, help="append the score intervals' ends here")
+    parser.add_argument("--compare", type=Path, nargs=2, help="two --ends files")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
     pop, bounds, truth = population(args.data, args.wine)
     rng = np.random.default_rng(args.seed)
     with warnings.catch_warnings():
@@ -153,6 +199,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 for r in range(args.releases)
             ]
         )
+    if args.ends:
+        with open(args.ends, "a") as f:
+            for r in np.flatnonzero(~np.isnan(res[:, :, 6]).all(axis=1)):
+                line = {
+                    "seed": args.seed,
+                    "release": int(r),
+                    "ends": res[r, :, 7:9].tolist(),
+                    "se": res[r, :, 9].tolist(),
+                    "cpu": float(np.nansum(res[r, :, 6])),
+                }
+                f.write(json.dumps(line) + "\n")
     wald_ok = ~np.isnan(res[:, 0, 0])
     z = stats.norm.ppf(0.975)
     names = ["intercept", *bounds]

@@ -177,3 +177,50 @@ def test_the_interval_follows_the_branch_of_minima_through_the_estimate():
     assert abs(_branch_stat(lo, 1 / 0.64, +1)) == pytest.approx(Z, abs=1e-3)
     assert max(abs(_branch_stat(c, 1 / 0.64, +1)) for c in np.linspace(-r, 1.53, 200)) < Z
     assert abs(score_statistic(obj, far, 0, 2.0)[0]) < Z < abs(score_statistic(obj, far, 0, 6.0)[0])
+
+
+class _OwnDerivatives:
+    """An objective's own derivs and score_cov only (the generic path of the refits)."""
+
+    def __init__(self, obj):
+        self.obj, self.n = obj, obj.n
+
+    def derivs(self, t):
+        return self.obj.derivs(t)
+
+    def score_cov(self, t):
+        return self.obj.score_cov(t)
+
+
+def test_the_fused_kernel_gives_the_intervals_of_the_objectives_own_derivatives():
+    """The refits of a DR logistic fit run on the batched solvers' fused kernel; the same
+    intervals (NaN ends in the same places, the others within 1e-6 SE) come from the
+    objective's own value, gradient and Hessian."""
+    from privest.learn.inference import sandwich_cov
+    from privest.learn.losses import LogisticLoss
+    from privest.learn.objective import corrected_objective
+    from privest.learn.score_interval import constrained_fit
+
+    n, truth = 5_000, np.array([-4.0, 0.05, 1e-5])
+    bounds = {"age": (18, 90), "income": (0, 2e5)}
+    rng = np.random.default_rng(2)
+    age, income = rng.uniform(18, 90, n), np.minimum(rng.lognormal(10.5, 0.6, n), 2e5)
+    y = rng.random(n) < 1 / (1 + np.exp(-(truth[0] + truth[1] * age + truth[2] * income)))
+    df = pd.DataFrame({"age": age, "income": income, "y": y.astype(int)})
+    mech = pv.ZILMechanism.calibrate(epsilon=8.0, delta=0.3, zero_prob=0.1, bounds=bounds)
+    with pytest.warns(SeededRandomnessWarning):
+        rel = mech.release(df, rng=rng)
+    obj = corrected_objective(
+        rel, "y", LogisticLoss(fit_intercept=True), "dr", features=list(bounds)
+    )
+    box = np.array([[-30.0, 30.0]] * 3)
+    theta = constrained_fit(obj, truth, None, box=box, steps=100)[0]
+    se = np.sqrt(np.diag(sandwich_cov(obj, theta)[0]))
+    fused = np.array([score_interval(obj, theta, j, se[j], box=box) for j in range(3)])
+    assert obj.designs  # the kernel's designs were built: the fused path ran
+    own = np.array(
+        [score_interval(_OwnDerivatives(obj), theta, j, se[j], box=box) for j in range(3)]
+    )
+    assert (np.abs(fused) < 30).sum() >= 3  # ends to compare: not NaN, not the box's
+    np.testing.assert_array_equal(np.isnan(fused), np.isnan(own))
+    np.testing.assert_allclose(fused / se[:, None], own / se[:, None], rtol=0, atol=1e-6)

@@ -18,17 +18,28 @@ inverse of the full Hessian. The interval is {c : |T(c)| <= z} with eta(c) on th
 constrained minima through the estimate (where eta(theta_j) is the fit's own): each end is
 found by continuation from the estimate in small steps, each refit started from its
 neighbour's minimum moved along the branch's tangent, then Brent's method between the last
-two points (docs/dr-estimation.md, "Which branch the interval follows"). When the nuisance
-block is linear in theta (least squares) and A does not depend on theta, it is the Wald
-interval.
+two points (docs/dr-estimation.md, "Which branch the interval follows"; the refits' cost:
+"The cost of the score-test interval"). When the nuisance block is linear in theta (least
+squares) and A does not depend on theta, it is the Wald interval.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import optimize, stats
 
-from privest.learn.objective import Objective
+from privest._threads import fit_threads
+from privest.learn.batched.objective import BatchedObjective
+from privest.learn.objective import (
+    CorrectedObjective,
+    Objective,
+    _fused_sandwich_applies,
+    _parts_on_designs,
+    _solver_designs,
+)
+from privest.learn.solvers import batched_problem
 
 __all__ = ["constrained_fit", "score_interval", "score_statistic"]
 
@@ -47,6 +58,53 @@ def _newton_step(g: np.ndarray, h: np.ndarray) -> np.ndarray | None:
             mu = max(4 * mu, 1e-8 * scale)
 
 
+def _evaluations(obj: Objective) -> tuple[Callable, Callable]:
+    """(value, derivs) of ``obj`` at one theta. Where the batched solvers take the objective
+    (:func:`~privest.learn.solvers.batched_problem`: an unpenalised index loss held in
+    memory), their fused kernel (R = 1): one D theta and one sigmoid per copy for the value,
+    the derivatives at the same theta from them, the Hessian from the cached products
+    d_ij d_ik (the designs kept in ``obj.designs``, where the score covariance finds them).
+    Otherwise ``obj.derivs``, a value and then the derivatives at the same theta evaluating
+    it once. The same formulas either way (equal up to rounding); a point whose index
+    overflows has the value +inf (or NaN), which the line search rejects."""
+    prob = batched_problem(obj) if hasattr(obj, "in_memory") else None
+    if isinstance(prob, BatchedObjective):
+
+        def derivs(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            with np.errstate(divide="ignore"):
+                f, g, h = prob.derivs(t[None])
+            return float(f[0]), g[0], h[0]
+
+        def value(t: np.ndarray) -> float:
+            with np.errstate(divide="ignore"):
+                return float(prob.value(t[None])[0])
+
+        return value, derivs
+    memo: list = [None, None]
+
+    def own(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        if memo[0] is None or not np.array_equal(memo[0], t):
+            memo[:] = [t.copy(), obj.derivs(t)]
+        return memo[1]
+
+    return lambda t: float(own(t)[0]), own
+
+
+def _score_cov(obj: Objective, theta: np.ndarray) -> np.ndarray:
+    """``obj.score_cov(theta)``; where the refits' kernel holds the designs (an index loss
+    without Laplacian terms, :func:`_evaluations`), A from them in one piece at every n
+    (the objective's own goes block by block above ``SCORE_BLOCK`` records, building each
+    block's design again): the same formulas, equal up to rounding."""
+    if isinstance(obj, CorrectedObjective) and _fused_sandwich_applies(obj):
+        designs = _solver_designs(obj)
+        if designs is not None:
+            return _parts_on_designs(obj, theta, designs)[0]
+    return obj.score_cov(theta)
+
+
+_HALVINGS = 2.0 ** -np.arange(28)  # the line search's steps: halved until below 1e-8
+
+
 def constrained_fit(
     obj: Objective,
     theta: np.ndarray,
@@ -57,35 +115,45 @@ def constrained_fit(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(theta, gradient, Hessian) at the constrained fit: theta_j = c and the others at a
     local minimum of the corrected objective inside ``box`` ((p, 2), default unbounded), by
-    damped (Levenberg-shifted) Newton from ``theta``'s (``j=None``: nothing held). None when
-    there is no interior local minimum: a free parameter reaches the box or the Hessian of
-    the free parameters there is not positive definite."""
+    damped (Levenberg-shifted) Newton from ``theta``'s (``j=None``: nothing held), the
+    step halved until the objective decreases enough (Armijo) or below 1e-8, trials
+    evaluating the objective only (:func:`_evaluations`). None when there is no interior
+    local minimum: a free parameter reaches the box or the Hessian of the free parameters
+    there is not positive definite; a line search whose every trial would be clipped to the
+    box is that at once."""
+    value, derivs = _evaluations(obj)
     t = np.array(theta, dtype=float)
     lo, hi = (np.full(t.size, -np.inf), np.full(t.size, np.inf)) if box is None else box.T
     rest = np.arange(t.size)
     if j is not None:
         t[j] = c
         rest = np.delete(rest, j)
-    f, g, h = obj.derivs(t)
+    f, g, h = derivs(t)
     if rest.size == 0:  # one parameter: nothing to profile out
         return t, g, h
+    full = False
     for _ in range(steps):
         step = _newton_step(g[rest], h[np.ix_(rest, rest)])
         if step is None:
             return None
-        slope = float(g[rest] @ step)
-        if -slope < 1e-15 * max(1.0, abs(f)):
+        slope, scale = float(g[rest] @ step), max(1.0, abs(f))
+        if -slope < (1e-13 if full else 1e-15) * scale:  # after a full step: f's rounding
             break
-        s = 1.0
-        while True:
+        trial = t[rest] + _HALVINGS[:, None] * step
+        on_box = np.any((trial <= lo[rest]) | (trial >= hi[rest]), axis=1)
+        # a Newton decrement this small is in the quadratic regime: the full step (a line
+        # search there would compare values that differ by rounding only)
+        full = -slope < 1e-10 * scale and not on_box[0]
+        for k, s in enumerate(_HALVINGS):
+            if on_box[k:].all():  # any point it accepts is on the box
+                return None
             new = t.copy()
-            new[rest] = np.clip(t[rest] + s * step, lo[rest], hi[rest])
-            fn, gn, hn = obj.derivs(new)
-            if fn <= f + 1e-4 * s * slope or s < 1e-8:
+            new[rest] = np.clip(trial[k], lo[rest], hi[rest])
+            if full or value(new) <= f + 1e-4 * s * slope:
                 break
-            s /= 2
-        t, f, g, h = new, fn, gn, hn
-        if np.any((t[rest] <= lo[rest]) | (t[rest] >= hi[rest])) or not np.isfinite(f):
+        t = new
+        f, g, h = derivs(t)
+        if on_box[k] or not np.isfinite(f):
             return None
     hn = h[np.ix_(rest, rest)]
     if not np.isfinite(hn).all() or np.linalg.eigvalsh(hn).min() <= 0:
@@ -108,7 +176,7 @@ def _refit(
     w = np.zeros(t.size)
     w[j] = 1.0
     w[rest] = -np.linalg.solve(h[np.ix_(rest, rest)], h[rest, j])
-    var = w @ obj.score_cov(t) @ w / obj.n
+    var = w @ _score_cov(obj, t) @ w / obj.n
     return float(w @ g / np.sqrt(var)), t, w, h
 
 
@@ -143,15 +211,30 @@ def _crossing(stat, inner: float, outer: float, z: float, xtol: float) -> float:
         return float("nan")
 
 
-def _bracketed(
-    obj: Objective, j: int, t0: np.ndarray, t1: np.ndarray, z: float, xtol: float, box
-) -> float:
-    """The crossing of |T| = z between two neighbouring points of the path (``t0`` accepted,
-    ``t1`` rejected), each refit started on the chord between their minima."""
+def _bracketed(obj: Objective, j: int, p0: tuple, p1: tuple, z: float, xtol: float, box) -> float:
+    """The crossing of |T| = z between two neighbouring points of the path (``p0`` accepted,
+    ``p1`` rejected; :func:`_refit`'s tuples), each refit started on the cubic Hermite
+    interpolant of the branch between their minima (their tangents the slopes: nearer the
+    branch than the chord, an error O(dc^4) instead of O(dc^2)); Brent's first two calls,
+    at the two points, take their T."""
+    (_, t0, w0, _), (_, t1, w1, _) = p0, p1
+    h = t1[j] - t0[j]
+
+    def refit(x: float) -> float:
+        s = (x - t0[j]) / h
+        start = (
+            (1 + 2 * s) * (1 - s) ** 2 * t0
+            + s * (1 - s) ** 2 * h * w0
+            + s * s * (3 - 2 * s) * t1
+            - s * s * (1 - s) * h * w1
+        )
+        on = _refit(obj, start, j, x, box)
+        return float("nan") if on is None else on[0]
 
     def stat(x: float) -> float:
-        on = _refit(obj, t0 + (x - t0[j]) / (t1[j] - t0[j]) * (t1 - t0), j, x, box)
-        return float("nan") if on is None else on[0]
+        if x in (t0[j], t1[j]):
+            return p0[0] if x == t0[j] else p1[0]
+        return refit(x)
 
     return _crossing(stat, t0[j], t1[j], z, xtol)
 
@@ -208,7 +291,7 @@ def _path_end(
             step /= 2
             continue
         if abs(point[0]) > z:
-            return _bracketed(obj, j, prev[1], point[1], z, 1e-3 * se, box)
+            return _bracketed(obj, j, prev, point, z, 1e-3 * se, box)
         if c == edge:
             return edge
         if c == fail:
@@ -229,15 +312,18 @@ def score_interval(
     """{c : |T(c)| <= z_(1 - alpha/2)} around theta_j along the branch of constrained minima
     through the estimate (:func:`_path_end`, steps scaled by ``se``); an end that reaches
     the box is the box's, one where the branch's refit loses its interior minimum (the
-    nuisance Hessian is not positive definite, or the branch ends) NaN."""
+    nuisance Hessian is not positive definite, or the branch ends) NaN. The refits are fits:
+    BLAS runs with :func:`~privest._threads.fit_threads`' threads (one by default)."""
     z = stats.norm.ppf(1 - alpha / 2)
     theta = np.asarray(theta, float)
     edges = (-np.inf, np.inf) if box is None else box[j]
-    start = _refit(obj, theta, j, theta[j], box)  # the fit's own minimum
-    if start is None:
-        return float("nan"), float("nan")
-    se = max(se, 1e-300)
-    lo, hi = (
-        _path_end(obj, start, j, se, s, z, e, box) for s, e in zip((-1.0, 1.0), edges, strict=True)
-    )
+    with fit_threads():
+        start = _refit(obj, theta, j, theta[j], box)  # the fit's own minimum
+        if start is None:
+            return float("nan"), float("nan")
+        se = max(se, 1e-300)
+        lo, hi = (
+            _path_end(obj, start, j, se, s, z, e, box)
+            for s, e in zip((-1.0, 1.0), edges, strict=True)
+        )
     return lo, hi
