@@ -128,7 +128,7 @@ def test_wald_coverage_of_unflagged_coefficients_on_held_out_wine(wine_dir):
             obj = corrected_objective(
                 rel, "y", LogisticLoss(fit_intercept=True), "dr", features=["alcohol", "sugar"]
             )
-            fit = constrained_fit(obj, truth, None, box, steps=100)
+            fit = constrained_fit(obj, truth, None, box=box, steps=100)
             if fit is None:
                 continue
             try:
@@ -138,7 +138,9 @@ def test_wald_coverage_of_unflagged_coefficients_on_held_out_wine(wine_dir):
             covered.append(np.abs(fit[0] - truth) <= z * se)
             flags.append(noise_dominated(obj))
     covered, flags = np.array(covered), np.array(flags)
-    assert len(covered) >= 25  # the sandwich exists in most releases at this n
+    # the sandwich exists in most releases at this n (23 of these 30: in 7 the fit nearest
+    # the truth reaches the box)
+    assert len(covered) >= 20
     assert flags[:, 1].mean() >= 0.9  # sugar: its Wald interval under-covers (0.80)
     unflagged = covered[:, 1:][~flags]
     pooled = np.concatenate([covered[:, 0], unflagged])

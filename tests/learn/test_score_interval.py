@@ -115,7 +115,7 @@ def test_score_interval_covers_the_income_slope_at_the_readmes_settings():
         obj = corrected_objective(
             rel, "y", LogisticLoss(fit_intercept=True), "dr", features=list(bounds)
         )
-        theta = constrained_fit(obj, truth, None, box, steps=100)[0]  # nearest the truth
+        theta = constrained_fit(obj, truth, None, box=box, steps=100)[0]  # nearest the truth
         score_hits += abs(score_statistic(obj, theta, 2, truth[2], box)[0]) <= Z
         false_hits += abs(score_statistic(obj, theta, 2, 5 * truth[2], box)[0]) <= Z
     mcse = np.sqrt(0.95 * 0.05 / reps)

@@ -109,6 +109,7 @@ def constrained_fit(
     obj: Objective,
     theta: np.ndarray,
     j: int | None,
+    *,
     c: float = 0.0,
     box: np.ndarray | None = None,
     steps: int = 50,
@@ -168,7 +169,7 @@ def _refit(
     nuisance started at ``start``'s; None when the fit has no interior minimum. w = (1,
     -V_nn^-1 V_nj) is both the efficient-score direction and d theta / dc along the branch
     of minima (implicit function theorem)."""
-    fit = constrained_fit(obj, start, j, float(c), box)
+    fit = constrained_fit(obj, start, j, c=float(c), box=box)
     if fit is None:
         return None
     t, g, h = fit
