@@ -138,6 +138,8 @@ def sample_discrete_laplace(
 
     ``scale = t / s`` is a positive rational with ``t`` below 2^31 (:func:`_laplace_draws`).
     """
+    if type(scale) is int and 0 < scale < 2**31 and size <= FEW:  # the few-draws path below
+        return np.array(discrete_laplace_big(scale, size, rng, Bits(rng, block=64)), np.int64)
     return sample_discrete_laplace_many([scale], [size], rng)[0]
 
 
