@@ -29,6 +29,8 @@ data's own value; ``inference="none"`` spends all of epsilon on the point.
 
 from __future__ import annotations
 
+import functools
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -87,11 +89,11 @@ def statistic_mechanism(
     are the chosen mechanism's own public inputs (e.g. ``delta=`` and
     ``local_sensitivity=`` of ``"ptr"``; the registry's ``reads``).
     """
-    if mechanism not in mechanism_names():
+    if not (isinstance(mechanism, str) and (mechanism == "auto" or _registered(mechanism))):
         raise ValidationError(
             f"mechanism: {mechanism!r} is unknown; accepted: {', '.join(mechanism_names())}"
         )
-    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
+    dom = _domain(domain, bounds, resolution)
     if mechanism == "auto":
         _integer_hint(statistic, dom)
         mechanism = auto_mechanism(statistic, domain=dom, epsilon=epsilon, n=n)
@@ -103,6 +105,29 @@ def statistic_mechanism(
         raise ValidationError(
             f"mechanism: {mechanism} takes the public inputs {', '.join(spec.reads)} ({exc})"
         ) from None
+
+
+def _registered(mechanism: str) -> bool:
+    try:
+        mechanism_spec(mechanism)
+    except ValidationError:
+        return False
+    return True
+
+
+def _domain(domain: Domain | None, bounds: Any, resolution: float | None) -> Domain:
+    """``Domain.of(domain, bounds=bounds, resolution=resolution)``; one pair of floats (the
+    common call) is built once per process (a Domain is frozen)."""
+    if domain is None and resolution is None and type(bounds) is tuple and len(bounds) == 2:
+        lo, hi = bounds
+        if type(lo) is float and type(hi) is float:  # the signs keep -0.0 apart from 0.0
+            return _pair_domain(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+    return Domain.of(domain, bounds=bounds, resolution=resolution)
+
+
+@functools.lru_cache(maxsize=64)
+def _pair_domain(lo: float, hi: float, lo_sign: float, hi_sign: float) -> Domain:
+    return Domain(bounds=(lo, hi))
 
 
 #: median/quantile bounds (lo, hi) with whole ends at most this far apart and no
@@ -176,7 +201,7 @@ def private_statistic(
     level ``1 - alpha`` a median's or quantile's interval is released for.
     """
     check_inference(inference)
-    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
+    dom = _domain(domain, bounds, resolution)
     kw = dict(
         epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, mechanism=mechanism, **options
     )
