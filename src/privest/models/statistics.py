@@ -233,7 +233,7 @@ def _with_inference(
     def release(
         data: Any, statistic: str, *, epsilon: float, mechanism: str, totals: Any = None, **kw: Any
     ):
-        one = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
+        one = _shared_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
         if totals is not None and hasattr(one, "law_from_totals"):  # summed in a shared pass
             law, size = one.law_from_totals(totals), totals["n"]
         else:
@@ -264,6 +264,32 @@ def _with_inference(
         randomness=point.randomness,
         interval=interval,
     )
+
+
+#: the mechanisms whose instances hold public inputs only (no state a release changes): the
+#: interval's releases share one per set of public inputs (:func:`_shared_mechanism`)
+_SHAREABLE = ("laplace", "discrete_laplace")
+_SHARED: dict[tuple, StatisticMechanism] = {}
+_SHARED_MAX = 256
+
+
+def _shared_mechanism(statistic: str, *, epsilon: Any, mechanism: str, **kw: Any) -> Any:
+    """:func:`statistic_mechanism`, built once per process for each set of public inputs
+    of a shareable mechanism (the types in the key keep 1, 1.0 and True apart)."""
+    try:
+        key = (statistic, type(epsilon), epsilon, mechanism, *sorted(kw.items()))
+        key += (tuple(type(v) for _, v in key[4:]), len(mechanism_names()))
+        hash(key)
+    except TypeError:  # an unhashable option: built each time
+        return statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, **kw)
+    mech = _SHARED.get(key)
+    if mech is None:
+        mech = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, **kw)
+        if mech.name in _SHAREABLE:
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            _SHARED[key] = mech
+    return mech
 
 
 def private_median(
