@@ -219,3 +219,26 @@ def test_the_intervals_share_a_mechanism_per_public_inputs():
     assert st._shared_mechanism("median", epsilon=0.5, **med) is not st._shared_mechanism(
         "median", epsilon=0.5, **med
     )
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "variance"])
+def test_a_series_releases_what_its_array_releases(name):
+    """A pandas Series is read through its float view (one fused pass, as an array): the
+    same release and interval as the array; a NaN in it is refused alike."""
+    pd = pytest.importorskip("pandas")
+    import privest as pv
+
+    f = getattr(pv, f"private_{name}")
+    x = np.random.default_rng(4).uniform(-2.0, 3.0, 3001)
+    for seed in range(3):
+        a = f(x, epsilon=0.8, bounds=(-2.0, 3.0), rng=seed)
+        s = f(pd.Series(x), epsilon=0.8, bounds=(-2.0, 3.0), rng=seed)
+        assert float(a) == float(s) and a.conf_int(0.05) == s.conf_int(0.05)
+    other = f(pd.Series(x), epsilon=0.8, bounds=(-2.0, 3.0), rng=99)  # control
+    assert float(other) != float(a)
+    x[7] = np.nan
+    with pytest.raises(pv.ValidationError) as arr_err:
+        f(x, epsilon=0.8, bounds=(-2.0, 3.0), rng=0)
+    with pytest.raises(pv.ValidationError) as ser_err:
+        f(pd.Series(x), epsilon=0.8, bounds=(-2.0, 3.0), rng=0)
+    assert str(arr_err.value) == str(ser_err.value)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -207,12 +208,18 @@ def private_statistic(
     )
     mech = statistic_mechanism(statistic, **kw)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
-    if isinstance(x, (list, tuple)):  # a Python sequence meets the shared data check first
-        x = as_float_vector(x, "x")
+    if isinstance(x, (list, tuple)) or _is_series(x):  # the shared data check first; a
+        x = as_float_vector(x, "x")  # Series' float view then sums as an array (fused passes)
     if inference != "none":
         return _with_inference(x, mech, mechanism, inference, alpha, rng, options)
     law, n = statistic_law(x, mech)
     return mech.release_from_law(law, n, resolve_rng(rng))
+
+
+def _is_series(x: Any) -> bool:
+    """A pandas Series (pandas imported by the caller; never imported here)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.Series)
 
 
 def _with_inference(

@@ -33,7 +33,7 @@ _TWO = np.uint64(2)
 #: bit generators whose raw output is their 64-bit word: for them ``integers(0, 2^62)``
 #: is the raw word shifted right by 2 (Lemire's method on a power-of-two range rejects
 #: nothing), the same words for a fraction of the call's fixed cost
-#: (tests/mechanisms/test_samplers_bigint.py compares them)
+#: (tests/mechanisms/test_fast_paths.py compares them)
 _RAW64 = ("numpy.random._pcg64.PCG64", "randomgen.aes.AESCounter")
 
 
