@@ -150,9 +150,9 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     rows = throughput(sizes, args.repeat, int(args.two_stage_max))
-    print(f"{'what':<24}{'n':>10}{'privest (s)':>13}  {'baseline':<16}{'(s)':>9}{'ratio':>8}")
+    print(f"{'what':<24}{'n':>10}{'privest (ms)':>14}  {'baseline':<16}{'(ms)':>10}{'ratio':>8}")
     for what, n, t, base, tb in rows:
-        print(f"{what:<24}{n:>10,}{t:>13.4f}  {base:<16}{tb:>9.4f}{t / tb:>8.2f}")
+        print(f"{what:<24}{n:>10,}{1e3 * t:>14.3f}  {base:<16}{1e3 * tb:>10.3f}{t / tb:>8.2f}")
     starts = {} if args.no_startup else startup(max(1, args.repeat // 2))
     for what, r in starts.items():
         extra = {k: v for k, v in r.items() if k not in ("wall", "cpu", "modules")}

@@ -172,10 +172,11 @@ def check_bounds(bounds: Any, d: int | None = None, name: str = "bounds") -> np.
     Accepts one pair ``(lo, hi)`` (broadcast to ``d`` attributes) or a sequence of pairs.
     """
     if isinstance(bounds, (tuple, list)) and len(bounds) == 2 and d in (None, 1):
-        lo, hi = bounds  # the common case, one pair of floats, without the numpy checks
+        lo, hi = bounds  # the common case, one pair of numbers, without the numpy checks
         small, big = BOUNDS_RANGE  # (the same rule as below, which words any refusal)
-        if type(lo) is float and type(hi) is float and -big <= lo < hi <= big:
-            if hi - lo >= small:
+        if type(lo) in (float, int) and type(hi) in (float, int) and -big <= lo < hi <= big:
+            lo, hi = float(lo), float(hi)  # rounded as astype(float) rounds them below
+            if lo < hi and hi - lo >= small:
                 return np.array([[lo, hi]])
     try:
         raw = np.asarray(bounds)

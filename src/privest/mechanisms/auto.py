@@ -66,6 +66,27 @@ def auto_mechanism(
 ) -> str:
     """The mechanism ``auto`` picks (module docstring); public inputs only, no data.
     ``n`` (public under swap neighbours) only sizes the planning noise laws."""
+    # the same public inputs give the same choice while the registry (which only grows)
+    # keeps its size; the types in the key keep 1 and True apart (True is refused below)
+    if not isinstance(epsilon, (int, float)):  # the mechanisms word the refusal
+        return _choose(statistic, domain, epsilon, n)
+    key = (statistic, domain, type(epsilon), epsilon, n, len(mechanism_names()))
+    if key in _CHOSEN:
+        return _CHOSEN[key]
+    choice = _choose(statistic, domain, epsilon, n)
+    if len(_CHOSEN) >= _CHOSEN_MAX:
+        _CHOSEN.clear()
+    _CHOSEN[key] = choice
+    return choice
+
+
+#: :func:`auto_mechanism`'s choices by public inputs (at most ``_CHOSEN_MAX`` kept)
+_CHOSEN: dict[tuple, str] = {}
+_CHOSEN_MAX = 256
+
+
+def _choose(statistic: str, domain: Domain, epsilon: float, n: int | None) -> str:
+    """:func:`auto_mechanism` without its cache."""
     name, _ = parse_statistic(statistic)
     if not statistic_spec(name).decomposes:
         return "permute_and_flip" if _pf_lattice(name, domain) else "piecewise_laplace"

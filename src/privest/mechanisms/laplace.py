@@ -96,16 +96,19 @@ class LaplaceLaw(OutputLaw):
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
         """Draws on the lattice: ``g (round(f / g) + K)``, K discrete Laplace, f exact."""
         gen = resolve_rng(rng)
-        n = 1 if size is None else int(np.prod(size))
         center = round(self.exact / Fraction(self.lattice.step))
-        out = self.lattice.release_integer(center, gen, n)
-        return float(out[0]) if size is None else out.reshape(size)
+        if size is None:
+            return self.lattice.release_integer(center, gen, None)
+        return self.lattice.release_integer(center, gen, int(np.prod(size))).reshape(size)
 
     def clamp(self, y: ArrayLike) -> np.ndarray:
         """Post-processing: clip releases into the statistic's public range (if known)."""
         if self.output_range is None:
             return np.asarray(y, dtype=float)
-        return np.clip(y, *self.output_range)
+        lo, hi = self.output_range
+        if type(y) is float and lo < y < hi:  # inside: np.clip would return it unchanged
+            return y
+        return np.clip(y, lo, hi)
 
     def error_mean_abs(self) -> float:
         return self.scale

@@ -29,6 +29,9 @@ data's own value; ``inference="none"`` spends all of epsilon on the point.
 
 from __future__ import annotations
 
+import functools
+import math
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -87,11 +90,11 @@ def statistic_mechanism(
     are the chosen mechanism's own public inputs (e.g. ``delta=`` and
     ``local_sensitivity=`` of ``"ptr"``; the registry's ``reads``).
     """
-    if mechanism not in mechanism_names():
+    if not (isinstance(mechanism, str) and (mechanism == "auto" or _registered(mechanism))):
         raise ValidationError(
             f"mechanism: {mechanism!r} is unknown; accepted: {', '.join(mechanism_names())}"
         )
-    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
+    dom = _domain(domain, bounds, resolution)
     if mechanism == "auto":
         _integer_hint(statistic, dom)
         mechanism = auto_mechanism(statistic, domain=dom, epsilon=epsilon, n=n)
@@ -103,6 +106,29 @@ def statistic_mechanism(
         raise ValidationError(
             f"mechanism: {mechanism} takes the public inputs {', '.join(spec.reads)} ({exc})"
         ) from None
+
+
+def _registered(mechanism: str) -> bool:
+    try:
+        mechanism_spec(mechanism)
+    except ValidationError:
+        return False
+    return True
+
+
+def _domain(domain: Domain | None, bounds: Any, resolution: float | None) -> Domain:
+    """``Domain.of(domain, bounds=bounds, resolution=resolution)``; one pair of floats (the
+    common call) is built once per process (a Domain is frozen)."""
+    if domain is None and resolution is None and type(bounds) is tuple and len(bounds) == 2:
+        lo, hi = bounds
+        if type(lo) is float and type(hi) is float:  # the signs keep -0.0 apart from 0.0
+            return _pair_domain(lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+    return Domain.of(domain, bounds=bounds, resolution=resolution)
+
+
+@functools.lru_cache(maxsize=64)
+def _pair_domain(lo: float, hi: float, lo_sign: float, hi_sign: float) -> Domain:
+    return Domain(bounds=(lo, hi))
 
 
 #: median/quantile bounds (lo, hi) with whole ends at most this far apart and no
@@ -176,18 +202,24 @@ def private_statistic(
     level ``1 - alpha`` a median's or quantile's interval is released for.
     """
     check_inference(inference)
-    dom = Domain.of(domain, bounds=bounds, resolution=resolution)
+    dom = _domain(domain, bounds, resolution)
     kw = dict(
         epsilon=epsilon, quantile=quantile, clip=clip, domain=dom, mechanism=mechanism, **options
     )
     mech = statistic_mechanism(statistic, **kw)
     charge(budget, mech.guarantee, label=mech.label, mechanism=mech.name)  # before x is read
-    if isinstance(x, (list, tuple)):  # a Python sequence meets the shared data check first
-        x = as_float_vector(x, "x")
+    if isinstance(x, (list, tuple)) or _is_series(x):  # the shared data check first; a
+        x = as_float_vector(x, "x")  # Series' float view then sums as an array (fused passes)
     if inference != "none":
         return _with_inference(x, mech, mechanism, inference, alpha, rng, options)
     law, n = statistic_law(x, mech)
     return mech.release_from_law(law, n, resolve_rng(rng))
+
+
+def _is_series(x: Any) -> bool:
+    """A pandas Series (pandas imported by the caller; never imported here)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(x, pd.Series)
 
 
 def _with_inference(
@@ -208,7 +240,7 @@ def _with_inference(
     def release(
         data: Any, statistic: str, *, epsilon: float, mechanism: str, totals: Any = None, **kw: Any
     ):
-        one = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
+        one = _shared_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, n=n, **kw)
         if totals is not None and hasattr(one, "law_from_totals"):  # summed in a shared pass
             law, size = one.law_from_totals(totals), totals["n"]
         else:
@@ -239,6 +271,32 @@ def _with_inference(
         randomness=point.randomness,
         interval=interval,
     )
+
+
+#: the mechanisms whose instances hold public inputs only (no state a release changes): the
+#: interval's releases share one per set of public inputs (:func:`_shared_mechanism`)
+_SHAREABLE = ("laplace", "discrete_laplace")
+_SHARED: dict[tuple, StatisticMechanism] = {}
+_SHARED_MAX = 256
+
+
+def _shared_mechanism(statistic: str, *, epsilon: Any, mechanism: str, **kw: Any) -> Any:
+    """:func:`statistic_mechanism`, built once per process for each set of public inputs
+    of a shareable mechanism (the types in the key keep 1, 1.0 and True apart)."""
+    try:
+        key = (statistic, type(epsilon), epsilon, mechanism, *sorted(kw.items()))
+        key += (tuple(type(v) for _, v in key[4:]), len(mechanism_names()))
+        hash(key)
+    except TypeError:  # an unhashable option: built each time
+        return statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, **kw)
+    mech = _SHARED.get(key)
+    if mech is None:
+        mech = statistic_mechanism(statistic, epsilon=epsilon, mechanism=mechanism, **kw)
+        if mech.name in _SHAREABLE:
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            _SHARED[key] = mech
+    return mech
 
 
 def private_median(

@@ -184,8 +184,9 @@ def _derived_part(chunk: np.ndarray, v: np.ndarray, d: Derived, inside: bool) ->
     return clipped, _grid_sum(src, v, _dyadic_exponent(d.lo, d.hi, _GRID_BITS))
 
 
-#: the smallest array the compiled pass reads (below it the two passes cost about the same)
-KERNEL_MIN = 1 << 16
+#: the smallest array the compiled pass reads (at 2^10 records its fixed cost is about half
+#: the numpy pass's dozen calls; benchmarks/bench_statistics.py)
+KERNEL_MIN = 1 << 10
 #: the records a process passes through the numpy pass before it loads the compiled one:
 #: about the CPU time of importing numba and loading the cached kernel (about 1 s), so a
 #: one-off release (the CLI's) never loads numba, and a long-running process pays that

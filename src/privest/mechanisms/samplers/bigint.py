@@ -21,29 +21,58 @@ rejection), so every probability is exact:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 __all__ = ["Bits", "discrete_gaussian_big", "discrete_laplace_big", "power_law_big"]
 
 _WORD = 62
+_SPAN = 1 << _WORD
+_TWO = np.uint64(2)
+#: bit generators whose raw output is their 64-bit word: for them ``integers(0, 2^62)``
+#: is the raw word shifted right by 2 (Lemire's method on a power-of-two range rejects
+#: nothing), the same words for a fraction of the call's fixed cost
+#: (tests/mechanisms/test_fast_paths.py compares them)
+_RAW64 = ("numpy.random._pcg64.PCG64", "randomgen.aes.AESCounter")
+
+
+def _raw64(bit_generator: Any) -> bool:
+    kind = type(bit_generator)
+    return f"{kind.__module__}.{kind.__qualname__}" in _RAW64
 
 
 class Bits:
-    """Uniform integers from a generator's 62-bit words, drawn in blocks of ``block``."""
+    """Uniform integers from a generator's 62-bit words, drawn in blocks of ``block``
+    (``integers(0, 2^62, size=block)``, or the same words from the raw stream)."""
 
     def __init__(self, rng: np.random.Generator, block: int = 4096):
         self._rng, self._block = rng, block
         self._words: list[int] = []
+        self._raw = _raw64(rng.bit_generator)
+
+    def _refill(self) -> None:
+        if self._raw:
+            self._words = (self._rng.bit_generator.random_raw(self._block) >> _TWO).tolist()
+        else:
+            self._words = self._rng.integers(0, _SPAN, size=self._block).tolist()
 
     def word(self) -> int:
         if not self._words:
-            self._words = self._rng.integers(0, 1 << _WORD, size=self._block).tolist()
+            self._refill()
         return self._words.pop()
 
     def below(self, n: int) -> int:
         """A uniform integer in ``[0, n)``: ``ceil(bits / 62)`` words, rejected above the
         largest multiple of ``n``."""
+        if n < _SPAN:  # one word: the same draws as below, without the loop over words
+            limit = _SPAN - _SPAN % n
+            while True:
+                if not self._words:
+                    self._refill()
+                u = self._words.pop()
+                if u < limit:
+                    return u % n
         chunks = max(1, -(-n.bit_length() // _WORD))
         span = 1 << (_WORD * chunks)
         limit = span - span % n

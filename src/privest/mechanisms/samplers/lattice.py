@@ -138,6 +138,8 @@ def sample_discrete_laplace(
 
     ``scale = t / s`` is a positive rational with ``t`` below 2^31 (:func:`_laplace_draws`).
     """
+    if type(scale) is int and 0 < scale < 2**31 and size <= FEW:  # the few-draws path below
+        return np.array(discrete_laplace_big(scale, size, rng, Bits(rng, block=64)), np.int64)
     return sample_discrete_laplace_many([scale], [size], rng)[0]
 
 
@@ -271,11 +273,16 @@ class LatticeLaplace:
         """The effective Laplace scale ``t g`` of the noise."""
         return self.t * self.step
 
-    def release_integer(self, center: int, rng: np.random.Generator, size: int) -> np.ndarray:
-        """``size`` draws of ``g (center + K)`` for an integer ``center`` computed exactly."""
+    def release_integer(
+        self, center: int, rng: np.random.Generator, size: int | None
+    ) -> np.ndarray | float:
+        """``size`` draws of ``g (center + K)`` for an integer ``center`` computed exactly;
+        ``size=None``: one, as a float (the same draw and the same float)."""
         if abs(center) >= MAX_INT / 4:
             raise ValidationError("the statistic is too large for the noise's grid")
-        k = sample_discrete_laplace(self.t, size, rng)
+        k = sample_discrete_laplace(self.t, 1 if size is None else size, rng)
+        if size is None:  # |center + K| < 2^53: exact as a float, and g a power of two
+            return float(center + int(k[0])) * self.step
         return (k + center).astype(float) * self.step
 
     def release(
