@@ -109,7 +109,7 @@ def one_release(pop, bounds, truth, n, rng, widths, limit=NOISE_RATIO_LIMIT, sco
         rel, "y", LogisticLoss(fit_intercept=True), "dr", features=list(bounds)
     )
     box = np.array([[-BOUND, BOUND]] * truth.size)
-    fit = constrained_fit(obj, truth, None, box=box, steps=100)  # the local minimum nearest the truth
+    fit = constrained_fit(obj, truth, None, box=box, steps=100)  # the minimum nearest the truth
     theta = truth if fit is None else fit[0]
     z = stats.norm.ppf(0.975)
     out = np.full((truth.size, 10), np.nan)
