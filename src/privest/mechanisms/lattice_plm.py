@@ -59,10 +59,8 @@ What this resists and what not: docs/budget.md, "Float safety" (timing is not co
 
 from __future__ import annotations
 
-import bisect
 import decimal
 import functools
-import itertools
 import math
 import operator
 from fractions import Fraction
@@ -269,35 +267,75 @@ class LatticeProfileLaw(OutputLaw):
     def integer_weights(self) -> list[int]:
         """``W_j = floor(2^P E_l) L_j`` (module docstring, step 1)."""
         if self._weights is None:
-            num, den = self.eps_run.numerator, self.eps_run.denominator
-            top = int(self.level.max())
-            bits = 100 + math.ceil(float(self.eps_run) * top / (2 * math.log(2))) + 1
-            table = {
-                lvl: _level_weight(num, den, lvl, bits) for lvl in np.unique(self.level).tolist()
-            }
-            weight = map(table.__getitem__, self.level.tolist())
+            weight = map(self._level_table.__getitem__, self.level.tolist())
             self._weights = list(map(operator.mul, weight, self.length.tolist()))
-            self._bits = bits
         return self._weights
 
     def sample_index(self, bits: Bits) -> int:
         """One exact draw of the lattice index (module docstring, steps 1-3)."""
-        cum = self._cum()
-        total = cum[-1]
+        total = self._total()
         num, den = self.eps_run.numerator, self.eps_run.denominator
         texp = self.shape == "texp"
         while True:
-            j = bisect.bisect_right(cum, bits.below(total))
+            j = self._piece_of(bits.below(total))
             length = int(self.length[j])
             i = bits.below(length) + 1
             if texp and not bits.bernoulli_exp(num * i, 2 * den * length):
                 continue
             return int(self.inner[j]) + int(self.side[j]) * i
 
-    def _cum(self) -> list[int]:
-        if not hasattr(self, "_cum_w"):
-            self._cum_w = list(itertools.accumulate(self.integer_weights()))
-        return self._cum_w
+    # -- step 1 without the piece weights: the weights take one of ``top + 1`` values per
+    # unit of length, so a sum of weights is a sum over levels of ``floor(2^P E_l)`` times
+    # the length at that level (int64), exact; floats only propose the piece -------------------
+    @functools.cached_property
+    def _bits(self) -> int:
+        """P of step 1 (module docstring)."""
+        return 100 + math.ceil(float(self.eps_run) * int(self.level.max()) / (2 * math.log(2))) + 1
+
+    @functools.cached_property
+    def _level_table(self) -> list[int]:
+        """``floor(2^P E_l)`` for the levels l = 0 .. top present (0 for the others)."""
+        num, den = self.eps_run.numerator, self.eps_run.denominator
+        present = np.zeros(int(self.level.max()) + 1, dtype=bool)
+        present[self.level] = True
+        on = present.tolist()
+        return [_level_weight(num, den, lv, self._bits) if p else 0 for lv, p in enumerate(on)]
+
+    def _weight_below(self, m: int) -> int:
+        """``W_0 + ... + W_{m-1}`` exactly: the lengths summed per level (int64: they add to
+        at most the lattice's points), times the level's factor."""
+        per_level = np.zeros(len(self._level_table), dtype=np.int64)
+        np.add.at(per_level, self.level[:m], self.length[:m])
+        lengths = per_level.tolist()
+        return sum(w * ln for w, ln in zip(self._level_table, lengths, strict=True) if ln)
+
+    def _total(self) -> int:
+        """``sum W`` (:meth:`integer_weights`), and the float prefix sums of the weights in
+        units of ``2^P`` that :meth:`_piece_of` starts from."""
+        if not hasattr(self, "_total_w"):
+            self._total_w = self._weight_below(self.level.size)
+            factor = np.array([w / (1 << self._bits) for w in self._level_table])
+            self._cum_f = np.cumsum(factor[self.level] * self.length)
+        return self._total_w
+
+    def _piece_of(self, u: int) -> int:
+        """``bisect_right`` of ``u`` in the prefix sums of :meth:`integer_weights`: the float
+        prefix sums propose the piece, exact integer sums settle it (the same piece)."""
+        j = int(np.searchsorted(self._cum_f, u / (1 << self._bits), side="right"))
+        j = min(j, self.level.size - 1)
+        table, level, length = self._level_table, self.level, self.length
+
+        def weight(i: int) -> int:
+            return table[int(level[i])] * int(length[i])
+
+        below = self._weight_below(j)  # W_0 + ... + W_{j-1}
+        while j > 0 and below > u:
+            j -= 1
+            below -= weight(j)
+        while below + weight(j) <= u:
+            below += weight(j)
+            j += 1
+        return j
 
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
         """Exact draws (module docstring), as floats ``index * unit``."""

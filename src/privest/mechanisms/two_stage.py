@@ -29,6 +29,7 @@ threshold ``ceil(q n)`` bin by bin (noise truncated where its tail is below 10^-
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from functools import cached_property
@@ -146,6 +147,16 @@ def _clipped_window(
     if mid.any():
         out[mid] = order_statistics(inside, int(r[mid][0]), int(r[mid][-1]))
     return out, x.size - inside.size
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _second_stage(
+    spec: str, eps2: float, bounds: tuple[float, float], resolution: float | None
+) -> PiecewiseLaplace:
+    """The second stage's mechanism, from public inputs only: a mechanism holds no data and
+    is not changed by a release, so one object serves every release with these inputs (a
+    median with its interval builds the two-stage mechanism twice, each with 16 of these)."""
+    return PiecewiseLaplace(spec, epsilon=eps2, bounds=bounds, clip=True, resolution=resolution)
 
 
 class TwoStageLaw(OutputLaw):
@@ -297,19 +308,15 @@ class TwoStage(StatisticMechanism):
         self.eps2 = self.epsilon - self.eps1
         self.level = 0.5 if self.statistic == "median" else float(self.q)
         a, b = self.bounds
-        self._second: dict[tuple[float, float], PiecewiseLaplace] = {}
         edges = _edges(a, b, bins)
         for j in range(bins):  # every shrunk range holds a lattice point (public check)
             self.second(_shrunk(edges, j))
 
     def second(self, bounds: Any) -> PiecewiseLaplace:
-        """The second stage on the shrunk ``bounds`` (data clipped to them), built once."""
+        """The second stage on the shrunk ``bounds`` (data clipped to them), built once per
+        process for each set of public inputs (:func:`_second_stage`)."""
         key = (float(bounds[0]), float(bounds[1]))
-        if key not in self._second:
-            self._second[key] = PiecewiseLaplace(
-                self.spec, epsilon=self.eps2, bounds=key, clip=True, resolution=self.resolution
-            )
-        return self._second[key]
+        return _second_stage(self.spec, self.eps2, key, self.resolution)
 
     def law(self, x: Any) -> TwoStageLaw:
         return TwoStageLaw(self, x)
