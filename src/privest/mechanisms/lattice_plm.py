@@ -140,6 +140,16 @@ def _level_weight(num: int, den: int, level: int, bits: int) -> int:
     return int(ctx.multiply(ctx.exp(x), decimal.Decimal(2**bits)))
 
 
+@functools.lru_cache(maxsize=64)
+def _level_table(num: int, den: int, top: int, bits: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """``floor(2^bits E_l)`` for l = 0 .. top (:func:`_level_weight`) and the same over
+    ``2^bits`` as floats (public inputs only: computed once per process)."""
+    table = tuple(_level_weight(num, den, lv, bits) for lv in range(top + 1))
+    factor = np.array([w / (1 << bits) for w in table])
+    factor.flags.writeable = False
+    return table, factor
+
+
 class LatticeProfileLaw(OutputLaw):
     """PLM (``shape="texp"``), its staircase (``"stair"``) or INV (``"uniform"``) on a
     lattice (module docstring).
@@ -267,7 +277,7 @@ class LatticeProfileLaw(OutputLaw):
     def integer_weights(self) -> list[int]:
         """``W_j = floor(2^P E_l) L_j`` (module docstring, step 1)."""
         if self._weights is None:
-            weight = map(self._level_table.__getitem__, self.level.tolist())
+            weight = map(self._level_table[0].__getitem__, self.level.tolist())
             self._weights = list(map(operator.mul, weight, self.length.tolist()))
         return self._weights
 
@@ -284,46 +294,57 @@ class LatticeProfileLaw(OutputLaw):
                 continue
             return int(self.inner[j]) + int(self.side[j]) * i
 
-    # -- step 1 without the piece weights: the weights take one of ``top + 1`` values per
-    # unit of length, so a sum of weights is a sum over levels of ``floor(2^P E_l)`` times
-    # the length at that level (int64), exact; floats only propose the piece -------------------
+    # -- step 1 without the list of piece weights: a weight is ``floor(2^P E_l)`` (public:
+    # eps and the level) times the piece's length, so a sum of weights is a sum over levels of
+    # that factor times the lengths at the level (int64, at most the lattice's points) ---------
     @functools.cached_property
     def _bits(self) -> int:
         """P of step 1 (module docstring)."""
         return 100 + math.ceil(float(self.eps_run) * int(self.level.max()) / (2 * math.log(2))) + 1
 
-    @functools.cached_property
-    def _level_table(self) -> list[int]:
-        """``floor(2^P E_l)`` for the levels l = 0 .. top present (0 for the others)."""
-        num, den = self.eps_run.numerator, self.eps_run.denominator
-        present = np.zeros(int(self.level.max()) + 1, dtype=bool)
-        present[self.level] = True
-        on = present.tolist()
-        return [_level_weight(num, den, lv, self._bits) if p else 0 for lv, p in enumerate(on)]
+    @property
+    def _level_table(self) -> tuple[tuple[int, ...], np.ndarray]:
+        """``floor(2^P E_l)`` for l = 0 .. top, and the same over ``2^P`` as floats."""
+        eps = self.eps_run
+        return _level_table(eps.numerator, eps.denominator, int(self.level.max()), self._bits)
 
     def _weight_below(self, m: int) -> int:
-        """``W_0 + ... + W_{m-1}`` exactly: the lengths summed per level (int64: they add to
-        at most the lattice's points), times the level's factor."""
-        per_level = np.zeros(len(self._level_table), dtype=np.int64)
-        np.add.at(per_level, self.level[:m], self.length[:m])
-        lengths = per_level.tolist()
-        return sum(w * ln for w, ln in zip(self._level_table, lengths, strict=True) if ln)
+        """``W_0 + ... + W_{m-1}`` (:meth:`integer_weights`), exactly: the lengths add to at
+        most the lattice's points, so below ``2^53`` points their float sums are exact."""
+        top = int(self.level.max())
+        if self.profile.hi - self.profile.lo < 1 << 53:
+            sums = np.bincount(self.level[:m], weights=self.length[:m], minlength=top + 1)
+            per_level = sums.astype(np.int64).tolist()
+        else:
+            acc = np.zeros(top + 1, dtype=np.int64)
+            np.add.at(acc, self.level[:m], self.length[:m])
+            per_level = acc.tolist()
+        table, _ = self._level_table
+        return sum(w * ln for w, ln in zip(table, per_level, strict=True) if ln)
 
     def _total(self) -> int:
-        """``sum W`` (:meth:`integer_weights`), and the float prefix sums of the weights in
-        units of ``2^P`` that :meth:`_piece_of` starts from."""
+        """``sum W``, and the float prefix sums of the weights over ``2^P`` that
+        :meth:`_piece_of` starts from."""
         if not hasattr(self, "_total_w"):
             self._total_w = self._weight_below(self.level.size)
-            factor = np.array([w / (1 << self._bits) for w in self._level_table])
+            _, factor = self._level_table
             self._cum_f = np.cumsum(factor[self.level] * self.length)
         return self._total_w
 
     def _piece_of(self, u: int) -> int:
-        """``bisect_right`` of ``u`` in the prefix sums of :meth:`integer_weights`: the float
-        prefix sums propose the piece, exact integer sums settle it (the same piece)."""
-        j = int(np.searchsorted(self._cum_f, u / (1 << self._bits), side="right"))
-        j = min(j, self.level.size - 1)
-        table, level, length = self._level_table, self.level, self.length
+        """``bisect_right`` of ``u`` in the prefix sums of :meth:`integer_weights`. The float
+        prefix sums are within ``(size + 3) 2^-53`` of the exact ones relative to the total
+        (positive terms, each rounded three times), so a ``u`` farther than
+        ``(size + 4) 2^-50`` of the total from the proposed piece's ends lies in it; nearer,
+        exact integer sums settle it."""
+        cum, size = self._cum_f, self.level.size
+        v = u / (1 << self._bits)
+        j = min(int(np.searchsorted(cum, v, side="right")), size - 1)
+        margin = (size + 4) * 2.0**-50 * cum[-1]
+        if (j == 0 or cum[j - 1] + margin <= v) and v + margin < cum[j]:
+            return j
+        table, _ = self._level_table
+        level, length = self.level, self.length
 
         def weight(i: int) -> int:
             return table[int(level[i])] * int(length[i])
