@@ -13,6 +13,7 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from scipy import stats
 
 import privest as pv
@@ -159,13 +160,16 @@ def test_second_stage_from_one_sort_is_the_law_on_the_clipped_data(monkeypatch):
     assert 0 <= float(r) <= 64
 
 
-def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch):
+@pytest.mark.parametrize("sampled", [1 << 17, 0])
+def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch, sampled):
     """The bin counts (blocked counting passes, blocks of 7 records here so that they cross
     block ends) and the second stage's window of clipped order statistics (selection on
-    the records inside the shrunk bounds) equal what one sort gives: records exactly on
-    the edges and one float either side of them, ties, empty bins, windows at both ends.
-    Control: the window one rank off differs."""
+    the records inside the shrunk bounds, or, above ``_SAMPLED`` records, on all records
+    then clipped) equal what one sort gives: records exactly on the edges and one float
+    either side of them, ties, empty bins, windows at both ends. Control: the window one
+    rank off differs."""
     monkeypatch.setattr(two_stage, "_BLOCK", 7)
+    monkeypatch.setattr(two_stage, "_SAMPLED", sampled)
     rng = np.random.default_rng(11)
     edges = two_stage._edges(0.0, 64.0, 16)
     x = np.concatenate([edges, np.nextafter(edges, -1.0), np.nextafter(edges, 99.0)])
@@ -202,3 +206,38 @@ def test_order_statistics_preselected_by_a_sample_are_exact():
         xs = np.sort(x)
         for first, last in ((1, 1), (1, 300), (n // 2 - 200, n // 2 + 200), (n - 9, n)):
             assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+
+
+@pytest.mark.parametrize("n", [999, (1 << 15) + 77, (1 << 17) + 1001])
+def test_order_statistics_in_a_shared_selection_are_exact(n):
+    """Inside ``shared_selection`` the windows of one array (and of views of its memory)
+    read the first selection (all records sorted, or a band of values around the first
+    window widened by 2 sqrt(n) ranks) and equal a sort's: windows inside the band, far
+    outside it (a second selection), at both ends, ties, a spiked sample, another array.
+    Control: the entry's records altered change a later window, so the later windows are
+    read from the entry."""
+    from privest.mechanisms.profiles import lattice
+
+    rng = np.random.default_rng(n)
+    spiked = rng.uniform(0, 1, n)
+    spiked[:: max(1, n // (1 << 15))] = 1e6
+    for x in (rng.uniform(-1, 1, n), rng.integers(0, 4, n).astype(float), spiked):
+        xs, other = np.sort(x), rng.normal(size=n)
+        windows = [(n // 2 - 300, n // 2 + 300), (max(1, n // 2 - 900), n // 2 - 100)]
+        windows += [(1, 40), (n - 9, n), (n // 3, n // 3 + 20), (n // 2, n // 2)]
+        with lattice.shared_selection():
+            for first, last in windows:
+                assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+                view = x[:]  # another view of the same memory
+                assert np.array_equal(order_statistics(view, first, last), xs[first - 1 : last])
+                got = order_statistics(other, first, last)
+                assert np.array_equal(got, np.sort(other)[first - 1 : last])
+            entries = lattice._SHARED.get()
+            assert 2 <= len(entries) <= 2 * len(windows)
+        assert lattice._SHARED.get() is None
+    with lattice.shared_selection():  # control
+        first, last = n // 2 - 10, n // 2 + 10
+        order_statistics(x, first, last)
+        (entry,) = lattice._SHARED.get()
+        entry[3][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
+        assert not np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])

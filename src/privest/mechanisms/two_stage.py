@@ -44,11 +44,13 @@ from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles.lattice import (
     _BLOCK,
+    _SAMPLED,
     _check_data,
     inward_target,
     order_statistics,
     order_window,
     profile_from_order_statistics,
+    selection_is_shared,
     split_by_value,
 )
 from privest.mechanisms.samplers.bigint import Bits
@@ -137,9 +139,19 @@ def _clipped_window(
     x: np.ndarray, lo: float, hi: float, ranks: tuple[int, int]
 ) -> tuple[np.ndarray, int]:
     """The order statistics ``ranks[0] .. ranks[1]`` of ``clip(x, lo, hi)`` and the number
-    of records clipped: ranks among the records below ``lo`` are ``lo``, ranks above the
-    records inside ``[lo, hi]`` are ``hi``, the rest are selected from the records inside
-    (clipping is nondecreasing)."""
+    of records clipped (clipping is nondecreasing, so it commutes with order statistics).
+    Above ``_SAMPLED`` records or inside
+    :func:`~privest.mechanisms.profiles.lattice.shared_selection`: the window of ``x``
+    itself (:func:`~privest.mechanisms.profiles.lattice.order_statistics`), clipped, and the
+    records outside counted block by block. Otherwise: ranks among
+    the records below ``lo`` are ``lo``, ranks above the records inside ``[lo, hi]`` are
+    ``hi``, the rest are selected from the records inside (fewer to select from)."""
+    if x.size > _SAMPLED or selection_is_shared():
+        outside = sum(
+            np.count_nonzero(block < lo) + np.count_nonzero(block > hi)
+            for block in (x[start : start + _BLOCK] for start in range(0, x.size, _BLOCK))
+        )
+        return np.clip(order_statistics(x, ranks[0], ranks[1]), lo, hi), int(outside)
     below, inside = split_by_value(x, lo, hi)
     r = np.arange(ranks[0], ranks[1] + 1) - below  # ranks among the records inside
     out = np.where(r < 1, lo, hi)

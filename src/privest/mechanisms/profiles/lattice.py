@@ -26,6 +26,9 @@ This module builds their reaches there, in integers:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +54,8 @@ __all__ = [
     "split_by_value",
     "order_window",
     "profile_from_order_statistics",
+    "selection_is_shared",
+    "shared_selection",
 ]
 
 #: order statistics of more records than this are preselected by value from a strided
@@ -216,6 +221,34 @@ def split_by_value(x: np.ndarray, lo: float, hi: float) -> tuple[int, np.ndarray
     return below, np.concatenate(parts) if parts else x[:0]
 
 
+#: inside :func:`shared_selection`: the preselections made there, one per array
+_SHARED: ContextVar[list[tuple] | None] = ContextVar("privest_shared_selection", default=None)
+
+
+@contextmanager
+def shared_selection() -> Iterator[None]:
+    """Within the block, :func:`order_statistics` of one array keeps what it selected (all
+    its records sorted, or the records in a band of values around a window widened by
+    ``2 sqrt(n)`` ranks) and reads any later window that falls in it from there: a median's
+    or quantile's point and its interval's two ends select from one pass through the data.
+    The caller must not change the array inside the block (an entry is keyed by the
+    array's memory and holds a reference to it, so that memory is not reused)."""
+    token = _SHARED.set([])
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def selection_is_shared() -> bool:
+    """Whether :func:`order_statistics` runs inside :func:`shared_selection`."""
+    return _SHARED.get() is not None
+
+
+def _memory(x: np.ndarray) -> tuple:
+    return (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype.str)
+
+
 def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     """``x_(first) .. x_(last)`` (1-based ranks, ``1 <= first <= last <= x.size``), sorted,
     by selection, exactly: above ``_SAMPLED`` records, a sorted strided sample of about
@@ -223,19 +256,55 @@ def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     of sample ranks); one pass counts the records below ``v_lo`` and keeps those in
     ``[v_lo, v_hi]``, and if the ranks fall among them they are selected there (ranks shift
     by the count below), else from all records. Selection: :func:`numpy.partition` at the
-    two ends, then a sort of the window (benchmarks/README.md, "Two-stage median")."""
+    two ends, then a sort of the window (benchmarks/README.md, "Two-stage median").
+    Inside :func:`shared_selection` the records kept are reused by later windows."""
+    shared = _SHARED.get()
+    if shared is not None:
+        return _shared_order_statistics(shared, x, first, last)
     n = x.size
     if n > _SAMPLED:
-        sample = np.sort(x[:: n // _SAMPLE])
-        m, margin = sample.size, 6 * math.isqrt(_SAMPLE)
-        i_lo, i_hi = (first - 1) * m // n - margin, -(-last * m // n) + margin
-        v_lo = sample[i_lo] if i_lo >= 0 else -np.inf
-        v_hi = sample[i_hi] if i_hi < m else np.inf
-        below, inside = split_by_value(x, v_lo, v_hi)
+        below, inside = _preselect(x, first, last, 0)
         if below < first and last <= below + inside.size:
             x, first, last = inside, first - below, last - below
     part = np.partition(x, (first - 1, last - 1))
     return np.sort(part[first - 1 : last])
+
+
+def _preselect(x: np.ndarray, first: int, last: int, widen: int) -> tuple[int, np.ndarray]:
+    """(records below ``v_lo``, records in ``[v_lo, v_hi]``): the values a sorted strided
+    sample puts around the ranks ``first - widen .. last + widen`` (:func:`order_statistics`)."""
+    n = x.size
+    sample = np.sort(x[:: max(1, n // _SAMPLE)])
+    m, margin = sample.size, 6 * math.isqrt(_SAMPLE)
+    i_lo = (first - widen - 1) * m // n - margin
+    i_hi = -(-(last + widen) * m // n) + margin
+    v_lo = sample[i_lo] if i_lo >= 0 else -np.inf
+    v_hi = sample[i_hi] if i_hi < m else np.inf
+    return split_by_value(x, v_lo, v_hi)
+
+
+def _shared_order_statistics(shared: list[tuple], x: np.ndarray, first: int, last: int):
+    """:func:`order_statistics` inside :func:`shared_selection`: from an entry of the same
+    array holding the ranks, else from a new entry (all records sorted up to ``_SAMPLE``
+    records, else a band widened by ``2 sqrt(n)`` ranks; all records if the band misses)."""
+    key = _memory(x)
+    entry = next(
+        (e for e in shared if e[0] == key and e[2] < first <= last <= e[2] + e[3].size), None
+    )
+    if entry is None:
+        if x.size <= _SAMPLE:
+            entry = (key, x, 0, np.sort(x), True)
+        else:
+            below, kept = _preselect(x, first, last, 2 * math.isqrt(x.size))
+            if not below < first <= last <= below + kept.size:
+                below, kept = 0, x
+            entry = (key, x, below, kept, False)
+        shared.append(entry)
+    _, _, below, kept, ordered = entry
+    lo, hi = first - below, last - below
+    if ordered:
+        return kept[lo - 1 : hi].copy()
+    return np.sort(np.partition(kept, (lo - 1, hi - 1))[lo - 1 : hi])
 
 
 def order_window(
