@@ -320,7 +320,7 @@ class LatticeProfileLaw(OutputLaw):
             np.add.at(acc, self.level[:m], self.length[:m])
             per_level = acc.tolist()
         table, _ = self._level_table
-        return sum(w * ln for w, ln in zip(table, per_level, strict=True) if ln)
+        return sum(map(operator.mul, table, per_level))
 
     def _total(self) -> int:
         """``sum W``, and the float prefix sums of the weights over ``2^P`` that
