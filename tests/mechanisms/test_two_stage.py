@@ -232,12 +232,15 @@ def test_order_statistics_in_a_shared_selection_are_exact(n):
                 assert np.array_equal(order_statistics(view, first, last), xs[first - 1 : last])
                 got = order_statistics(other, first, last)
                 assert np.array_equal(got, np.sort(other)[first - 1 : last])
-            entries = lattice._SHARED.get()
+            entries = lattice._SHARED.get()["windows"]
             assert 2 <= len(entries) <= 2 * len(windows)
+            for arr in (x, x[:], other, x):  # the range: checked once per memory
+                assert lattice.data_range(arr) == (arr.min(), arr.max())
+            assert len(lattice._SHARED.get()["ranges"]) == 2
         assert lattice._SHARED.get() is None
     with lattice.shared_selection():  # control
         first, last = n // 2 - 10, n // 2 + 10
         order_statistics(x, first, last)
-        (entry,) = lattice._SHARED.get()
+        (entry,) = lattice._SHARED.get()["windows"]
         entry[3][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
         assert not np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])

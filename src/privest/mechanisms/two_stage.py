@@ -46,6 +46,7 @@ from privest.mechanisms.profiles.lattice import (
     _BLOCK,
     _SAMPLED,
     _check_data,
+    data_range,
     inward_target,
     order_statistics,
     order_window,
@@ -186,7 +187,8 @@ class TwoStageLaw(OutputLaw):
     def __init__(self, mech: TwoStage, x: Any):
         a, b = mech.bounds
         arr = as_float_vector(x)
-        if not (arr.min() >= a and arr.max() <= b):
+        lo, hi = data_range(arr)
+        if not (lo >= a and hi <= b):
             arr, _ = _check_data(arr, a, b, mech.clip)  # raises, or clips
         self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
         self.edges = _edges(a, b, mech.bins)

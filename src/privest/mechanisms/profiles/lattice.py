@@ -46,6 +46,7 @@ from privest.validation import as_float_vector, check_bounds
 __all__ = [
     "LatticeGrid",
     "LatticeProfile",
+    "data_range",
     "lattice_from_reaches",
     "lattice_order_profile",
     "lattice_profile_of",
@@ -158,9 +159,21 @@ class LatticeProfile:
         return np.asarray(k, dtype=np.float64) * self.unit
 
 
+def data_range(arr: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` of the records; inside :func:`shared_selection` once per array."""
+    shared = _SHARED.get()
+    key = _memory(arr) if shared is not None else None
+    if key is not None and key in shared["ranges"]:
+        return shared["ranges"][key][1:]
+    lo, hi = float(arr.min()), float(arr.max())
+    if key is not None:
+        shared["ranges"][key] = (arr, lo, hi)  # the reference keeps the memory in use
+    return lo, hi
+
+
 def _check_data(x: Any, a: float, b: float, clip: bool) -> tuple[np.ndarray, int]:
     arr = as_float_vector(x)
-    lo, hi = float(arr.min()), float(arr.max())
+    lo, hi = data_range(arr)
     outside = 0
     if lo < a or hi > b:
         outside = int(np.count_nonzero((arr < a) | (arr > b)))
@@ -222,7 +235,7 @@ def split_by_value(x: np.ndarray, lo: float, hi: float) -> tuple[int, np.ndarray
 
 
 #: inside :func:`shared_selection`: the preselections made there, one per array
-_SHARED: ContextVar[list[tuple] | None] = ContextVar("privest_shared_selection", default=None)
+_SHARED: ContextVar[dict | None] = ContextVar("privest_shared_selection", default=None)
 
 
 @contextmanager
@@ -230,10 +243,11 @@ def shared_selection() -> Iterator[None]:
     """Within the block, :func:`order_statistics` of one array keeps what it selected (all
     its records sorted, or the records in a band of values around a window widened by
     ``2 sqrt(n)`` ranks) and reads any later window that falls in it from there: a median's
-    or quantile's point and its interval's two ends select from one pass through the data.
+    or quantile's point and its interval's two ends select from one pass through the data
+    (and check its range once, :func:`data_range`).
     The caller must not change the array inside the block (an entry is keyed by the
     array's memory and holds a reference to it, so that memory is not reused)."""
-    token = _SHARED.set([])
+    token = _SHARED.set({"windows": [], "ranges": {}})
     try:
         yield
     finally:
@@ -260,7 +274,7 @@ def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     Inside :func:`shared_selection` the records kept are reused by later windows."""
     shared = _SHARED.get()
     if shared is not None:
-        return _shared_order_statistics(shared, x, first, last)
+        return _shared_order_statistics(shared["windows"], x, first, last)
     n = x.size
     if n > _SAMPLED:
         below, inside = _preselect(x, first, last, 0)
