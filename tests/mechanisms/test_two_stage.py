@@ -244,3 +244,37 @@ def test_order_statistics_in_a_shared_selection_are_exact(n):
         (entry,) = lattice._SHARED.get()["windows"]
         entry[3][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
         assert not np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+
+
+def test_chosen_bin_from_two_counts_is_the_bin_of_all_counts(monkeypatch):
+    """Above ``_SAMPLED`` records (0 here) the first stage's bin comes from a sample's
+    proposal and two exact counts (``_crossing``); it equals the bin read from all 16 counts
+    for noise from small to as large as the counts, on uniform, concentrated, sorted and
+    edge-tied data. Both ways are taken: settled by the two counts, and handed back (None)
+    to all the counts."""
+    monkeypatch.setattr(two_stage, "_SAMPLED", 0)
+    monkeypatch.setattr(two_stage, "_BLOCK", 1000)
+    rng = np.random.default_rng(21)
+    edges = two_stage._edges(-1.0, 1.0, 16)
+    n = 20_011
+    datasets = [
+        rng.uniform(-1, 1, n),
+        np.clip(rng.normal(0.3, 0.01, n), -1, 1),
+        np.sort(rng.uniform(-1, 1, n)),
+        rng.choice(edges, n),
+    ]
+    settled = handed_back = 0
+    for x, q in itertools.product(datasets, (0.5, 0.1, 0.9)):
+        law = TwoStage(f"quantile:{q}", epsilon=1.0, bounds=(-1, 1)).law(x)
+        ref = TwoStage(f"quantile:{q}", epsilon=1.0, bounds=(-1, 1)).law(x)
+        ref.counts  # noqa: B018 (all counts first: the reference way)
+        for scale in (3, 300, 3000):
+            for _ in range(40):
+                noise = rng.integers(-scale, scale + 1, 16)
+                fast = two_stage._crossing(law.x, law.edges, noise, law.threshold)
+                settled += fast is not None
+                handed_back += fast is None
+                assert law.chosen_bin(noise) == ref.chosen_bin(noise)
+                assert "counts" not in law.__dict__ or fast is None
+                law.__dict__.pop("counts", None)
+    assert settled > 100 and handed_back > 0

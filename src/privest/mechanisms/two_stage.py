@@ -136,6 +136,33 @@ def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([[0], below, [x.size]]))
 
 
+def _crossing(x: np.ndarray, edges: np.ndarray, noise: np.ndarray, threshold: int) -> int | None:
+    """The bin :meth:`TwoStageLaw.chosen_bin` picks, from two exact counts, or None. With
+    ``B_j`` the records below ``edges[j]`` (``B_bins = n``) and ``need_j = threshold -
+    (noise_0 + ... + noise_j)``, bin j is picked iff ``B_{j+1} >= need_j`` (or j is the last
+    bin) and ``B_{i+1} < need_i`` for every ``i < j``; as ``B`` is nondecreasing, the latter
+    holds if ``B_j < min_{i<j} need_i``. A sorted strided sample proposes j; one blocked pass
+    counts ``B_j`` and ``B_{j+1}``; None where they do not settle it."""
+    n, bins = x.size, edges.size - 1
+    need = threshold - np.cumsum(noise)
+    sample = np.sort(x[:: max(1, n // 4096)])
+    est = np.append(np.searchsorted(sample, edges[1:-1]) * (n / sample.size), n)
+    hit = np.flatnonzero(est >= need)
+    j = int(hit[0]) if hit.size else bins - 1
+    at = [edges[j]] if j > 0 else []
+    at += [edges[j + 1]] if j < bins - 1 else []
+    below = np.zeros(len(at), dtype=np.int64)
+    for start in range(0, n, _BLOCK):
+        block = x[start : start + _BLOCK]
+        below += [np.count_nonzero(block < e) for e in at]
+    below = below.tolist()
+    if j > 0 and not below.pop(0) < need[:j].min():
+        return None
+    if j < bins - 1 and not below[0] >= need[j]:
+        return None
+    return j
+
+
 def _clipped_window(
     x: np.ndarray, lo: float, hi: float, ranks: tuple[int, int]
 ) -> tuple[np.ndarray, int]:
@@ -192,9 +219,25 @@ class TwoStageLaw(OutputLaw):
             arr, _ = _check_data(arr, a, b, mech.clip)  # raises, or clips
         self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
         self.edges = _edges(a, b, mech.bins)
-        self.counts = _bin_counts(arr, self.edges)
         self.threshold = _threshold(mech.level, arr.size)
         self._laws: dict[int, Any] = {}
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """The counts of the bins (:func:`_bin_counts`)."""
+        return _bin_counts(self.x, self.edges)
+
+    def chosen_bin(self, noise: np.ndarray, probe: bool = True) -> int:
+        """The first bin whose noisy cumulative count (``noise``: the bins' noise) reaches
+        the threshold, the last if none does. With ``probe``, above ``_SAMPLED`` records and
+        before the counts exist, :func:`_crossing` tries two exact counts first (the same
+        bin; one pass each time, so a batch of draws counts all bins once instead)."""
+        if probe and "counts" not in self.__dict__ and self.x.size > _SAMPLED:
+            j = _crossing(self.x, self.edges, noise, self.threshold)
+            if j is not None:
+                return j
+        hit = np.flatnonzero(np.cumsum(self.counts + noise) >= self.threshold)
+        return int(hit[0]) if hit.size else self.counts.size - 1
 
     @cached_property
     def bin_prob(self) -> np.ndarray:
@@ -247,12 +290,8 @@ class TwoStageLaw(OutputLaw):
         eps1 = Fraction(self.mech.eps1)
         out = np.empty(m)
         for r in range(m):
-            noisy = np.cumsum(
-                self.counts + np.array(discrete_laplace_rational(eps1, self.counts.size, bits))
-            )
-            hit = np.flatnonzero(noisy >= self.threshold)
-            j = int(hit[0]) if hit.size else self.counts.size - 1
-            out[r] = self.stage_two(j).sample(None, gen)
+            noise = np.array(discrete_laplace_rational(eps1, self.mech.bins, bits))
+            out[r] = self.stage_two(self.chosen_bin(noise, probe=m == 1)).sample(None, gen)
         return float(out[0]) if size is None else out.reshape(shape)
 
     def logpdf(self, y: ArrayLike) -> np.ndarray:
