@@ -137,30 +137,35 @@ def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def _crossing(x: np.ndarray, edges: np.ndarray, noise: np.ndarray, threshold: int) -> int | None:
-    """The bin :meth:`TwoStageLaw.chosen_bin` picks, from two exact counts, or None. With
-    ``B_j`` the records below ``edges[j]`` (``B_bins = n``) and ``need_j = threshold -
-    (noise_0 + ... + noise_j)``, bin j is picked iff ``B_{j+1} >= need_j`` (or j is the last
-    bin) and ``B_{i+1} < need_i`` for every ``i < j``; as ``B`` is nondecreasing, the latter
-    holds if ``B_j < min_{i<j} need_i``. A sorted strided sample proposes j; one blocked pass
-    counts ``B_j`` and ``B_{j+1}``; None where they do not settle it."""
+    """The bin :meth:`TwoStageLaw.chosen_bin` picks, from three exact counts, or None. With
+    ``B_k`` the records below ``edges[k]`` (``B_bins = n``) and ``need_i = threshold -
+    (noise_0 + ... + noise_i)``, bin i is reached iff ``B_{i+1} >= need_i``, and the first
+    bin reached is picked (the last bin if none is). A sorted strided sample proposes j;
+    one blocked pass counts ``B_k`` for k in ``K = j-1 .. j+1`` (inner edges only). The
+    bins with ``i + 1`` in K are tested exactly; those below K are not reached if
+    ``B_{min K} < need_i`` for each of them (B is nondecreasing); any other case: None."""
     n, bins = x.size, edges.size - 1
     need = threshold - np.cumsum(noise)
     sample = np.sort(x[:: max(1, n // 4096)])
     est = np.append(np.searchsorted(sample, edges[1:-1]) * (n / sample.size), n)
     hit = np.flatnonzero(est >= need)
     j = int(hit[0]) if hit.size else bins - 1
-    at = [edges[j]] if j > 0 else []
-    at += [edges[j + 1]] if j < bins - 1 else []
-    below = np.zeros(len(at), dtype=np.int64)
+    known = list(range(max(1, j - 1), min(bins - 1, j + 1) + 1))
+    below = np.zeros(len(known), dtype=np.int64)
     for start in range(0, n, _BLOCK):
         block = x[start : start + _BLOCK]
-        below += [np.count_nonzero(block < e) for e in at]
-    below = below.tolist()
-    if j > 0 and not below.pop(0) < need[:j].min():
+        below += [np.count_nonzero(block < edges[k]) for k in known]
+    count = dict(zip(known, below.tolist(), strict=True))
+    count[bins] = n
+    low = min(count)  # bins i < low - 1 have B_{i+1} <= B_low
+    if low > 1 and not count[low] < need[: low - 1].min():
         return None
-    if j < bins - 1 and not below[0] >= need[j]:
-        return None
-    return j
+    for i in range(low - 1, bins):
+        if i + 1 not in count:
+            return None  # not reached among the counted bins, and this one is not counted
+        if count[i + 1] >= need[i]:
+            return i
+    return bins - 1
 
 
 def _clipped_window(
