@@ -210,12 +210,12 @@ def test_order_statistics_preselected_by_a_sample_are_exact():
 
 @pytest.mark.parametrize("n", [999, (1 << 15) + 77, (1 << 17) + 1001])
 def test_order_statistics_in_a_shared_selection_are_exact(n):
-    """Inside ``shared_selection`` the windows of one array (and of views of its memory)
-    read the first selection (all records sorted, or a band of values around the first
-    window widened by 2 sqrt(n) ranks) and equal a sort's: windows inside the band, far
-    outside it (a second selection), at both ends, ties, a spiked sample, another array.
-    Control: the entry's records altered change a later window, so the later windows are
-    read from the entry."""
+    """Inside ``shared_selection(x)`` the windows of x (and of views of its memory) read
+    the first selection (all records sorted, or a band of values around the first window
+    widened by 2 sqrt(n) ranks) and equal a sort's: windows inside the band, far outside it
+    (a second selection), at both ends, ties, a spiked sample; another array is selected
+    as usual and not kept; the range is read once. Control: the entry's records altered
+    change a later window, so the later windows are read from the entry."""
     from privest.mechanisms.profiles import lattice
 
     rng = np.random.default_rng(n)
@@ -225,24 +225,25 @@ def test_order_statistics_in_a_shared_selection_are_exact(n):
         xs, other = np.sort(x), rng.normal(size=n)
         windows = [(n // 2 - 300, n // 2 + 300), (max(1, n // 2 - 900), n // 2 - 100)]
         windows += [(1, 40), (n - 9, n), (n // 3, n // 3 + 20), (n // 2, n // 2)]
-        with lattice.shared_selection():
+        with lattice.shared_selection(x):
             for first, last in windows:
                 assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
                 view = x[:]  # another view of the same memory
                 assert np.array_equal(order_statistics(view, first, last), xs[first - 1 : last])
                 got = order_statistics(other, first, last)
                 assert np.array_equal(got, np.sort(other)[first - 1 : last])
-            entries = lattice._SHARED.get()["windows"]
-            assert 2 <= len(entries) <= 2 * len(windows)
-            for arr in (x, x[:], other, x):  # the range: checked once per memory
+            shared = lattice._SHARED.get()
+            assert 1 <= len(shared["windows"]) <= len(windows)
+            for arr in (x, x[:], other, x):
                 assert lattice.data_range(arr) == (arr.min(), arr.max())
-            assert len(lattice._SHARED.get()["ranges"]) == 2
+            assert shared["range"] == (x.min(), x.max())
+            assert not lattice.selection_is_shared(other)
         assert lattice._SHARED.get() is None
-    with lattice.shared_selection():  # control
+    with lattice.shared_selection(x):  # control
         first, last = n // 2 - 10, n // 2 + 10
         order_statistics(x, first, last)
         (entry,) = lattice._SHARED.get()["windows"]
-        entry[3][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
+        entry[1][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
         assert not np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
 
 

@@ -417,7 +417,7 @@ def _order(
         split = {"point": sum(split.values())}
     from privest.mechanisms.profiles.lattice import shared_selection
 
-    with shared_selection():  # the point and the ends read their windows from one pass
+    with shared_selection(x):  # the point and the ends read their windows from one pass
         point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
         if "bound counts" in split:  # the point's release has checked the records
             tied, far = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)

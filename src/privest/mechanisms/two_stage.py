@@ -179,7 +179,7 @@ def _clipped_window(
     records outside counted block by block. Otherwise: ranks among
     the records below ``lo`` are ``lo``, ranks above the records inside ``[lo, hi]`` are
     ``hi``, the rest are selected from the records inside (fewer to select from)."""
-    if x.size > _SAMPLED or selection_is_shared():
+    if x.size > _SAMPLED or selection_is_shared(x):
         outside = sum(
             np.count_nonzero(block < lo) + np.count_nonzero(block > hi)
             for block in (x[start : start + _BLOCK] for start in range(0, x.size, _BLOCK))

@@ -160,14 +160,13 @@ class LatticeProfile:
 
 
 def data_range(arr: np.ndarray) -> tuple[float, float]:
-    """``(min, max)`` of the records; inside :func:`shared_selection` once per array."""
-    shared = _SHARED.get()
-    key = _memory(arr) if shared is not None else None
-    if key is not None and key in shared["ranges"]:
-        return shared["ranges"][key][1:]
+    """``(min, max)`` of the records; inside :func:`shared_selection` of them, once."""
+    shared = _shared_for(arr)
+    if shared is not None and shared["range"] is not None:
+        return shared["range"]
     lo, hi = float(arr.min()), float(arr.max())
-    if key is not None:
-        shared["ranges"][key] = (arr, lo, hi)  # the reference keeps the memory in use
+    if shared is not None:
+        shared["range"] = (lo, hi)
     return lo, hi
 
 
@@ -234,29 +233,39 @@ def split_by_value(x: np.ndarray, lo: float, hi: float) -> tuple[int, np.ndarray
     return below, np.concatenate(parts) if parts else x[:0]
 
 
-#: inside :func:`shared_selection`: the preselections made there, one per array
+#: inside :func:`shared_selection`: its data's memory, the selections and the range
 _SHARED: ContextVar[dict | None] = ContextVar("privest_shared_selection", default=None)
 
 
 @contextmanager
-def shared_selection() -> Iterator[None]:
-    """Within the block, :func:`order_statistics` of one array keeps what it selected (all
-    its records sorted, or the records in a band of values around a window widened by
-    ``2 sqrt(n)`` ranks) and reads any later window that falls in it from there: a median's
-    or quantile's point and its interval's two ends select from one pass through the data
-    (and check its range once, :func:`data_range`).
-    The caller must not change the array inside the block (an entry is keyed by the
-    array's memory and holds a reference to it, so that memory is not reused)."""
-    token = _SHARED.set({"windows": [], "ranges": {}})
+def shared_selection(x: Any) -> Iterator[None]:
+    """Within the block, :func:`order_statistics` of the records of ``x`` (a float64 array,
+    or any view of its memory) keeps what it selected (all the records sorted, or the
+    records in a band of values around a window widened by ``2 sqrt(n)`` ranks) and reads
+    any later window that falls in it from there, and :func:`data_range` reads the range
+    once: a median's or quantile's point and its interval's two ends select from one pass
+    through the data. Other arrays (copies, a backend's partitions) are not kept. The
+    caller holds ``x`` and must not change it inside the block."""
+    key = _memory(x) if isinstance(x, np.ndarray) and x.dtype == np.float64 else None
+    token = _SHARED.set({"key": key, "windows": [], "range": None})
     try:
         yield
     finally:
         _SHARED.reset(token)
 
 
-def selection_is_shared() -> bool:
-    """Whether :func:`order_statistics` runs inside :func:`shared_selection`."""
-    return _SHARED.get() is not None
+def _shared_for(arr: np.ndarray) -> dict | None:
+    """The shared state if ``arr`` is the records of the block's data, else None."""
+    shared = _SHARED.get()
+    if shared is None or shared["key"] is None or _memory(arr) != shared["key"]:
+        return None
+    return shared
+
+
+def selection_is_shared(arr: np.ndarray) -> bool:
+    """Whether :func:`order_statistics` of ``arr`` runs inside :func:`shared_selection` of
+    its data."""
+    return _shared_for(arr) is not None
 
 
 def _memory(x: np.ndarray) -> tuple:
@@ -272,7 +281,7 @@ def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     by the count below), else from all records. Selection: :func:`numpy.partition` at the
     two ends, then a sort of the window (benchmarks/README.md, "Two-stage median").
     Inside :func:`shared_selection` the records kept are reused by later windows."""
-    shared = _SHARED.get()
+    shared = _shared_for(x)
     if shared is not None:
         return _shared_order_statistics(shared["windows"], x, first, last)
     n = x.size
@@ -298,23 +307,20 @@ def _preselect(x: np.ndarray, first: int, last: int, widen: int) -> tuple[int, n
 
 
 def _shared_order_statistics(shared: list[tuple], x: np.ndarray, first: int, last: int):
-    """:func:`order_statistics` inside :func:`shared_selection`: from an entry of the same
-    array holding the ranks, else from a new entry (all records sorted up to ``_SAMPLE``
-    records, else a band widened by ``2 sqrt(n)`` ranks; all records if the band misses)."""
-    key = _memory(x)
-    entry = next(
-        (e for e in shared if e[0] == key and e[2] < first <= last <= e[2] + e[3].size), None
-    )
+    """:func:`order_statistics` inside :func:`shared_selection`: from an entry holding the
+    ranks, else from a new entry (all records sorted up to ``_SAMPLE`` records, else a band
+    widened by ``2 sqrt(n)`` ranks; all records if the band misses)."""
+    entry = next((e for e in shared if e[0] < first <= last <= e[0] + e[1].size), None)
     if entry is None:
         if x.size <= _SAMPLE:
-            entry = (key, x, 0, np.sort(x), True)
+            entry = (0, np.sort(x), True)
         else:
             below, kept = _preselect(x, first, last, 2 * math.isqrt(x.size))
             if not below < first <= last <= below + kept.size:
                 below, kept = 0, x
-            entry = (key, x, below, kept, False)
+            entry = (below, kept, False)
         shared.append(entry)
-    _, _, below, kept, ordered = entry
+    below, kept, ordered = entry
     lo, hi = first - below, last - below
     if ordered:
         return kept[lo - 1 : hi].copy()
