@@ -208,7 +208,8 @@ class TwoStageLaw(OutputLaw):
     """The two-stage release on one data set: the chosen bin's exact law mixed with the
     second stage's lattice laws (curator's view; never publish it).
 
-    No sort of the data: the bin counts are one blocked counting pass, and the second
+    No sort of the data: the bin counts are one blocked counting pass (above ``_SAMPLED``
+    records a single draw counts three edges first, :meth:`chosen_bin`), and the second
     stage reads its window of order statistics by selection
     (:func:`~privest.mechanisms.profiles.lattice.order_statistics`;
     clipping to the shrunk bounds and snapping to the lattice are nondecreasing, so they
