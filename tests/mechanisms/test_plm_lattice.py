@@ -233,3 +233,76 @@ def test_piecewise_laplace_releases_the_staircase_by_default():
         pv.PiecewiseLaplace("median", epsilon=1.0, bounds=(0, 10), shape="uniform")
     with pytest.raises(ValidationError, match="shape"):
         pv.InverseSensitivity("median", epsilon=1.0, bounds=(0, 10), shape="stair")
+
+
+def _reference_index(law, bits):
+    """The former sampler (module docstring, steps 1-3): bisection of the list of the piece
+    weights' prefix sums, the reference of the fast path's draws."""
+    import bisect
+    import itertools
+
+    cum = list(itertools.accumulate(law.integer_weights()))
+    num, den = law.eps_run.numerator, law.eps_run.denominator
+    while True:
+        j = bisect.bisect_right(cum, bits.below(cum[-1]))
+        length = int(law.length[j])
+        i = bits.below(length) + 1
+        if law.shape == "texp" and not bits.bernoulli_exp(num * i, 2 * den * length):
+            continue
+        return int(law.inner[j]) + int(law.side[j]) * i
+
+
+FAST_CASES = [  # (data, statistic, eps, bounds, resolution, shape)
+    (np.linspace(-0.9, 0.8, 1001), "median", 0.25, (-1, 1), None, "stair"),
+    (np.linspace(-0.9, 0.8, 1000), "median", 1.0, (-1, 1), None, "texp"),
+    (np.arange(0, 101, 3) % 40, "quantile", 0.37, (0, 40), 1.0, "stair"),
+    (np.r_[np.zeros(50), np.arange(30)], "quantile", 4.0, (0, 100), 0.5, "uniform"),
+    (np.linspace(-900, 990, 333), "median", 60.0, (-1000, 1000), None, "stair"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(FAST_CASES)))
+def test_piece_search_is_the_bisection_of_the_integer_weights(case):
+    """The sampler's piece search (float prefix sums settled by exact per-level sums) is
+    ``bisect_right`` in the exact prefix sums of :meth:`integer_weights`, at every piece's
+    two ends (where the float proposal alone can be off by a piece), at 0, at the total - 1
+    and at random integers. Control: the float proposal alone misses some of those ends."""
+    import bisect
+    import itertools
+
+    x, stat, eps, bounds, res, shape = FAST_CASES[case]
+    law = law_of(x, stat, eps=eps, bounds=bounds, resolution=res, shape=shape, q=0.3)
+    cum = list(itertools.accumulate(law.integer_weights()))
+    assert law._total() == cum[-1]
+    from privest.mechanisms.samplers.bigint import Bits
+
+    bits = Bits(np.random.default_rng(case))
+    us = {0, cum[-1] - 1} | {bits.below(cum[-1]) for _ in range(500)}
+    us |= {c + d for c in cum[:-1] for d in (-1, 0, 1)}
+    misses = 0
+    for u in sorted(us):
+        assert law._piece_of(u) == bisect.bisect_right(cum, u), u
+        v = u / (1 << law._bits)
+        proposal = min(int(np.searchsorted(law._cum_f, v, side="right")), len(cum) - 1)
+        misses += proposal != bisect.bisect_right(cum, u)
+    if len(cum) > 300:  # long float sums round: the exact settling is needed
+        assert misses > 0
+
+
+@pytest.mark.parametrize("case", range(len(FAST_CASES)))
+def test_fast_sampler_draws_what_the_reference_sampler_draws(case):
+    """Seeded draws of the fast sampler equal those of the former one (the list of weights
+    bisected) on the same stream of words; control: a reference that draws its piece from
+    the weights reversed gives other draws."""
+    from privest.mechanisms.samplers.bigint import Bits
+
+    x, stat, eps, bounds, res, shape = FAST_CASES[case]
+    law = law_of(x, stat, eps=eps, bounds=bounds, resolution=res, shape=shape, q=0.3)
+    fast = Bits(np.random.default_rng(case), block=64)
+    slow = Bits(np.random.default_rng(case), block=64)
+    a = [law.sample_index(fast) for _ in range(300)]
+    assert a == [_reference_index(law, slow) for _ in range(300)]
+    other = law_of(x, stat, eps=eps, bounds=bounds, resolution=res, shape=shape, q=0.3)
+    other._weights = law.integer_weights()[::-1]
+    slow = Bits(np.random.default_rng(case), block=64)
+    assert a != [_reference_index(other, slow) for _ in range(300)]

@@ -13,6 +13,7 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from scipy import stats
 
 import privest as pv
@@ -159,13 +160,16 @@ def test_second_stage_from_one_sort_is_the_law_on_the_clipped_data(monkeypatch):
     assert 0 <= float(r) <= 64
 
 
-def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch):
+@pytest.mark.parametrize("sampled", [1 << 17, 0])
+def test_counts_and_windows_without_a_sort_equal_those_of_a_sort(monkeypatch, sampled):
     """The bin counts (blocked counting passes, blocks of 7 records here so that they cross
     block ends) and the second stage's window of clipped order statistics (selection on
-    the records inside the shrunk bounds) equal what one sort gives: records exactly on
-    the edges and one float either side of them, ties, empty bins, windows at both ends.
-    Control: the window one rank off differs."""
+    the records inside the shrunk bounds, or, above ``_SAMPLED`` records, on all records
+    then clipped) equal what one sort gives: records exactly on the edges and one float
+    either side of them, ties, empty bins, windows at both ends. Control: the window one
+    rank off differs."""
     monkeypatch.setattr(two_stage, "_BLOCK", 7)
+    monkeypatch.setattr(two_stage, "_SAMPLED", sampled)
     rng = np.random.default_rng(11)
     edges = two_stage._edges(0.0, 64.0, 16)
     x = np.concatenate([edges, np.nextafter(edges, -1.0), np.nextafter(edges, 99.0)])
@@ -202,3 +206,76 @@ def test_order_statistics_preselected_by_a_sample_are_exact():
         xs = np.sort(x)
         for first, last in ((1, 1), (1, 300), (n // 2 - 200, n // 2 + 200), (n - 9, n)):
             assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+
+
+@pytest.mark.parametrize("n", [999, (1 << 15) + 77, (1 << 17) + 1001])
+def test_order_statistics_in_a_shared_selection_are_exact(n):
+    """Inside ``shared_selection(x)`` the windows of x (and of views of its memory) read
+    the first selection (all records sorted, or a band of values around the first window
+    widened by 2 sqrt(n) ranks) and equal a sort's: windows inside the band, far outside it
+    (a second selection), at both ends, ties, a spiked sample; another array is selected
+    as usual and not kept; the range is read once. Control: the entry's records altered
+    change a later window, so the later windows are read from the entry."""
+    from privest.mechanisms.profiles import lattice
+
+    rng = np.random.default_rng(n)
+    spiked = rng.uniform(0, 1, n)
+    spiked[:: max(1, n // (1 << 15))] = 1e6
+    for x in (rng.uniform(-1, 1, n), rng.integers(0, 4, n).astype(float), spiked):
+        xs, other = np.sort(x), rng.normal(size=n)
+        windows = [(n // 2 - 300, n // 2 + 300), (max(1, n // 2 - 900), n // 2 - 100)]
+        windows += [(1, 40), (n - 9, n), (n // 3, n // 3 + 20), (n // 2, n // 2)]
+        with lattice.shared_selection(x):
+            for first, last in windows:
+                assert np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+                view = x[:]  # another view of the same memory
+                assert np.array_equal(order_statistics(view, first, last), xs[first - 1 : last])
+                got = order_statistics(other, first, last)
+                assert np.array_equal(got, np.sort(other)[first - 1 : last])
+            shared = lattice._SHARED.get()
+            assert 1 <= len(shared["windows"]) <= len(windows)
+            for arr in (x, x[:], other, x):
+                assert lattice.data_range(arr) == (arr.min(), arr.max())
+            assert shared["range"] == (x.min(), x.max())
+            assert not lattice.selection_is_shared(other)
+        assert lattice._SHARED.get() is None
+    with lattice.shared_selection(x):  # control
+        first, last = n // 2 - 10, n // 2 + 10
+        order_statistics(x, first, last)
+        (entry,) = lattice._SHARED.get()["windows"]
+        entry[1][:] = 7.0  # the entry's own records (a copy or a sorted copy of x's)
+        assert not np.array_equal(order_statistics(x, first, last), xs[first - 1 : last])
+
+
+def test_chosen_bin_from_two_counts_is_the_bin_of_all_counts(monkeypatch):
+    """Above ``_SAMPLED`` records (0 here) the first stage's bin comes from a sample's
+    proposal and two exact counts (``_crossing``); it equals the bin read from all 16 counts
+    for noise from small to as large as the counts, on uniform, concentrated, sorted and
+    edge-tied data. Both ways are taken: settled by the two counts, and handed back (None)
+    to all the counts."""
+    monkeypatch.setattr(two_stage, "_SAMPLED", 0)
+    monkeypatch.setattr(two_stage, "_BLOCK", 1000)
+    rng = np.random.default_rng(21)
+    edges = two_stage._edges(-1.0, 1.0, 16)
+    n = 20_011
+    datasets = [
+        rng.uniform(-1, 1, n),
+        np.clip(rng.normal(0.3, 0.01, n), -1, 1),
+        np.sort(rng.uniform(-1, 1, n)),
+        rng.choice(edges, n),
+    ]
+    settled = handed_back = 0
+    for x, q in itertools.product(datasets, (0.5, 0.1, 0.9)):
+        law = TwoStage(f"quantile:{q}", epsilon=1.0, bounds=(-1, 1)).law(x)
+        ref = TwoStage(f"quantile:{q}", epsilon=1.0, bounds=(-1, 1)).law(x)
+        ref.counts  # noqa: B018 (all counts first: the reference way)
+        for scale in (3, 300, 3000):
+            for _ in range(40):
+                noise = rng.integers(-scale, scale + 1, 16)
+                fast = two_stage._crossing(law.x, law.edges, noise, law.threshold)
+                settled += fast is not None
+                handed_back += fast is None
+                assert law.chosen_bin(noise) == ref.chosen_bin(noise)
+                assert "counts" not in law.__dict__ or fast is None
+                law.__dict__.pop("counts", None)
+    assert settled > 100 and handed_back > 0

@@ -372,6 +372,25 @@ def _tied_counts(
     return (upper[0], upper[1]), (released[0], released[1])
 
 
+def _ends(x: Any, ends: Any, n: int, domain: Domain, clip: bool, release: Release) -> list:
+    """The lower and the upper end: x_(rank) by the piecewise Laplace staircase with the
+    end's epsilon, or the bound where the plan gives no rank."""
+    lo, hi = domain.interval()
+    end_kw = {"domain": domain, "clip": clip, "target": "rank"}
+    values = []
+    for rank, eps, bound in (
+        (ends.lower_rank, ends.lower_epsilon, lo),
+        (ends.upper_rank, ends.upper_epsilon, hi),
+    ):
+        if rank is None:
+            values.append(bound)
+            continue
+        end_kw["quantile"] = rank_level(rank, n)  # the target is x_(rank) exactly
+        value, _ = release(x, "quantile", epsilon=eps, mechanism="piecewise_laplace", **end_kw)
+        values.append(float(value))
+    return values
+
+
 def _order(
     x: Any,
     statistic: str,
@@ -396,23 +415,14 @@ def _order(
     ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, points=points)
     if ends.lower_rank is None and ends.upper_rank is None:
         split = {"point": sum(split.values())}
-    point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
-    if "bound counts" in split:  # the point's release has checked the records
-        tied, far = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)
-        ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, tied, far)
-    lo, hi = domain.interval()
-    end_kw = {"domain": domain, "clip": kw["clip"], "target": "rank"}
-    values = []
-    for rank, eps, bound in (
-        (ends.lower_rank, ends.lower_epsilon, lo),
-        (ends.upper_rank, ends.upper_epsilon, hi),
-    ):
-        if rank is None:
-            values.append(bound)
-            continue
-        end_kw["quantile"] = rank_level(rank, n)  # the target is x_(rank) exactly
-        value, _ = release(x, "quantile", epsilon=eps, mechanism="piecewise_laplace", **end_kw)
-        values.append(float(value))
+    from privest.mechanisms.profiles.lattice import shared_selection
+
+    with shared_selection(x):  # the point and the ends read their windows from one pass
+        point, _ = release(x, statistic, epsilon=split["point"], mechanism=mechanism, **kw)
+        if "bound counts" in split:  # the point's release has checked the records
+            tied, far = _tied_counts(x, split["bound counts"], n, q, domain, release, alpha)
+            ends = endpoint_plan(n, q, split["ends"], alpha, inference, centre, tied, far)
+        values = _ends(x, ends, n, domain, kw["clip"], release)
     low, high = min(values), max(values)  # two independent draws may cross: sort them
     label = {k: split[k] for k in ("point", "bound counts") if k in split}
     for name, eps in (("lower end", ends.lower_epsilon), ("upper end", ends.upper_epsilon)):

@@ -59,10 +59,8 @@ What this resists and what not: docs/budget.md, "Float safety" (timing is not co
 
 from __future__ import annotations
 
-import bisect
 import decimal
 import functools
-import itertools
 import math
 import operator
 from fractions import Fraction
@@ -140,6 +138,16 @@ def _level_weight(num: int, den: int, level: int, bits: int) -> int:
     ctx = decimal.Context(prec=60)
     x = ctx.divide(decimal.Decimal(-num * level), decimal.Decimal(2 * den))
     return int(ctx.multiply(ctx.exp(x), decimal.Decimal(2**bits)))
+
+
+@functools.lru_cache(maxsize=64)
+def _level_table(num: int, den: int, top: int, bits: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """``floor(2^bits E_l)`` for l = 0 .. top (:func:`_level_weight`) and the same over
+    ``2^bits`` as floats (public inputs only: computed once per process)."""
+    table = tuple(_level_weight(num, den, lv, bits) for lv in range(top + 1))
+    factor = np.array([w / (1 << bits) for w in table])
+    factor.flags.writeable = False
+    return table, factor
 
 
 class LatticeProfileLaw(OutputLaw):
@@ -269,35 +277,86 @@ class LatticeProfileLaw(OutputLaw):
     def integer_weights(self) -> list[int]:
         """``W_j = floor(2^P E_l) L_j`` (module docstring, step 1)."""
         if self._weights is None:
-            num, den = self.eps_run.numerator, self.eps_run.denominator
-            top = int(self.level.max())
-            bits = 100 + math.ceil(float(self.eps_run) * top / (2 * math.log(2))) + 1
-            table = {
-                lvl: _level_weight(num, den, lvl, bits) for lvl in np.unique(self.level).tolist()
-            }
-            weight = map(table.__getitem__, self.level.tolist())
+            weight = map(self._level_table[0].__getitem__, self.level.tolist())
             self._weights = list(map(operator.mul, weight, self.length.tolist()))
-            self._bits = bits
         return self._weights
 
     def sample_index(self, bits: Bits) -> int:
         """One exact draw of the lattice index (module docstring, steps 1-3)."""
-        cum = self._cum()
-        total = cum[-1]
+        total = self._total()
         num, den = self.eps_run.numerator, self.eps_run.denominator
         texp = self.shape == "texp"
         while True:
-            j = bisect.bisect_right(cum, bits.below(total))
+            j = self._piece_of(bits.below(total))
             length = int(self.length[j])
             i = bits.below(length) + 1
             if texp and not bits.bernoulli_exp(num * i, 2 * den * length):
                 continue
             return int(self.inner[j]) + int(self.side[j]) * i
 
-    def _cum(self) -> list[int]:
-        if not hasattr(self, "_cum_w"):
-            self._cum_w = list(itertools.accumulate(self.integer_weights()))
-        return self._cum_w
+    # -- step 1 without the list of piece weights: a weight is ``floor(2^P E_l)`` (public:
+    # eps and the level) times the piece's length, so a sum of weights is a sum over levels of
+    # that factor times the lengths at the level (int64, at most the lattice's points) ---------
+    @functools.cached_property
+    def _bits(self) -> int:
+        """P of step 1 (module docstring)."""
+        return 100 + math.ceil(float(self.eps_run) * int(self.level.max()) / (2 * math.log(2))) + 1
+
+    @property
+    def _level_table(self) -> tuple[tuple[int, ...], np.ndarray]:
+        """``floor(2^P E_l)`` for l = 0 .. top, and the same over ``2^P`` as floats."""
+        eps = self.eps_run
+        return _level_table(eps.numerator, eps.denominator, int(self.level.max()), self._bits)
+
+    def _weight_below(self, m: int) -> int:
+        """``W_0 + ... + W_{m-1}`` (:meth:`integer_weights`), exactly: the lengths add to at
+        most the lattice's points, so below ``2^53`` points their float sums are exact."""
+        top = int(self.level.max())
+        if self.profile.hi - self.profile.lo < 1 << 53:
+            sums = np.bincount(self.level[:m], weights=self.length[:m], minlength=top + 1)
+            per_level = sums.astype(np.int64).tolist()
+        else:
+            acc = np.zeros(top + 1, dtype=np.int64)
+            np.add.at(acc, self.level[:m], self.length[:m])
+            per_level = acc.tolist()
+        table, _ = self._level_table
+        return sum(map(operator.mul, table, per_level))
+
+    def _total(self) -> int:
+        """``sum W``, and the float prefix sums of the weights over ``2^P`` that
+        :meth:`_piece_of` starts from."""
+        if not hasattr(self, "_total_w"):
+            self._total_w = self._weight_below(self.level.size)
+            _, factor = self._level_table
+            self._cum_f = np.cumsum(factor[self.level] * self.length)
+        return self._total_w
+
+    def _piece_of(self, u: int) -> int:
+        """``bisect_right`` of ``u`` in the prefix sums of :meth:`integer_weights`. The float
+        prefix sums are within ``(size + 3) 2^-53`` of the exact ones relative to the total
+        (positive terms, each rounded three times), so a ``u`` farther than
+        ``(size + 4) 2^-50`` of the total from the proposed piece's ends lies in it; nearer,
+        exact integer sums settle it."""
+        cum, size = self._cum_f, self.level.size
+        v = u / (1 << self._bits)
+        j = min(int(np.searchsorted(cum, v, side="right")), size - 1)
+        margin = (size + 4) * 2.0**-50 * cum[-1]
+        if (j == 0 or cum[j - 1] + margin <= v) and v + margin < cum[j]:
+            return j
+        table, _ = self._level_table
+        level, length = self.level, self.length
+
+        def weight(i: int) -> int:
+            return table[int(level[i])] * int(length[i])
+
+        below = self._weight_below(j)  # W_0 + ... + W_{j-1}
+        while j > 0 and below > u:
+            j -= 1
+            below -= weight(j)
+        while below + weight(j) <= u:
+            below += weight(j)
+            j += 1
+        return j
 
     def sample(self, size: int | tuple[int, ...] | None = None, rng: Any = None) -> Any:
         """Exact draws (module docstring), as floats ``index * unit``."""

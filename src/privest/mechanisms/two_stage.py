@@ -29,6 +29,7 @@ threshold ``ceil(q n)`` bin by bin (noise truncated where its tail is below 10^-
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from functools import cached_property
@@ -43,11 +44,14 @@ from privest.mechanisms.laws.base import OutputLaw
 from privest.mechanisms.piecewise_laplace import PiecewiseLaplace
 from privest.mechanisms.profiles.lattice import (
     _BLOCK,
+    _SAMPLED,
     _check_data,
+    data_range,
     inward_target,
     order_statistics,
     order_window,
     profile_from_order_statistics,
+    selection_is_shared,
     split_by_value,
 )
 from privest.mechanisms.samplers.bigint import Bits
@@ -132,13 +136,55 @@ def _bin_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([[0], below, [x.size]]))
 
 
+def _crossing(x: np.ndarray, edges: np.ndarray, noise: np.ndarray, threshold: int) -> int | None:
+    """The bin :meth:`TwoStageLaw.chosen_bin` picks, from three exact counts, or None. With
+    ``B_k`` the records below ``edges[k]`` (``B_bins = n``) and ``need_i = threshold -
+    (noise_0 + ... + noise_i)``, bin i is reached iff ``B_{i+1} >= need_i``, and the first
+    bin reached is picked (the last bin if none is). A sorted strided sample proposes j;
+    one blocked pass counts ``B_k`` for k in ``K = j-1 .. j+1`` (inner edges only). The
+    bins with ``i + 1`` in K are tested exactly; those below K are not reached if
+    ``B_{min K} < need_i`` for each of them (B is nondecreasing); any other case: None."""
+    n, bins = x.size, edges.size - 1
+    need = threshold - np.cumsum(noise)
+    sample = np.sort(x[:: max(1, n // 4096)])
+    est = np.append(np.searchsorted(sample, edges[1:-1]) * (n / sample.size), n)
+    hit = np.flatnonzero(est >= need)
+    j = int(hit[0]) if hit.size else bins - 1
+    known = list(range(max(1, j - 1), min(bins - 1, j + 1) + 1))
+    below = np.zeros(len(known), dtype=np.int64)
+    for start in range(0, n, _BLOCK):
+        block = x[start : start + _BLOCK]
+        below += [np.count_nonzero(block < edges[k]) for k in known]
+    count = dict(zip(known, below.tolist(), strict=True))
+    count[bins] = n
+    low = min(count)  # bins i < low - 1 have B_{i+1} <= B_low
+    if low > 1 and not count[low] < need[: low - 1].min():
+        return None
+    for i in range(low - 1, bins):
+        if i + 1 not in count:
+            return None  # not reached among the counted bins, and this one is not counted
+        if count[i + 1] >= need[i]:
+            return i
+    return bins - 1
+
+
 def _clipped_window(
     x: np.ndarray, lo: float, hi: float, ranks: tuple[int, int]
 ) -> tuple[np.ndarray, int]:
     """The order statistics ``ranks[0] .. ranks[1]`` of ``clip(x, lo, hi)`` and the number
-    of records clipped: ranks among the records below ``lo`` are ``lo``, ranks above the
-    records inside ``[lo, hi]`` are ``hi``, the rest are selected from the records inside
-    (clipping is nondecreasing)."""
+    of records clipped (clipping is nondecreasing, so it commutes with order statistics).
+    Above ``_SAMPLED`` records or inside
+    :func:`~privest.mechanisms.profiles.lattice.shared_selection`: the window of ``x``
+    itself (:func:`~privest.mechanisms.profiles.lattice.order_statistics`), clipped, and the
+    records outside counted block by block. Otherwise: ranks among
+    the records below ``lo`` are ``lo``, ranks above the records inside ``[lo, hi]`` are
+    ``hi``, the rest are selected from the records inside (fewer to select from)."""
+    if x.size > _SAMPLED or selection_is_shared(x):
+        outside = sum(
+            np.count_nonzero(block < lo) + np.count_nonzero(block > hi)
+            for block in (x[start : start + _BLOCK] for start in range(0, x.size, _BLOCK))
+        )
+        return np.clip(order_statistics(x, ranks[0], ranks[1]), lo, hi), int(outside)
     below, inside = split_by_value(x, lo, hi)
     r = np.arange(ranks[0], ranks[1] + 1) - below  # ranks among the records inside
     out = np.where(r < 1, lo, hi)
@@ -148,11 +194,22 @@ def _clipped_window(
     return out, x.size - inside.size
 
 
+@functools.lru_cache(maxsize=1 << 10)
+def _second_stage(
+    spec: str, eps2: float, bounds: tuple[float, float], resolution: float | None
+) -> PiecewiseLaplace:
+    """The second stage's mechanism, from public inputs only: a mechanism holds no data and
+    is not changed by a release, so one object serves every release with these inputs (a
+    median with its interval builds the two-stage mechanism twice, each with 16 of these)."""
+    return PiecewiseLaplace(spec, epsilon=eps2, bounds=bounds, clip=True, resolution=resolution)
+
+
 class TwoStageLaw(OutputLaw):
     """The two-stage release on one data set: the chosen bin's exact law mixed with the
     second stage's lattice laws (curator's view; never publish it).
 
-    No sort of the data: the bin counts are one blocked counting pass, and the second
+    No sort of the data: the bin counts are one blocked counting pass (above ``_SAMPLED``
+    records a single draw counts three edges first, :meth:`chosen_bin`), and the second
     stage reads its window of order statistics by selection
     (:func:`~privest.mechanisms.profiles.lattice.order_statistics`;
     clipping to the shrunk bounds and snapping to the lattice are nondecreasing, so they
@@ -163,13 +220,30 @@ class TwoStageLaw(OutputLaw):
     def __init__(self, mech: TwoStage, x: Any):
         a, b = mech.bounds
         arr = as_float_vector(x)
-        if not (arr.min() >= a and arr.max() <= b):
+        lo, hi = data_range(arr)
+        if not (lo >= a and hi <= b):
             arr, _ = _check_data(arr, a, b, mech.clip)  # raises, or clips
         self.mech, self.x, self.epsilon = mech, arr, mech.epsilon
         self.edges = _edges(a, b, mech.bins)
-        self.counts = _bin_counts(arr, self.edges)
         self.threshold = _threshold(mech.level, arr.size)
         self._laws: dict[int, Any] = {}
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """The counts of the bins (:func:`_bin_counts`)."""
+        return _bin_counts(self.x, self.edges)
+
+    def chosen_bin(self, noise: np.ndarray, probe: bool = True) -> int:
+        """The first bin whose noisy cumulative count (``noise``: the bins' noise) reaches
+        the threshold, the last if none does. With ``probe``, above ``_SAMPLED`` records and
+        before the counts exist, :func:`_crossing` tries two exact counts first (the same
+        bin; one pass each time, so a batch of draws counts all bins once instead)."""
+        if probe and "counts" not in self.__dict__ and self.x.size > _SAMPLED:
+            j = _crossing(self.x, self.edges, noise, self.threshold)
+            if j is not None:
+                return j
+        hit = np.flatnonzero(np.cumsum(self.counts + noise) >= self.threshold)
+        return int(hit[0]) if hit.size else self.counts.size - 1
 
     @cached_property
     def bin_prob(self) -> np.ndarray:
@@ -222,12 +296,8 @@ class TwoStageLaw(OutputLaw):
         eps1 = Fraction(self.mech.eps1)
         out = np.empty(m)
         for r in range(m):
-            noisy = np.cumsum(
-                self.counts + np.array(discrete_laplace_rational(eps1, self.counts.size, bits))
-            )
-            hit = np.flatnonzero(noisy >= self.threshold)
-            j = int(hit[0]) if hit.size else self.counts.size - 1
-            out[r] = self.stage_two(j).sample(None, gen)
+            noise = np.array(discrete_laplace_rational(eps1, self.mech.bins, bits))
+            out[r] = self.stage_two(self.chosen_bin(noise, probe=m == 1)).sample(None, gen)
         return float(out[0]) if size is None else out.reshape(shape)
 
     def logpdf(self, y: ArrayLike) -> np.ndarray:
@@ -297,19 +367,15 @@ class TwoStage(StatisticMechanism):
         self.eps2 = self.epsilon - self.eps1
         self.level = 0.5 if self.statistic == "median" else float(self.q)
         a, b = self.bounds
-        self._second: dict[tuple[float, float], PiecewiseLaplace] = {}
         edges = _edges(a, b, bins)
         for j in range(bins):  # every shrunk range holds a lattice point (public check)
             self.second(_shrunk(edges, j))
 
     def second(self, bounds: Any) -> PiecewiseLaplace:
-        """The second stage on the shrunk ``bounds`` (data clipped to them), built once."""
+        """The second stage on the shrunk ``bounds`` (data clipped to them), built once per
+        process for each set of public inputs (:func:`_second_stage`)."""
         key = (float(bounds[0]), float(bounds[1]))
-        if key not in self._second:
-            self._second[key] = PiecewiseLaplace(
-                self.spec, epsilon=self.eps2, bounds=key, clip=True, resolution=self.resolution
-            )
-        return self._second[key]
+        return _second_stage(self.spec, self.eps2, key, self.resolution)
 
     def law(self, x: Any) -> TwoStageLaw:
         return TwoStageLaw(self, x)

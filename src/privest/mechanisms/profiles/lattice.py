@@ -26,6 +26,9 @@ This module builds their reaches there, in integers:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +46,7 @@ from privest.validation import as_float_vector, check_bounds
 __all__ = [
     "LatticeGrid",
     "LatticeProfile",
+    "data_range",
     "lattice_from_reaches",
     "lattice_order_profile",
     "lattice_profile_of",
@@ -51,6 +55,8 @@ __all__ = [
     "split_by_value",
     "order_window",
     "profile_from_order_statistics",
+    "selection_is_shared",
+    "shared_selection",
 ]
 
 #: order statistics of more records than this are preselected by value from a strided
@@ -153,9 +159,20 @@ class LatticeProfile:
         return np.asarray(k, dtype=np.float64) * self.unit
 
 
+def data_range(arr: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` of the records; inside :func:`shared_selection` of them, once."""
+    shared = _shared_for(arr)
+    if shared is not None and shared["range"] is not None:
+        return shared["range"]
+    lo, hi = float(arr.min()), float(arr.max())
+    if shared is not None:
+        shared["range"] = (lo, hi)
+    return lo, hi
+
+
 def _check_data(x: Any, a: float, b: float, clip: bool) -> tuple[np.ndarray, int]:
     arr = as_float_vector(x)
-    lo, hi = float(arr.min()), float(arr.max())
+    lo, hi = data_range(arr)
     outside = 0
     if lo < a or hi > b:
         outside = int(np.count_nonzero((arr < a) | (arr > b)))
@@ -216,6 +233,45 @@ def split_by_value(x: np.ndarray, lo: float, hi: float) -> tuple[int, np.ndarray
     return below, np.concatenate(parts) if parts else x[:0]
 
 
+#: inside :func:`shared_selection`: its data's memory, the selections and the range
+_SHARED: ContextVar[dict | None] = ContextVar("privest_shared_selection", default=None)
+
+
+@contextmanager
+def shared_selection(x: Any) -> Iterator[None]:
+    """Within the block, :func:`order_statistics` of the records of ``x`` (a float64 array,
+    or any view of its memory) keeps what it selected (all the records sorted, or the
+    records in a band of values around a window widened by ``2 sqrt(n)`` ranks) and reads
+    any later window that falls in it from there, and :func:`data_range` reads the range
+    once: a median's or quantile's point and its interval's two ends select from one pass
+    through the data. Other arrays (copies, a backend's partitions) are not kept. The
+    caller holds ``x`` and must not change it inside the block."""
+    key = _memory(x) if isinstance(x, np.ndarray) and x.dtype == np.float64 else None
+    token = _SHARED.set({"key": key, "windows": [], "range": None})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _shared_for(arr: np.ndarray) -> dict | None:
+    """The shared state if ``arr`` is the records of the block's data, else None."""
+    shared = _SHARED.get()
+    if shared is None or shared["key"] is None or _memory(arr) != shared["key"]:
+        return None
+    return shared
+
+
+def selection_is_shared(arr: np.ndarray) -> bool:
+    """Whether :func:`order_statistics` of ``arr`` runs inside :func:`shared_selection` of
+    its data."""
+    return _shared_for(arr) is not None
+
+
+def _memory(x: np.ndarray) -> tuple:
+    return (x.__array_interface__["data"][0], x.shape, x.strides, x.dtype.str)
+
+
 def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     """``x_(first) .. x_(last)`` (1-based ranks, ``1 <= first <= last <= x.size``), sorted,
     by selection, exactly: above ``_SAMPLED`` records, a sorted strided sample of about
@@ -223,19 +279,52 @@ def order_statistics(x: np.ndarray, first: int, last: int) -> np.ndarray:
     of sample ranks); one pass counts the records below ``v_lo`` and keeps those in
     ``[v_lo, v_hi]``, and if the ranks fall among them they are selected there (ranks shift
     by the count below), else from all records. Selection: :func:`numpy.partition` at the
-    two ends, then a sort of the window (benchmarks/README.md, "Two-stage median")."""
+    two ends, then a sort of the window (benchmarks/README.md, "Two-stage median").
+    Inside :func:`shared_selection` the records kept are reused by later windows."""
+    shared = _shared_for(x)
+    if shared is not None:
+        return _shared_order_statistics(shared["windows"], x, first, last)
     n = x.size
     if n > _SAMPLED:
-        sample = np.sort(x[:: n // _SAMPLE])
-        m, margin = sample.size, 6 * math.isqrt(_SAMPLE)
-        i_lo, i_hi = (first - 1) * m // n - margin, -(-last * m // n) + margin
-        v_lo = sample[i_lo] if i_lo >= 0 else -np.inf
-        v_hi = sample[i_hi] if i_hi < m else np.inf
-        below, inside = split_by_value(x, v_lo, v_hi)
+        below, inside = _preselect(x, first, last, 0)
         if below < first and last <= below + inside.size:
             x, first, last = inside, first - below, last - below
     part = np.partition(x, (first - 1, last - 1))
     return np.sort(part[first - 1 : last])
+
+
+def _preselect(x: np.ndarray, first: int, last: int, widen: int) -> tuple[int, np.ndarray]:
+    """(records below ``v_lo``, records in ``[v_lo, v_hi]``): the values a sorted strided
+    sample puts around the ranks ``first - widen .. last + widen`` (:func:`order_statistics`)."""
+    n = x.size
+    sample = np.sort(x[:: max(1, n // _SAMPLE)])
+    m, margin = sample.size, 6 * math.isqrt(_SAMPLE)
+    i_lo = (first - widen - 1) * m // n - margin
+    i_hi = -(-(last + widen) * m // n) + margin
+    v_lo = sample[i_lo] if i_lo >= 0 else -np.inf
+    v_hi = sample[i_hi] if i_hi < m else np.inf
+    return split_by_value(x, v_lo, v_hi)
+
+
+def _shared_order_statistics(shared: list[tuple], x: np.ndarray, first: int, last: int):
+    """:func:`order_statistics` inside :func:`shared_selection`: from an entry holding the
+    ranks, else from a new entry (all records sorted up to ``_SAMPLE`` records, else a band
+    widened by ``2 sqrt(n)`` ranks; all records if the band misses)."""
+    entry = next((e for e in shared if e[0] < first <= last <= e[0] + e[1].size), None)
+    if entry is None:
+        if x.size <= _SAMPLE:
+            entry = (0, np.sort(x), True)
+        else:
+            below, kept = _preselect(x, first, last, 2 * math.isqrt(x.size))
+            if not below < first <= last <= below + kept.size:
+                below, kept = 0, x
+            entry = (below, kept, False)
+        shared.append(entry)
+    below, kept, ordered = entry
+    lo, hi = first - below, last - below
+    if ordered:
+        return kept[lo - 1 : hi].copy()
+    return np.sort(np.partition(kept, (lo - 1, hi - 1))[lo - 1 : hi])
 
 
 def order_window(
