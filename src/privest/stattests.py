@@ -37,6 +37,7 @@ from privest.accounting.budget import Budget, charge
 from privest.errors import ValidationError
 from privest.intervals.counts import count_interval, count_pvalue
 from privest.intervals.laws import error_cdf, laplace_nodes
+from privest.intervals.laws import mixture_cdf as law_cdf
 from privest.intervals.laws import pvalue as law_pvalue
 from privest.intervals.results import Interval, MomentInference, check_alpha
 from privest.released import PrivateStatistic
@@ -116,9 +117,30 @@ def mean_pvalue(inf: MomentInference, value: Any, alternative: str = "two-sided"
     """``(statistic, pvalue)`` of H0 ``mu = value`` from a mean's (or a sum's, on the mean
     scale) population inference; vectorised over a batch of releases."""
     theta = np.broadcast_to(np.asarray(value, dtype=float), np.shape(inf.work))
-    p = law_pvalue(inf.work, theta, inf.sd_at, (inf.scale,), alternative)
+    if alternative == "two-sided":
+        p = _clamped_two_sided(inf, theta)
+    else:
+        p = law_pvalue(inf.work, theta, inf.sd_at, (inf.scale,), alternative)
     sd = np.sqrt(np.mean(inf.sd_at(theta) ** 2, axis=-1) + 2 * inf.scale**2)
     return (inf.work - theta) / sd, p
+
+
+def _clamped_two_sided(inf: MomentInference, theta: np.ndarray) -> np.ndarray:
+    """Two-sided p-value of a release clamped into ``[lo, hi]``: ``P(T <= t)`` for the
+    smaller tail ``T = min(P(M <= m), P(M >= m))`` of the release ``m`` under the null law
+    (the exact p-value of that statistic). The clamped release has an atom at each bound, so
+    no outcome's lower tail is below the atom's mass ``P(M <= lo)``: a tail ``t`` smaller
+    than it can only be reached on the upper side and counts once, not twice. Where the
+    atoms are negligible this is the doubled tail; doubling there would make the test
+    conservative (size alpha / 2 once an atom exceeds alpha / 2; docs/central-inference.md,
+    "The tests' size and power, measured")."""
+    sd, scales = inf.sd_at(theta), (inf.scale,)
+    below = law_cdf(inf.work - theta, sd, scales)
+    t = np.minimum(below, 1.0 - below)
+    low_atom = law_cdf(inf.lo - theta, sd, scales)
+    high_atom = 1.0 - law_cdf(inf.hi - theta, sd, scales)
+    sides = (t >= low_atom).astype(float) + (t >= high_atom)
+    return np.minimum(1.0, t * sides)
 
 
 def _pair_sd(ix: MomentInference, iy: MomentInference, tx: Any, ty: Any) -> np.ndarray:
