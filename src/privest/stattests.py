@@ -38,8 +38,7 @@ from privest.accounting.base import ApproxDP, Guarantee
 from privest.accounting.budget import Budget, charge
 from privest.errors import ValidationError
 from privest.intervals.counts import count_interval, count_pvalue
-from privest.intervals.laws import error_cdf, laplace_nodes
-from privest.intervals.laws import mixture_cdf as law_cdf
+from privest.intervals.laws import error_cdf, laplace_nodes, mixture_cdf
 from privest.intervals.laws import pvalue as law_pvalue
 from privest.intervals.results import Interval, MomentInference, check_alpha
 from privest.released import PrivateStatistic
@@ -137,10 +136,10 @@ def _clamped_two_sided(inf: MomentInference, theta: np.ndarray) -> np.ndarray:
     conservative (size alpha / 2 once an atom exceeds alpha / 2; docs/central-inference.md,
     "The tests' size and power, measured")."""
     sd, scales = inf.sd_at(theta), (inf.scale,)
-    below = law_cdf(inf.work - theta, sd, scales)
+    below = mixture_cdf(inf.work - theta, sd, scales)
     t = np.minimum(below, 1.0 - below)
-    low_atom = law_cdf(inf.lo - theta, sd, scales)
-    high_atom = 1.0 - law_cdf(inf.hi - theta, sd, scales)
+    low_atom = mixture_cdf(inf.lo - theta, sd, scales)
+    high_atom = 1.0 - mixture_cdf(inf.hi - theta, sd, scales)
     sides = (t >= low_atom).astype(float) + (t >= high_atom)
     return np.minimum(1.0, t * sides)
 
