@@ -27,7 +27,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["error_cdf", "invert", "laplace_nodes", "normal_laplace_cdf", "pvalue"]
+__all__ = [
+    "error_cdf",
+    "invert",
+    "laplace_nodes",
+    "mixture_cdf",
+    "normal_laplace_cdf",
+    "pvalue",
+]
 
 #: Gauss-Laguerre nodes for the second Laplace term (exact for polynomials of degree 63)
 _LAGUERRE = np.polynomial.laguerre.laggauss(32)
@@ -96,7 +103,7 @@ def laplace_nodes(scale: float | np.ndarray, k: int = 16) -> np.ndarray:
 SdAt = Callable[[np.ndarray], np.ndarray]
 
 
-def _cdf(d: np.ndarray, sd: np.ndarray, scales: tuple[np.ndarray, ...]) -> np.ndarray:
+def mixture_cdf(d: np.ndarray, sd: np.ndarray, scales: tuple[np.ndarray, ...]) -> np.ndarray:
     """The nuisance-mixture CDF: the mean over the K nodes (last axis of ``sd``)."""
     sc = tuple(np.asarray(s, dtype=float)[..., None] for s in scales)
     return np.mean(error_cdf(np.asarray(d)[..., None], sd, sc), axis=-1)
@@ -105,11 +112,11 @@ def _cdf(d: np.ndarray, sd: np.ndarray, scales: tuple[np.ndarray, ...]) -> np.nd
 def _accepts(est, theta, sd_at, scales, lo, hi, alpha) -> np.ndarray:
     """Whether the clamp-aware equal-tailed test of ``theta`` accepts the release ``est``."""
     sd = sd_at(theta)
-    f = _cdf(est - theta, sd, scales)
+    f = mixture_cdf(est - theta, sd, scales)
     le = np.where(est >= hi, 1.0, f)  # P(M <= est); the clamped atom at hi is all of it
     ge = np.where(est <= lo, 1.0, 1.0 - f)
-    low_free = _cdf(lo - theta, sd, scales) > alpha / 2  # the lower tail cannot reject
-    high_free = 1.0 - _cdf(hi - theta, sd, scales) > alpha / 2
+    low_free = mixture_cdf(lo - theta, sd, scales) > alpha / 2  # the lower tail cannot reject
+    high_free = 1.0 - mixture_cdf(hi - theta, sd, scales) > alpha / 2
     a_low = np.where(high_free, alpha, alpha / 2)
     a_high = np.where(low_free, alpha, alpha / 2)
     return (low_free | (le > a_low)) & (high_free | (ge > a_high))
@@ -150,7 +157,7 @@ def pvalue(
     """P-value of the null ``theta`` for the release ``est`` under the error law at
     ``theta``: ``P(M >= est)`` (``"larger"``), ``P(M <= est)`` (``"smaller"``) or twice the
     smaller of the two (``"two-sided"``, at most 1)."""
-    f = _cdf(np.asarray(est) - theta, sd_at(np.asarray(theta, dtype=float)), scales)
+    f = mixture_cdf(np.asarray(est) - theta, sd_at(np.asarray(theta, dtype=float)), scales)
     if alternative == "larger":
         return 1.0 - f
     if alternative == "smaller":
