@@ -36,6 +36,32 @@ def test_cdf_does_not_overflow_when_the_normal_dominates():
     assert np.all(np.isfinite(out)) and out[1] == pytest.approx(0.5)
 
 
+def _series(z, r):
+    """P(Z + L <= x) by its series in r = b/s (E L^2 = 2 b^2, E L^4 = 24 b^4), z = x/s."""
+    from scipy import stats
+
+    phi = stats.norm.pdf(z)
+    return stats.norm.cdf(z) - r * r * z * phi + r**4 * (3 * z - z**3) * phi
+
+
+def test_cdf_is_exact_and_quiet_when_the_laplace_scale_is_tiny():
+    """b/s from 1e-6 to 1e-13 (a sampling sd of 50 against a noise of 1e-12): the exponents
+    a^2/2 -+ x/b no longer cancel in the sum (a warning and NaN before), and the value agrees
+    with the series to rounding; control: the unscaled exponents lose that agreement."""
+    from scipy import special
+
+    z = np.linspace(-3.0, 3.0, 13)
+    for r in (1e-6, 1e-9, 1e-13):
+        with np.errstate(all="raise"):
+            out = normal_laplace_cdf(z, 1.0, r)
+        assert np.abs(out - _series(z, r)).max() < 1e-15
+    a, r = 1e6, 1e-6  # the same terms in the unscaled form
+    t1 = special.log_ndtr(z - a) + 0.5 * a * a - z * a
+    t2 = special.log_ndtr(-z - a) + 0.5 * a * a + z * a
+    naive = special.ndtr(z) - 0.5 * np.exp(t1) + 0.5 * np.exp(t2)
+    assert np.abs(naive - _series(z, r)).max() > 1e-12
+
+
 def test_laplace_nodes_are_its_midpoint_quantiles():
     nodes = laplace_nodes(2.0, 8)
     u = (np.arange(8) + 0.5) / 8

@@ -23,6 +23,7 @@ mechanisms; its grid step is 2^-20 of the scale, so the continuous Laplace law i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -63,11 +64,27 @@ def normal_laplace_cdf(x: np.ndarray, sd: np.ndarray, b: np.ndarray) -> np.ndarr
         out[only_laplace] = np.where(z < 0, 0.5 * np.exp(-np.abs(z)), 1 - 0.5 * np.exp(-np.abs(z)))
     if both.any():
         xx, s, bb = x[both], sd[both], b[both]
-        a = s / bb
-        t1 = special.log_ndtr(xx / s - a) + 0.5 * a * a - xx / bb
-        t2 = special.log_ndtr(-xx / s - a) + 0.5 * a * a + xx / bb
-        out[both] = special.ndtr(xx / s) - 0.5 * np.exp(t1) + 0.5 * np.exp(t2)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # infinite ratios
+            a, z = s / bb, xx / s
+            t = xx / bb
+            left, right = _log_tail(a, -z, -t), _log_tail(a, z, t)
+        out[both] = special.ndtr(z) - 0.5 * np.exp(left) + 0.5 * np.exp(right)
     return np.clip(out, 0.0, 1.0)
+
+
+def _log_tail(a: np.ndarray, w: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """log(Phi(-u) e^{a^2 / 2 + t}), u = a + w: the two terms above (a = s/b, w = -+ x/s,
+    t = -+ x/b = a w; the exponent equals (u^2 - w^2) / 2). Where
+    u > 0 by the scaled complementary error function, log(erfcx(u / sqrt 2) / 2) - w^2 / 2,
+    so that a tiny Laplace scale against the normal's (s/b ~ 1e13) neither overflows nor
+    cancels; directly where u <= 0 (then the exponent is <= 0)."""
+    from scipy import special
+
+    u = a + w
+    pos = np.maximum(u, 0.0)
+    scaled = np.log(0.5 * special.erfcx(pos / math.sqrt(2.0))) - 0.5 * w * w
+    direct = special.log_ndtr(-np.minimum(u, 0.0)) + 0.5 * a * a + t
+    return np.where(u > 0, scaled, direct)
 
 
 def error_cdf(x: np.ndarray, sd: np.ndarray, scales: tuple[np.ndarray, ...]) -> np.ndarray:
