@@ -80,30 +80,11 @@ def test_mean_tests_hold_their_size(n, eps):
     from sklearn.datasets import load_diabetes
 
     pop = load_diabetes(scaled=False).target.astype(float)
-    reps, bounds, dom = 3000, (0.0, 400.0), Domain(bounds=(0.0, 400.0))
+    reps, bounds = 3000, (0.0, 400.0)
     rng = np.random.default_rng(21)
 
     def release(size):
-        xs = pop[rng.integers(0, pop.size, (reps, size))]
-        split = plan_split("mean", eps, "population")
-        b = statistic_mechanism("mean", epsilon=split["point"], bounds=bounds).noise_law(size)
-        centre, cap = spread_plan(dom)
-        s = statistic_mechanism("mean", epsilon=split["spread"], bounds=(0, cap)).noise_law(size)
-        est = np.clip(xs.mean(1) + rng.laplace(0, b.scale, reps), *bounds)
-        m2 = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, s.scale, reps), 0, cap)
-        return moment_inference(
-            "mean",
-            "population",
-            est,
-            size,
-            dom,
-            b.scale,
-            split,
-            spread=m2,
-            spread_scale=s.scale,
-            spread_cap=cap,
-            centre=centre,
-        )
+        return _mean_releases(rng, pop[rng.integers(0, pop.size, (reps, size))], eps, bounds)
 
     se_mc = math.sqrt(0.05 * 0.95 / reps)
     one = release(n)
@@ -163,19 +144,24 @@ def test_mean_test_holds_its_size_where_the_release_is_clamped(theta):
     assert lowest - 3 * se_mc <= size <= 0.05 + 3 * se_mc
 
 
-def _skewed_mean_releases(rng, reps, n, eps, bounds=(0.0, 8.0)):
-    """Mean releases (a batch) of n exponential(1) records in wide bounds: skewed data far
-    from the bounds' midpoint."""
-    xs = rng.exponential(1.0, (reps, n)).clip(*bounds)
-    dom = Domain(bounds=bounds)
+def _mean_releases(rng, xs, eps, bounds):
+    """Population mean releases of each row of ``xs`` (a batch; the library's split of
+    epsilon and noise laws)."""
+    n, dom = xs.shape[1], Domain(bounds=bounds)
     split = plan_split("mean", eps, "population")
     b = statistic_mechanism("mean", epsilon=split["point"], bounds=bounds).noise_law(n)
     centre, cap = spread_plan(dom)
     s = statistic_mechanism("mean", epsilon=split["spread"], bounds=(0, cap)).noise_law(n)
-    est = np.clip(xs.mean(1) + rng.laplace(0, b.scale, reps), *bounds)
-    m2 = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, s.scale, reps), 0, cap)
+    est = np.clip(xs.mean(1) + rng.laplace(0, b.scale, len(xs)), *bounds)
+    m2 = np.clip(((xs - centre) ** 2).mean(1) + rng.laplace(0, s.scale, len(xs)), 0, cap)
     aux = dict(spread=m2, spread_scale=s.scale, spread_cap=cap, centre=centre)
     return moment_inference("mean", "population", est, n, dom, b.scale, split, **aux)
+
+
+def _skewed_mean_releases(rng, reps, n, eps, bounds=(0.0, 8.0)):
+    """Mean releases (a batch) of n exponential(1) records in wide bounds: skewed data far
+    from the bounds' midpoint."""
+    return _mean_releases(rng, rng.exponential(1.0, (reps, n)).clip(*bounds), eps, bounds)
 
 
 def test_two_sample_mean_test_holds_its_size_on_skewed_data():
