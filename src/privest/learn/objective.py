@@ -51,6 +51,7 @@ __all__ = [
     "corrected_objective",
     "corrected_terms",
     "index_sandwich_parts",
+    "score_cov_on_designs",
     "score_covariance",
 ]
 
@@ -423,6 +424,16 @@ def index_sandwich_parts(
     mean = total / n
     hess /= n
     return cross / n - np.outer(mean, mean), 0.5 * (hess + hess.T)
+
+
+def score_cov_on_designs(obj: Objective, theta: np.ndarray) -> np.ndarray | None:
+    """A_hat of :func:`index_sandwich_parts` in one piece on the batched solvers' cached
+    designs at any n (that function uses them up to one block), or None where they do not
+    apply (not an index loss without Laplacian terms, or no design cached)."""
+    if not (isinstance(obj, CorrectedObjective) and _fused_sandwich_applies(obj)):
+        return None
+    designs = _solver_designs(obj)
+    return None if designs is None else _parts_on_designs(obj, theta, designs)[0]
 
 
 def _solver_designs(obj: CorrectedObjective) -> list[Any] | None:

@@ -32,13 +32,7 @@ from scipy import optimize, stats
 
 from privest._threads import fit_threads
 from privest.learn.batched.objective import BatchedObjective
-from privest.learn.objective import (
-    CorrectedObjective,
-    Objective,
-    _fused_sandwich_applies,
-    _parts_on_designs,
-    _solver_designs,
-)
+from privest.learn.objective import Objective, score_cov_on_designs
 from privest.learn.solvers import batched_problem
 
 __all__ = ["constrained_fit", "score_interval", "score_statistic"]
@@ -95,11 +89,8 @@ def _score_cov(obj: Objective, theta: np.ndarray) -> np.ndarray:
     without Laplacian terms, :func:`_evaluations`), A from them in one piece at every n
     (the objective's own goes block by block above ``SCORE_BLOCK`` records, building each
     block's design again): the same formulas, equal up to rounding."""
-    if isinstance(obj, CorrectedObjective) and _fused_sandwich_applies(obj):
-        designs = _solver_designs(obj)
-        if designs is not None:
-            return _parts_on_designs(obj, theta, designs)[0]
-    return obj.score_cov(theta)
+    a = score_cov_on_designs(obj, theta)
+    return obj.score_cov(theta) if a is None else a
 
 
 _HALVINGS = 2.0 ** -np.arange(28)  # the line search's steps: halved until below 1e-8
