@@ -67,26 +67,17 @@ def auto_mechanism(
     """The mechanism ``auto`` picks (module docstring); public inputs only, no data.
     ``n`` (public under swap neighbours) only sizes the planning noise laws."""
     # the same public inputs give the same choice while the registry (which only grows)
-    # keeps its size; the types in the key keep 1 and True apart (True is refused below)
+    # keeps its size; a typed cache keeps 1 and True apart (True is refused below)
     if not isinstance(epsilon, (int, float)):  # the mechanisms word the refusal
-        return _choose(statistic, domain, epsilon, n)
-    key = (statistic, domain, type(epsilon), epsilon, n, len(mechanism_names()))
-    if key in _CHOSEN:
-        return _CHOSEN[key]
-    choice = _choose(statistic, domain, epsilon, n)
-    if len(_CHOSEN) >= _CHOSEN_MAX:
-        _CHOSEN.clear()
-    _CHOSEN[key] = choice
-    return choice
+        return _choose.__wrapped__(statistic, domain, epsilon, n, 0)
+    return _choose(statistic, domain, epsilon, n, len(mechanism_names()))
 
 
-#: :func:`auto_mechanism`'s choices by public inputs (at most ``_CHOSEN_MAX`` kept)
-_CHOSEN: dict[tuple, str] = {}
-_CHOSEN_MAX = 256
-
-
-def _choose(statistic: str, domain: Domain, epsilon: float, n: int | None) -> str:
-    """:func:`auto_mechanism` without its cache."""
+@functools.lru_cache(maxsize=256, typed=True)
+def _choose(
+    statistic: str, domain: Domain, epsilon: float, n: int | None, registry_size: int
+) -> str:
+    """:func:`auto_mechanism`, cached per public inputs and registry size."""
     name, _ = parse_statistic(statistic)
     if not statistic_spec(name).decomposes:
         return "permute_and_flip" if _pf_lattice(name, domain) else "piecewise_laplace"
