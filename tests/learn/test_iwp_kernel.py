@@ -4,8 +4,13 @@ fused step's iterates to the bit (paper 004, Alg. 1; docs/iwp-sgd.md, "Speed").
 A seeded corpus over losses x orders x public intercept mask x projection x averaging x
 ridge x batch sizes (a smaller last batch, batches above numpy's 128-value pairwise block)
 compares the two paths with ``array_equal``, which a one-ulp change of an iterate fails.
+The exponential loss is compared to the bit only where numpy's ``exp`` is libm's: on CPUs
+with AVX-512 numpy dispatches ``exp`` to its own SIMD routine, whose last bit differs from
+libm's (which the compiled pass calls) in about 5% of arguments; there the iterates agree to
+rounding instead (``allclose`` at 1e-12, which a change of 1e-9 fails).
 """
 
+import math
 import subprocess
 import sys
 
@@ -56,6 +61,19 @@ def _corpus():
     return cases
 
 
+def _numpy_exp_is_libm() -> bool:
+    """Whether numpy's ``exp`` rounds as libm's on this CPU (probe of 10^4 arguments)."""
+    v = np.random.default_rng(0).uniform(-30.0, 30.0, 10_000)
+    return bool(np.array_equal(np.exp(v), [math.exp(t) for t in v]))
+
+
+def _same(got: np.ndarray, ref: np.ndarray, to_the_bit: bool) -> None:
+    if to_the_bit:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("case", _corpus(), ids=lambda c: f"{c['loss']}-{c['order']}")
 def test_compiled_pass_equals_the_numpy_fused_step_to_the_bit(case, monkeypatch):
     case = dict(case)
@@ -65,18 +83,19 @@ def test_compiled_pass_equals_the_numpy_fused_step_to_the_bit(case, monkeypatch)
         X, noised = np.hstack([X, np.ones((len(X), 1))]), np.r_[np.ones(4), 0.0]
     kw = dict(method="iwp", learning_rate=0.2, n_passes=2, noised=noised, drop_last=False,
               record_every=1, **case)  # fmt: skip
+    bit = case["loss"] != "exponential" or _numpy_exp_is_libm()
     ref = _run(False, monkeypatch, X, y, **kw)
     got = _run(True, monkeypatch, X, y, **kw)
     assert np.abs(ref.history).max() > 0.05  # the iterates moved
-    np.testing.assert_array_equal(got.history, ref.history)
+    _same(got.history, ref.history, bit)
     np.testing.assert_array_equal(got.batches, ref.batches)
-    np.testing.assert_array_equal(got.average, ref.average)
+    _same(got.average, ref.average, bit)
     assert got.n_averaged == ref.n_averaged
-    # control: the comparison catches a one-ulp change of one coordinate of one iterate
+    # control: the comparison catches a one-ulp change (to the bit) or one of 1e-9 (rounding)
     moved = got.history.copy()
-    moved[-1, 0, 1] = np.nextafter(moved[-1, 0, 1], np.inf)
+    moved[-1, 0, 1] = np.nextafter(moved[-1, 0, 1], np.inf) if bit else moved[-1, 0, 1] + 1e-9
     with pytest.raises(AssertionError):
-        np.testing.assert_array_equal(moved, ref.history)
+        _same(moved, ref.history, bit)
 
 
 def test_add_reduce_is_numpys_pairwise_sum():
