@@ -174,7 +174,7 @@ def test_median_kernel_without_a_numba_cache_warns_and_still_fits(locators):
     assert (lines[0] == "warned: True") is (locators != "")
 
 
-def test_spare_product_arrays_are_reused_only_when_no_design_holds_them():
+def test_spare_design_arrays_are_reused_only_when_no_design_holds_them():
     """A fit's designs write their products d_ij d_ik into arrays a dropped design left
     (no page faults on fresh memory), never into one a live design still reads."""
     from privest.learn.batched import design as dmod
