@@ -539,9 +539,7 @@ class ZILMechanism(Mechanism):
         round_x1 = snap if self.resolution is None else _stepper(self.resolution)
         ranges = _per_column(ranges)
         x1, x2 = np.empty((n, d)), np.empty((n, d))
-        keep = np.ones(d, dtype=bool)
-        keep[cols] = False
-        plain = np.flatnonzero(keep)  # released as they are
+        plain = np.setdiff1d(np.arange(d), cols)  # released as they are
         if plain.size:
             x1[:, plain] = x2[:, plain] = x[:, plain]
         in_place = np.array_equal(cols, np.arange(cols[0], cols[0] + k))
