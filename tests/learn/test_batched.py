@@ -172,31 +172,3 @@ def test_median_kernel_without_a_numba_cache_warns_and_still_fits(locators):
     lines = run.stdout.splitlines()
     assert lines[-1].startswith("ok: True")
     assert (lines[0] == "warned: True") is (locators != "")
-
-
-def test_spare_design_arrays_are_reused_only_when_no_design_holds_them():
-    """A fit's designs write their products d_ij d_ik into arrays a dropped design left
-    (no page faults on fresh memory), never into one a live design still reads."""
-    from privest.learn.batched import design as dmod
-
-    rng = np.random.default_rng(3)
-    a, b = rng.normal(size=(500, 4)), rng.normal(size=(500, 4))
-    w = rng.random((1, 500))
-    dmod._spare.clear()
-    first = dmod.Design.from_rows(a)
-    gram_a = first.gram(w).copy()
-    # while `first` lives, a design of the same size gets its own array
-    second = dmod.Design.from_rows(b)
-    gram_b = second.gram(w)
-    assert not np.shares_memory(first.prods, second.prods)
-    assert np.array_equal(first.gram(w), gram_a)  # untouched by the second design
-    held = first.prods
-    address = held.__array_interface__["data"][0]
-    del first  # a view of its products is still held: not reusable yet
-    third = dmod.Design.from_rows(b)
-    assert third.gram(w) is not None and not np.shares_memory(third.prods, held)
-    del held, third
-    fourth = dmod.Design.from_rows(a)
-    assert fourth.prods.__array_interface__["data"][0] == address  # the dropped one's, reused
-    assert np.array_equal(fourth.gram(w), gram_a)
-    assert np.array_equal(dmod.Design.from_rows(b).gram(w), gram_b)

@@ -8,8 +8,6 @@ stored array may be the transposed view of an (n, p) design (no copy).
 
 from __future__ import annotations
 
-import sys
-import threading
 from typing import Any
 
 import numpy as np
@@ -20,34 +18,6 @@ __all__ = ["CACHE_LIMIT", "Design"]
 
 #: Products d_ij d_ik cached per single design at most (4M: 32 MB); larger ones use BLAS.
 CACHE_LIMIT = 4 * 2**20
-#: Arrays of small single designs (their rows transposed, their products) kept for reuse
-#: once no design uses them (at most this many, each at most CACHE_LIMIT values): a fit's
-#: designs are new arrays, and writing megabytes of fresh memory costs a page fault per
-#: 4 KiB (a third of a 10^4-record DR fit's CPU time on a loaded machine); the next fit's
-#: designs write into the old arrays instead.
-SPARE_ARRAYS = 4
-_spare: list[np.ndarray] = []
-_spare_lock = threading.Lock()
-
-
-def _spare_array(shape: tuple[int, ...]) -> np.ndarray:
-    """An uninitialised float array of ``shape``: a spare one of that size that no design
-    holds any more (no view of it is alive), else a new one, kept as a spare if there is
-    room or a slot is free."""
-    size = int(np.prod(shape))
-    with _spare_lock:
-        # referenced by the list and the call only: no view of it is alive (a view, and a
-        # view of a view, holds the array itself as its base)
-        free = [k for k in range(len(_spare)) if sys.getrefcount(_spare[k]) == 2]
-        for k in free:
-            if _spare[k].size == size:
-                return _spare[k].reshape(shape)
-        out = np.empty(size)
-        if len(_spare) < SPARE_ARRAYS:
-            _spare.append(out)
-        elif free:
-            _spare[free[0]] = out
-        return out.reshape(shape)
 
 
 def _xtv(xt: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -120,9 +90,7 @@ class Design:
         rows = np.ascontiguousarray(d, dtype=float)
         n, p = rows.shape
         if n * p * (p + 1) // 2 <= CACHE_LIMIT:  # small: stored as the batched tables store it
-            xt = _spare_array((1, p, n))
-            xt[0] = rows.T
-            return cls(xt)
+            return cls(np.ascontiguousarray(rows.T)[None])
         return cls(rows.T[None], rows=rows)
 
     @classmethod
@@ -137,8 +105,7 @@ class Design:
     def prods(self) -> np.ndarray:
         """``d_ij d_ik`` for j <= k, (R, p(p+1)/2, n), computed on first use."""
         if self._prods is None:
-            shape = (self.n_reps, len(self._iu[0]), self.n_obs)
-            prods = _spare_array(shape) if self.n_reps == 1 else np.empty(shape)
+            prods = np.empty((self.n_reps, len(self._iu[0]), self.n_obs))
             for k, (i, j) in enumerate(zip(*self._iu, strict=True)):
                 np.multiply(self.xt[:, i, :], self.xt[:, j, :], out=prods[:, k, :])
             self._prods = prods
