@@ -15,7 +15,7 @@ Two rows of issue 31, at several n, each as a ratio to a baseline timed in the s
 Run it with another checkout's interpreter to measure "before" in the same session.
 
     python benchmarks/bench_zil_release.py [--sizes 1e4 1e5 1e6 1e7] [--cli-sizes 1e4 1e5 1e6]
-        [--d 10] [--repeat 3]
+        [--d 10] [--repeat 7] [--cli-repeat 3]
 """
 
 from __future__ import annotations
@@ -35,26 +35,31 @@ import pandas as pd
 import privest as pv
 
 
-def best_time(func, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def timed(func) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    func()
+    return time.perf_counter() - w, time.process_time() - c
 
 
 def release_row(n: int, d: int, repeat: int) -> dict[str, float]:
-    """Release time / normals time, seeded and secure, numpy and DataFrame input."""
+    """Release time / normals time, seeded and secure, numpy and DataFrame input: medians
+    over ``repeat`` rounds of the per-round ratios (each round times the normals, the array
+    release and the frame release back to back), in wall and in CPU time."""
     x = np.random.default_rng(0).uniform(-1, 1, (n, d))
     frame = pd.DataFrame(x, columns=[f"x{j}" for j in range(d)])
     mech = pv.ZILMechanism(lam=0.5, zero_prob=0.1, bounds=[(-1.0, 1.0)] * d)
     out = {}
     for kind, gen in (("seeded", pv.make_rng(1)), ("secure", pv.make_rng())):
-        base = best_time(lambda g=gen: g.standard_normal((2 * n, d)), repeat)
-        arr = best_time(lambda g=gen: mech.release(x, rng=g), repeat)
-        df = best_time(lambda g=gen: mech.release(frame, rng=g), repeat)
-        out[f"{kind}_array"], out[f"{kind}_frame"] = arr / base, df / base
+        runs = []
+        for _ in range(repeat):
+            base = timed(lambda g=gen: g.standard_normal((2 * n, d)))
+            arr = timed(lambda g=gen: mech.release(x, rng=g))
+            df = timed(lambda g=gen: mech.release(frame, rng=g))
+            runs.append([arr[k] / base[k] for k in (0, 1)] + [df[k] / base[k] for k in (0, 1)])
+        med = np.median(np.array(runs), axis=0)
+        for k, key in enumerate(("array", "array_cpu", "frame", "frame_cpu")):
+            out[f"{kind}_{key}"] = float(med[k])
     tracemalloc.start()
     rel = mech.release(x, rng=1)
     _, peak = tracemalloc.get_traced_memory()
@@ -109,27 +114,29 @@ def main(argv: list[str] | None = None) -> dict[str, dict]:
     parser.add_argument("--sizes", type=float, nargs="*", default=[1e4, 1e5, 1e6])
     parser.add_argument("--cli-sizes", type=float, nargs="*", default=[1e4, 1e5, 1e6])
     parser.add_argument("--d", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--cli-repeat", type=int, default=3)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # seeded releases warn (they are not real releases)
     results: dict[str, dict] = {}
-    print(f"ZIL release, d={args.d}: time / time of 2 n d normals (same generator), best of "
-          f"{args.repeat}; goal <= 1.5")  # fmt: skip
-    print("        n   seeded array  seeded frame  secure array  secure frame  peak memory")
+    print(f"ZIL release, d={args.d}: time / time of 2 n d normals (same generator), median "
+          f"of {args.repeat} interleaved rounds, wall (CPU); goal <= 1.5")  # fmt: skip
+    print("        n    seeded array    seeded frame    secure array    secure frame  peak memory")
     for n in map(int, args.sizes):
         row = release_row(n, args.d, args.repeat)
         results[f"release {n}"] = row
-        print(
-            f"{n:>9,}   {row['seeded_array']:>10.2f}x  {row['seeded_frame']:>10.2f}x  "
-            f"{row['secure_array']:>10.2f}x  {row['secure_frame']:>10.2f}x  "
-            f"{row['memory']:>6.2f}x released"
-        )
+        cells = [
+            f"{row[f'{g}_{k}']:>5.2f}x ({row[f'{g}_{k}_cpu']:.2f}x)"
+            for g in ("seeded", "secure")
+            for k in ("array", "frame")
+        ]
+        print(f"{n:>9,}   " + "  ".join(cells) + f"  {row['memory']:>6.2f}x released")
     print(f"\nprivest release of a CSV (id, {args.d} columns, y) vs pandas.read_csv, fresh "
           "processes; goal <= 2")  # fmt: skip
     print("        n   read_csv      release      ratio   peak RSS read / release (ratio)")
     with tempfile.TemporaryDirectory() as tmp:
         for n in map(int, args.cli_sizes):
-            row = cli_row(n, args.d, args.repeat, Path(tmp))
+            row = cli_row(n, args.d, args.cli_repeat, Path(tmp))
             results[f"cli {n}"] = row
             print(
                 f"{n:>9,}   {row['read_s']:>7.2f} s   {row['release_s']:>7.2f} s   "

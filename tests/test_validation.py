@@ -140,6 +140,26 @@ def test_matrix_shapes_and_types():
         as_float_matrix([[1.0, 2.0], [3.0]])
 
 
+def test_frames_are_checked_by_their_dtypes():
+    """The DataFrame path reads the dtypes (not a Series per column): extension dtypes are
+    still read as numbers, a repeated column name is still refused, and the values are those
+    of the numpy array."""
+    frame = pd.DataFrame(
+        {
+            "a": pd.array([1, 2, 3], dtype="Int64"),
+            "b": pd.array([0.5, 1.5, 2.5], dtype="Float64"),
+            "c": pd.array([True, False, True], dtype="boolean"),
+            "d": np.array([1, 2, 3], dtype=np.int8),
+        }
+    )
+    want = np.array([[1, 0.5, 1, 1], [2, 1.5, 0, 2], [3, 2.5, 1, 3]], dtype=float)
+    assert np.array_equal(as_float_matrix(frame), want)
+    with pytest.raises(ValidationError, match=r"columns \['a', 'a'\] are not numeric"):
+        as_float_matrix(pd.DataFrame(np.ones((2, 2)), columns=["a", "a"]))
+    with pytest.raises(ValidationError, match="NaN or infinite"):
+        as_float_matrix(pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}))
+
+
 SECRET = "SECRETXYZ"
 
 

@@ -93,14 +93,24 @@ def as_float_matrix(X: Any, name: str = "X") -> np.ndarray:
     names = None
     if pd is not None and isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
-        bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+        # read the dtypes, not the columns: a column is a Series built per access (most of
+        # a small release's time); a repeated name is refused like a non-numeric column
+        dtypes = list(X.dtypes)
+        repeated = X.columns.duplicated(keep=False)
+        numeric = pd.api.types.is_numeric_dtype
+        bad = [
+            c
+            for c, dt, rep in zip(X.columns, dtypes, repeated, strict=True)
+            if rep or not numeric(dt)
+        ]
         if bad:
             raise ValidationError(
                 f"{name}: columns {bad} are not numeric; privest accepts numeric columns only "
                 "(encode categories as numbers first)"
             )
-        for c in X.columns:
-            check_real_data(X[c].to_numpy(), f"{name}: column {c!r}")
+        for c, dt in zip(X.columns, dtypes, strict=True):
+            if not (isinstance(dt, np.dtype) and dt.kind in "biuf"):  # extension dtypes
+                check_real_data(X[c].to_numpy(), f"{name}: column {c!r}")
         X = X.to_numpy(dtype=float)
     elif pd is not None and isinstance(X, pd.Series):
         if not pd.api.types.is_numeric_dtype(X):
