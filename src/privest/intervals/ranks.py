@@ -34,7 +34,9 @@ share of epsilon on the two counts (most on the bound nearer the quantile,
 :func:`count_shares`; :func:`tied_upper` turns each into an upper confidence bound), and
 an end is aimed only where its noise stays clear of the ties those bounds allow on its
 own side, and of the released number of ties on the far side (:func:`clear_of_edges`).
-An end that is not clear, and a rank below 1 or above n, is the public bound itself,
+An end ruled out only by the far side's count is moved outward to the nearest rank that
+is clear (:func:`outward`: further from the far ties, and covering more under the model).
+An end that is still not clear, and a rank below 1 or above n, is the public bound itself,
 released for free, and the other end gets all of alpha and both ends' epsilon
 (:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
 replaced by the data's own rank.
