@@ -383,9 +383,11 @@ def endpoint_plan(
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
     is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
     the records on each bound, from released counts) or lies beyond the data becomes its
-    bound, released for free, and the other end is recomputed with all of ``epsilon`` at
-    ``1 - alpha`` where the rule is public (no record on the bounds would change it), at
-    ``1 - alpha/2`` where the released counts chose it. Neither clear at
+    bound, released for free, unless only the far side's count rules it out: then it is
+    moved to the nearest clear rank outward (:func:`outward`). Where an end is the bound,
+    the other end is recomputed with all of ``epsilon`` at ``1 - alpha`` where the rule is
+    public (no record on the bounds would change it), at ``1 - alpha/2`` where the released
+    counts chose it. Neither clear at
     ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
     none: no end is released. ``points`` (the data's own lattice, :func:`robust_miss`): the
     ranks hold for any data, ties and records on the bounds included, so an end is clear
