@@ -509,6 +509,8 @@ def quantile_cells(
         split = plan_split("quantile", eps, "population", points is not None)
         counts = plan_split("quantile", eps, "population")["bound counts"]
         ranks = _candidate_ranks(n, q, split["ends"], centre, points) + [np_low, np_high]
+        if points is None:
+            ranks += _outward_ranks(qp, bounds, n, q, split["ends"], counts, ranks)
         ranks = [r for r in ranks if 1 <= r <= n] or [1]
         top = truncation_levels(split["ends"] / 2, grid.kb - grid.ka + 1)
         first, last = max(1, min(ranks) - top), min(n, max(ranks) + top)
@@ -569,6 +571,33 @@ def _candidate_ranks(n, q, ends, centre, points) -> list[int]:
             for pts in {None, points}:
                 out += endpoint_ranks(n, q, e, level, kind=how, center=centre, points=pts)
     return list(out)
+
+
+def _outward_ranks(qp, bounds, n, q, ends, counts, ranks) -> list[int]:
+    """The furthest ranks an end moved outward past the far side's released count
+    (``privest.intervals.ranks.outward``) can reach in practice: the count's mean plus
+    six binomial SDs plus its noise's 1e-6 quantile, for the window of order statistics."""
+    from privest.intervals.ranks import EDGE_TAIL, count_shares, rank_noise_cdf
+    from privest.models.statistics import statistic_mechanism
+
+    u_lo, u_hi = qp.cdf_at(*bounds)
+    out = []
+    for mean, share, side in zip(
+        (n * u_lo, n * (1 - u_hi)), count_shares(q), (+1, -1), strict=True
+    ):
+        p = float(
+            statistic_mechanism("count", epsilon=counts * share, mechanism="discrete_laplace", n=n)
+            .noise_law(n)
+            .p
+        )
+        far = mean + 6 * math.sqrt(mean + 1) + math.log(1e-6) / math.log(p)
+        for e in (ends / 2, ends):
+            d = np.arange(n + 1, dtype=float)
+            reach = int(np.argmax(1.0 - rank_noise_cdf(d, e) <= EDGE_TAIL / n))
+            k = math.ceil(far) + 1 + reach if side > 0 else n - math.ceil(far) - reach
+            if 1 <= k <= n and (k > max(ranks) if side > 0 else k < min(ranks)):
+                out.append(k)
+    return out
 
 
 def _released_ties(qp, u, first, last, n, q, bounds, epsilon, rng) -> np.ndarray:

@@ -34,7 +34,9 @@ share of epsilon on the two counts (most on the bound nearer the quantile,
 :func:`count_shares`; :func:`tied_upper` turns each into an upper confidence bound), and
 an end is aimed only where its noise stays clear of the ties those bounds allow on its
 own side, and of the released number of ties on the far side (:func:`clear_of_edges`).
-An end that is not clear, and a rank below 1 or above n, is the public bound itself,
+An end ruled out only by the far side's count is moved outward to the nearest rank that
+is clear (:func:`outward`: further from the far ties, and covering more under the model).
+An end that is still not clear, and a rank below 1 or above n, is the public bound itself,
 released for free, and the other end gets all of alpha and both ends' epsilon
 (:func:`endpoint_plan`). For the noise-only interval (``kind="noise"``) ``B + U`` is
 replaced by the data's own rank.
@@ -62,6 +64,7 @@ __all__ = [
     "endpoint_plan",
     "endpoint_ranks",
     "order_levels",
+    "outward",
     "order_se",
     "rank_noise_cdf",
     "robust_miss",
@@ -335,6 +338,37 @@ def clear_of_edges(
     return bool(n * beyond[0] <= EDGE_TAIL and beyond[1] <= NEAR_TAIL)
 
 
+def _reach(epsilon: float, share: float) -> int:
+    """The smallest whole distance d with ``P(N > d) <= share`` (:func:`rank_noise_cdf`)."""
+    top = _piece_law(float(epsilon))[0].size + 1
+    d = np.arange(top + 1, dtype=float)
+    return int(np.argmax(1.0 - rank_noise_cdf(d, epsilon) <= share))
+
+
+def outward(
+    k: int,
+    n: int,
+    epsilon: float,
+    side: int,
+    tied: tuple[int, int],
+    far_tied: tuple[int, int] | None = None,
+) -> int | None:
+    """The rank nearest k on its outer side (below it for the lower end, ``side`` -1) that is
+    :func:`clear_of_edges`, or None where the near side's rule fails first. Moving an end
+    outward raises its coverage under the model and takes it away from the far side's
+    ties, so an end ruled out only by the far side's released count is kept, further out
+    (docs/central-inference.md, "The far side")."""
+    far_tied = tied if far_tied is None else far_tied
+    far_d, near_d = _reach(epsilon, EDGE_TAIL / n), _reach(epsilon, NEAR_TAIL)
+    if side < 0:  # far = n - far_tied[1] - k, near = k - 1 - tied[0]
+        k = min(k, n - far_tied[1] - far_d)
+        ok = k - 1 - tied[0] >= near_d
+    else:
+        k = max(k, far_tied[0] + 1 + far_d)
+        ok = n - tied[1] - k >= near_d
+    return k if ok and clear_of_edges(k, n, epsilon, side, tied, far_tied) else None
+
+
 def endpoint_plan(
     n: int,
     quantile: float,
@@ -349,25 +383,34 @@ def endpoint_plan(
     """The public rule: ``epsilon / 2`` per end at level ``1 - alpha/2``. An end whose rank
     is not :func:`clear_of_edges` (given ``tied`` and ``far_tied``, upper bounds and estimates of
     the records on each bound, from released counts) or lies beyond the data becomes its
-    bound, released for free, and the other end is recomputed with all of ``epsilon`` at
-    ``1 - alpha`` where the rule is public (no record on the bounds would change it), at
-    ``1 - alpha/2`` where the released counts chose it. Neither clear at
+    bound, released for free, unless only the far side's count rules it out: then it is
+    moved to the nearest clear rank outward (:func:`outward`). Where an end is the bound,
+    the other end is recomputed with all of ``epsilon`` at ``1 - alpha`` where the rule is
+    public (no record on the bounds would change it), at ``1 - alpha/2`` where the released
+    counts chose it. Neither clear at
     ``epsilon / 2``: the one that is clear at ``epsilon`` (the lower one if both are and q >= 1/2);
     none: no end is released. ``points`` (the data's own lattice, :func:`robust_miss`): the
     ranks hold for any data, ties and records on the bounds included, so an end is clear
     whenever its rank is in ``[1, n]``."""
 
-    def clear(k: int, eps: float, side: int) -> bool:
+    def aim(k: int, eps: float, side: int) -> int | None:
+        """The end's rank: k where it is clear; where only the released count on the far
+        side rules it out, the nearest rank outward that is clear; None: the bound."""
         if points is not None:
-            return 1 <= k <= n
-        return clear_of_edges(k, n, eps, side, tied, far_tied)
+            return k if 1 <= k <= n else None
+        if clear_of_edges(k, n, eps, side, tied, far_tied):
+            return k
+        if not clear_of_edges(k, n, eps, side):  # public: no record on a bound would help
+            return None
+        return outward(k, n, eps, side, tied, far_tied)
 
     half = epsilon / 2
     ranks = dict(kind=kind, center=center, points=points)
     k_low, k_high = endpoint_ranks(n, quantile, half, 1 - alpha / 2, **ranks)
-    low_in, high_in = clear(k_low, half, -1), clear(k_high, half, +1)
+    a_low, a_high = aim(k_low, half, -1), aim(k_high, half, +1)
+    low_in, high_in = a_low is not None, a_high is not None
     if low_in and high_in:
-        return EndpointPlan(k_low, k_high, half, half)
+        return EndpointPlan(a_low, a_high, half, half)
     # Chosen by the released counts (with no record on a bound both ends were clear), a
     # one-ended plan keeps its end at 1 - alpha/2: its level is a chance over all samples,
     # and the counts pick the samples where the end misses more often (docs/central-
@@ -377,12 +420,12 @@ def endpoint_plan(
     )
     level = 1 - alpha / 2 if counted else 1 - alpha
     k_low, k_high = endpoint_ranks(n, quantile, epsilon, level, **ranks)
-    low_ok = not high_in and clear(k_low, epsilon, -1)
-    high_ok = not low_in and clear(k_high, epsilon, +1)
-    if low_ok and (not high_ok or quantile >= 0.5):
-        return EndpointPlan(k_low, None, epsilon, 0.0)
-    if high_ok:
-        return EndpointPlan(None, k_high, 0.0, epsilon)
+    a_low = None if high_in else aim(k_low, epsilon, -1)
+    a_high = None if low_in else aim(k_high, epsilon, +1)
+    if a_low is not None and (a_high is None or quantile >= 0.5):
+        return EndpointPlan(a_low, None, epsilon, 0.0)
+    if a_high is not None:
+        return EndpointPlan(None, a_high, 0.0, epsilon)
     return EndpointPlan(None, None, 0.0, 0.0)
 
 
