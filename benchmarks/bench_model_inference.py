@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cost", action="store_true", help="CPU ms per fit at n = 1e5, p = 10")
     parser.add_argument("--nonprivate", action="store_true", help="the non-private MLE only")
     parser.add_argument(
-        "--cov-type", choices=["nonrobust", "HC0"], default=None, help="only this cov_type"
+        "--cov-type", choices=["auto", "nonrobust", "HC0"], default=None, help="only this cov_type"
     )
     parser.add_argument(
         "--diagnose", action="store_true", help="which term is short, per coefficient"
