@@ -110,7 +110,7 @@ def test_default_multiclass_coverage_on_wine_at_epsilon_4() -> None:
     1,000 releases)."""
     X, y, truth = _wine()
     rng = np.random.default_rng(41)
-    reps, given, control = 700, [], []
+    reps, given, control = 1000, [], []
     with threadpool_limits(1):
         for r in range(reps):
             idx = rng.integers(0, len(y), 10_000)
