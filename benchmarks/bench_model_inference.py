@@ -20,6 +20,7 @@ non-private intervals from statsmodels' MNLogit);
 MLE alone on the same resamples (:func:`nonprivate_cell`); ``--diagnose`` splits the
 default's error per coefficient into its privacy noise and sampling parts against the
 reported ones (:func:`diagnose_cell`; binary cells, n = 10^4 and epsilon 1 unless given);
+``--no-noise-only`` skips the noise-only interval's refit (its columns NaN; half the time);
 ``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
 times one fit at n = 10^5, p = 10 with and without standard errors. Coverage is over the
@@ -198,6 +199,7 @@ def cell(
     epsilon: float,
     reps: int,
     cov_types: tuple[str, ...] | None = None,
+    noise_only: bool = True,
 ) -> dict:
     """Coverage per ``cov_type`` ("nonrobust", "HC0"; "bootstrap" cells: one) on the same
     resamples and fit seeds (the fits' paths are identical; only the Hessian's share and the
@@ -252,7 +254,7 @@ def cell(
             ratio[v].append(m.results_.bse.to_numpy() / se_hc0)
             errors[v].append(m.results_.params.to_numpy() - truth)
             ses[v].append(m.results_.bse.to_numpy())
-            if kind != "bootstrap":
+            if kind != "bootstrap" and noise_only:
                 noise[v].append(_noise_row(est, Xs, ys, truth, se_hc0, m.results_.params))
     out = {v: _coverage(covered[v], ratio[v], errors[v], ses[v], noise[v]) for v in variants}
     out["plain"] = float(np.min(np.mean(plain, axis=0)))
@@ -429,7 +431,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cost", action="store_true", help="CPU ms per fit at n = 1e5, p = 10")
     parser.add_argument("--nonprivate", action="store_true", help="the non-private MLE only")
     parser.add_argument(
-        "--cov-type", choices=["nonrobust", "HC0"], default=None, help="only this cov_type"
+        "--cov-type", choices=["auto", "nonrobust", "HC0"], default=None, help="only this cov_type"
+    )
+    parser.add_argument(
+        "--no-noise-only", action="store_true", help="skip the noise-only refits (half the time)"
     )
     parser.add_argument(
         "--diagnose", action="store_true", help="which term is short, per coefficient"
@@ -472,7 +477,8 @@ def main(argv: list[str] | None = None) -> None:
         wanted = ((args.only, kind), (args.data, data), (args.n, n), (args.epsilon, eps))
         if any(want is not None and want != have for want, have in wanted):
             continue
-        out = cell(kind, data, cols, n, eps, args.reps, args.cov_type and (args.cov_type,))
+        wanted_cov = args.cov_type and (args.cov_type,)
+        out = cell(kind, data, cols, n, eps, args.reps, wanted_cov, not args.no_noise_only)
         for v, c in out.items():
             if not isinstance(c, dict):
                 continue

@@ -62,6 +62,7 @@ from privest.models.logistic_inference import (
     noisy_hessian,
     noisy_score_gram,
     one_step_cov,
+    resolve_cov_type,
 )
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -165,9 +166,12 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         whole budget and ``results_`` says why); the default spends nothing on them.
         Coverage: docs/central-models.md.
     cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
-        (default) the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
+        the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
         products, records iid without the logistic variance assumption), released with half
-        of the standard errors' share (the Hessian gets the other half; same guarantee).
+        of the standard errors' share (the Hessian gets the other half; same guarantee);
+        ``"auto"`` (default) ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x 10^4,
+        else ``"nonrobust"`` (two classes always; a public rule,
+        :func:`~privest.models.logistic_inference.resolve_cov_type`).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
@@ -210,7 +214,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         budget: Any = None,
         domain: Any = None,
         inference: str = "auto",
-        cov_type: str = "nonrobust",
+        cov_type: str = "auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -291,6 +295,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             "rho_step": rho_step,
             "inference": inference,
             "rho_inference": share * zcdp_rho_for(eps, delta),
+            "cov_type": resolve_cov_type(self.cov_type, n, eps, k),
         }
 
     def _inference(self, method: str, k: int, n_eps: float) -> str:
@@ -370,7 +375,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
         at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
-        robust = self.cov_type == "HC0"  # public: K gets SCORE_SHARE of the inference rho
+        robust = cfg["cov_type"] == "HC0"  # public: K gets SCORE_SHARE of the inference rho
         rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
         H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], rho_h, rng)
         # post-processing of the released path and Hessian from here on
