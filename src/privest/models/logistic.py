@@ -56,12 +56,16 @@ from privest.models.logistic_inference import (
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
     SCORE_SHARE,
+    SPLIT_LEAD,
+    combine_hessians,
     contrasts,
     hessian_point,
     in_classes,
+    lead_point,
     noisy_hessian,
     noisy_score_gram,
     one_step_cov,
+    split_share,
 )
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -369,10 +373,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
-        at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
         robust = self.cov_type == "HC0"  # public: K gets SCORE_SHARE of the inference rho
         rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
-        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], rho_h, rng)
+        H, sd_h = self._hessian(path, cfg, rho_h, rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
         small = small or self.classes_.size > 2  # always checked with K >= 3 classes
@@ -398,6 +401,32 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             self, unscale * theta, cov, design, Xc.shape[0], "noisy_mm", how,
             note + self._against_first(), classes=self._result_classes(),
         )  # fmt: skip
+
+    def _hessian(
+        self, path: dict[str, Any], cfg: dict, rho: float, rng: Any
+    ) -> tuple[np.ndarray, float]:
+        """The released Hessian the sandwich uses (rho-zCDP in all): one release at
+        :func:`~privest.models.logistic_inference.hessian_point` of the window, or, where
+        :func:`~privest.models.logistic_inference.split_share` (public: n, epsilon, d, K)
+        splits rho, a first release at the first half's bounded-Hessian step, the one step
+        from the last steps before the window with it
+        (:func:`~privest.models.logistic_inference.lead_point`), a second release there, and
+        the two combined (:func:`~privest.models.logistic_inference.combine_hessians`)."""
+        Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
+        (n, d), x_radius = Xc.shape, cfg["x_radius"]
+        first = split_share(n, self.epsilon, d, self.classes_.size)
+        first *= self.cov_type != "HC0"  # public; HC0's Hessian shares its part with K
+        if not first:
+            window = (trace["thetas"][start:], trace["grads"][start:])
+            at = hessian_point(*window, path["precond"], cfg["l2"], n)
+            return noisy_hessian(Xc, at, x_radius, rho, rng)
+        early = (trace["thetas"][:start], trace["grads"][:start])
+        at = hessian_point(*early, path["precond"], cfg["l2"], n)
+        H1 = noisy_hessian(Xc, at, x_radius, rho * first, rng)
+        lead = slice(start - SPLIT_LEAD, start)
+        at = in_classes(lead_point(*contrasts(trace["thetas"][lead], trace["grads"][lead]), *H1), d)
+        H2 = noisy_hessian(Xc, at, x_radius, rho * (1.0 - first), rng)
+        return combine_hessians(H1, H2)
 
     def _result_classes(self) -> Any:
         """The class level of ``results_`` (None for two classes: one block)."""
