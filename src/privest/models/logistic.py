@@ -156,10 +156,12 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
         ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it before
         the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian step from the
-        released path); ``results_`` then holds the one-step estimate from the released path and its
-        noise-aware sandwich standard errors (sampling and privacy noise;
-        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy for
-        them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
+        released path; with two classes from n x epsilon = 10^4 on, two releases splitting that
+        share, the second at a one step from the path before the window, a public rule:
+        :func:`~privest.models.logistic_inference.split_share`); ``results_`` then holds the
+        one-step estimate from the released path and its noise-aware sandwich standard errors
+        (sampling and privacy noise; :mod:`privest.models.logistic_inference`), NaN when the
+        released Hessian is too noisy for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
         ``results_`` has the coefficients without standard errors. ``"bootstrap"``
         (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
         parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
@@ -366,9 +368,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self
 
     def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
-        """``results_`` of ``"noisy_mm"``: one release (the Hessian at
-        :func:`~privest.models.logistic_inference.hessian_point`, share
-        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
+        """``results_`` of ``"noisy_mm"``: the Hessian (share
+        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho, in one or two
+        releases: :meth:`_hessian`), then the one-step
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
