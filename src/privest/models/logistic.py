@@ -161,19 +161,20 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         :func:`~privest.models.logistic_inference.split_share`); ``results_`` then holds the
         one-step estimate from the released path and its noise-aware sandwich standard errors
         (sampling and privacy noise; :mod:`privest.models.logistic_inference`), NaN when the
-        released Hessian is too noisy for them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
-        ``results_`` has the coefficients without standard errors. ``"bootstrap"``
-        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
-        parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
-        features below 0.95). With K >= 3 classes ``results_`` holds the log-odds of classes
-        2..K against the first, indexed by (class, parameter); their standard errors need
-        ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
-        whole budget and ``results_`` says why); the default spends nothing on them.
-        Coverage: docs/central-models.md.
+        released Hessian is too noisy for them (small n epsilon; the summary says so). ``"none"``:
+        the fit gets the whole budget and ``results_`` has the coefficients without standard errors.
+        ``"bootstrap"`` (``method="noisy_gd"``, two classes): 10% of the budget releases the
+        features' X'X for a parametric bootstrap (200 refits, about 1,000 times the fit's time;
+        coverage on skewed real features below 0.95). With K >= 3 classes ``results_`` holds the
+        log-odds of classes 2..K against the first, indexed by (class, parameter); their standard
+        errors need ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
+        whole budget and ``results_`` says why); the default spends nothing on them. Coverage:
+        docs/central-models.md.
     cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
         (default) the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
         products, records iid without the logistic variance assumption), released with half
-        of the standard errors' share (the Hessian gets the other half; same guarantee).
+        of the standard errors' share (the Hessian gets the other half, in one release; same
+        guarantee).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
     ``classes_``, ``method_``, ``l2_`` (the ridge used), ``n_iter_``, ``guarantee_``,
