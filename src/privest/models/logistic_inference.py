@@ -40,7 +40,7 @@ logistic variance function (as the classical standard error does).
 Two Hessian releases (issue 27 item 4; where :func:`split_share`, a public rule on n,
 epsilon, d and K, says so: two classes from n x epsilon = :data:`SANDWICH_MIN_N_EPS` on, the
 model-based sampling term): the Hessian's rho is split, :data:`SPLIT_FIRST` to a release at
-the first half's bounded-Hessian step (:func:`hessian_point` of steps 1..T/2, drawn before
+the first half's bounded-Hessian step (:func:`hessian_point` of the first T/2 steps, drawn before
 the window's gradient noises), the one step from the last :data:`SPLIT_LEAD` steps before
 the window with it (:func:`lead_point`, near the minimiser), the rest to a release there, and
 H~ is the two releases' precision-weighted mean (:func:`combine_hessians`: the noise of one
