@@ -135,3 +135,14 @@ def test_noise_part_matches_the_spread_around_the_samples_fit(monkeypatch) -> No
     assert np.all(split <= 1.0 + tol) and np.all(split >= 0.8), (split, tol)
     one = _noise_ratio(0.0, reps, monkeypatch)
     assert np.max(one) > 1.0 + tol, (one, tol)
+
+
+@pytest.mark.parametrize("steps", [2, 3, 5])
+def test_short_paths_split_on_the_steps_there_are(steps: int) -> None:
+    """A public ``max_iter`` shorter than the window plus SPLIT_LEAD: the lead point uses
+    the steps before the window there are (max_iter >= 2: at least one); the standard
+    errors are finite."""
+    X, y = _binary(20_000, 9)
+    est = pv.PrivateLogisticRegression(bounds=(-1, 1), max_iter=steps, random_state=0)
+    res = est.fit(X, y).results_
+    assert np.isfinite(res.params).all() and res.bse.notna().all()

@@ -426,7 +426,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         early = (trace["thetas"][:start], trace["grads"][:start])
         at = hessian_point(*early, path["precond"], cfg["l2"], n)
         H1 = noisy_hessian(Xc, at, x_radius, rho * first, rng)
-        lead = slice(start - SPLIT_LEAD, start)
+        lead = slice(max(start - SPLIT_LEAD, 0), start)
         at = in_classes(lead_point(*contrasts(trace["thetas"][lead], trace["grads"][lead]), *H1), d)
         H2 = noisy_hessian(Xc, at, x_radius, rho * (1.0 - first), rng)
         return combine_hessians(H1, H2)
