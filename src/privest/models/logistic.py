@@ -56,13 +56,17 @@ from privest.models.logistic_inference import (
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
     SCORE_SHARE,
+    SPLIT_LEAD,
+    combine_hessians,
     contrasts,
     hessian_point,
     in_classes,
+    lead_point,
     noisy_hessian,
     noisy_score_gram,
     one_step_cov,
     resolve_cov_type,
+    split_share,
 )
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -153,24 +157,26 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         too noisy for standard errors; ``results_`` says so), else ``"none"``.
         ``"sandwich"``: 20% of the zCDP budget (inside the stated guarantee, charged with it before
         the data are read) releases the Hessian sum (at the ridge-free bounded-Hessian step from the
-        released path); ``results_`` then holds the one-step estimate from the released path and its
-        noise-aware sandwich standard errors (sampling and privacy noise;
-        :mod:`privest.models.logistic_inference`), NaN when the released Hessian is too noisy for
-        them (small n epsilon; the summary says so). ``"none"``: the fit gets the whole budget and
-        ``results_`` has the coefficients without standard errors. ``"bootstrap"``
-        (``method="noisy_gd"``, two classes): 10% of the budget releases the features' X'X for a
-        parametric bootstrap (200 refits, about 1,000 times the fit's time; coverage on skewed real
-        features below 0.95). With K >= 3 classes ``results_`` holds the log-odds of classes
-        2..K against the first, indexed by (class, parameter); their standard errors need
-        ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
-        whole budget and ``results_`` says why); the default spends nothing on them.
-        Coverage: docs/central-models.md.
+        released path; with two classes from n x epsilon = 10^4 on, two releases splitting that
+        share, the second at a one step from the path before the window, a public rule:
+        :func:`~privest.models.logistic_inference.split_share`); ``results_`` then holds the
+        one-step estimate from the released path and its noise-aware sandwich standard errors
+        (sampling and privacy noise; :mod:`privest.models.logistic_inference`), NaN when the
+        released Hessian is too noisy for them (small n epsilon; the summary says so). ``"none"``:
+        the fit gets the whole budget and ``results_`` has the coefficients without standard errors.
+        ``"bootstrap"`` (``method="noisy_gd"``, two classes): 10% of the budget releases the
+        features' X'X for a parametric bootstrap (200 refits, about 1,000 times the fit's time;
+        coverage on skewed real features below 0.95). With K >= 3 classes ``results_`` holds the
+        log-odds of classes 2..K against the first, indexed by (class, parameter); their standard
+        errors need ``inference="sandwich"`` and n x epsilon >= 2 x 10^4 (below it the fit keeps the
+        whole budget and ``results_`` says why); the default spends nothing on them. Coverage:
+        docs/central-models.md.
     cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
         the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
         products, records iid without the logistic variance assumption), released with half
-        of the standard errors' share (the Hessian gets the other half; same guarantee);
-        ``"auto"`` (default) ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x 10^4,
-        else ``"nonrobust"`` (two classes always; a public rule,
+        of the standard errors' share (the Hessian gets the other half, in one release; same
+        guarantee); ``"auto"`` (default) ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x
+        10^4, else ``"nonrobust"`` (two classes always; a public rule,
         :func:`~privest.models.logistic_inference.resolve_cov_type`).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
@@ -367,17 +373,16 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         return self
 
     def _sandwich(self, path: dict[str, Any], cfg: dict, rng: Any) -> Any:
-        """``results_`` of ``"noisy_mm"``: one release (the Hessian at
-        :func:`~privest.models.logistic_inference.hessian_point`, share
-        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho), then the one-step
+        """``results_`` of ``"noisy_mm"``: the Hessian (share
+        :data:`~privest.models.logistic_inference.SANDWICH_SHARE` of rho, in one or two
+        releases: :meth:`_hessian`), then the one-step
         estimate and its noise-aware sandwich from the released path
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
-        at = hessian_point(*window, path["precond"], cfg["l2"], Xc.shape[0])
         robust = cfg["cov_type"] == "HC0"  # public: K gets SCORE_SHARE of the inference rho
         rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
-        H, sd_h = noisy_hessian(Xc, at, cfg["x_radius"], rho_h, rng)
+        H, sd_h = self._hessian(path, cfg, rho_h, rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
         small = small or self.classes_.size > 2  # always checked with K >= 3 classes
@@ -403,6 +408,32 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             self, unscale * theta, cov, design, Xc.shape[0], "noisy_mm", how,
             note + self._against_first(), classes=self._result_classes(),
         )  # fmt: skip
+
+    def _hessian(
+        self, path: dict[str, Any], cfg: dict, rho: float, rng: Any
+    ) -> tuple[np.ndarray, float]:
+        """The released Hessian the sandwich uses (rho-zCDP in all): one release at
+        :func:`~privest.models.logistic_inference.hessian_point` of the window, or, where
+        :func:`~privest.models.logistic_inference.split_share` (public: n, epsilon, d, K)
+        splits rho, a first release at the first half's bounded-Hessian step, the one step
+        from the last steps before the window with it
+        (:func:`~privest.models.logistic_inference.lead_point`), a second release there, and
+        the two combined (:func:`~privest.models.logistic_inference.combine_hessians`)."""
+        Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
+        (n, d), x_radius = Xc.shape, cfg["x_radius"]
+        first = split_share(n, self.epsilon, d, self.classes_.size)
+        first *= cfg["cov_type"] != "HC0"  # public; HC0's Hessian shares its part with K
+        if not first:
+            window = (trace["thetas"][start:], trace["grads"][start:])
+            at = hessian_point(*window, path["precond"], cfg["l2"], n)
+            return noisy_hessian(Xc, at, x_radius, rho, rng)
+        early = (trace["thetas"][:start], trace["grads"][:start])
+        at = hessian_point(*early, path["precond"], cfg["l2"], n)
+        H1 = noisy_hessian(Xc, at, x_radius, rho * first, rng)
+        lead = slice(max(start - SPLIT_LEAD, 0), start)
+        at = in_classes(lead_point(*contrasts(trace["thetas"][lead], trace["grads"][lead]), *H1), d)
+        H2 = noisy_hessian(Xc, at, x_radius, rho * (1.0 - first), rng)
+        return combine_hessians(H1, H2)
 
     def _result_classes(self) -> Any:
         """The class level of ``results_`` (None for two classes: one block)."""
