@@ -15,10 +15,12 @@ the exact binomial convolved with the discrete Laplace noise (mid-p,
 proportion unknown, a parametric bootstrap at its pooled private estimate (20,000 draws of
 binomials plus the exact noise; Ferrando, Wang and Sheldon, AISTATS 2022; the
 simulation-calibrated tests of Awan and Wang's repro samples), deterministic for a given
-release. A released mean is clamped into its bounds: the one-sample test's two-sided
-p-value is the exact law of the smaller tail on that clamped law (not twice the smaller
-tail, which halves the size where the noise reaches a bound). Type I errors at n = 100 ..
-10^4 and epsilon 0.1 .. 4 are measured in benchmarks/bench_private_tests.py.
+release. A released mean is clamped into its bounds, which puts an atom at each bound:
+the one-sample test's null law is that clamped law, the two-sample test's the exact law of
+the difference of the two clamped releases (both atoms of each), and the two-sided p-value
+is the exact law of the smaller tail on it (not twice the smaller tail, which halves the
+size where the noise reaches a bound). Type I errors at n = 100 .. 10^4 and epsilon
+0.1 .. 4 are measured in benchmarks/bench_private_tests.py.
 
 Two samples must hold disjoint records (no person in both): the two releases then compose
 in parallel and the guarantee is epsilon per record, charged once. If a person may appear in
