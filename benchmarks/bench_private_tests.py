@@ -8,13 +8,18 @@ epsilon, each mechanism's noise law) and computes the library's p-values in batc
 
 * type I error at alpha = 0.05 for n = 100, 1,000, 10^4 (both samples of size n) and
   epsilon 0.1 .. 4; the one-proportion test's size is exact (summed over every release);
-* power against shifts of 0 to 4 non-private standard errors at n = 1,000, epsilon 0.5, 1
-  and 4, beside the non-private test (t test, exact binomial mid-p, pooled z): a figure.
+* power against shifts of 0 to 4 non-private standard errors at n = 1,000 (``--power-n``),
+  epsilon 0.5, 1 and 4, beside the non-private test (t test, exact binomial mid-p, pooled
+  z): a figure.
 
 Each type I row also gives the non-private test's (t tests, pooled z) on the same samples.
+The row "one-sample mean (mid-p)" measures Lancaster's mid-p on the clamped release's atom
+(not the library's p-value; docs/central-inference.md, "The tests' size and power,
+measured"). Main's code as the baseline: the same command and seed with main's tree on
+PYTHONPATH (the samples are the same draws).
 
     python benchmarks/bench_private_tests.py [--quick] [--reps 4000] [--n 100 ...]
-        [--no-power] [--out DIR]
+        [--no-power] [--no-type1] [--means-only] [--power-n 1000] [--out DIR]
 """
 
 from __future__ import annotations
