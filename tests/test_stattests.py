@@ -221,13 +221,13 @@ def test_clamped_difference_law_matches_simulation(tx, ty, sd, b, clamped):
 @pytest.mark.slow
 def test_two_sample_mean_test_holds_its_size_where_releases_are_clamped(monkeypatch):
     """Diabetes progression in [0, 400] at n = 100, epsilon 0.1 (noise scale 53: atoms of
-    about 0.03 at 0): the exact law of the clamped difference holds the size; control: the
-    unclamped difference's law (main's before this change) is conservative, size below
-    0.04 (0.027-0.030 in the benchmark)."""
+    about 0.03 at 0): the exact law of the clamped difference holds the size within 3 MC
+    SEs (0.055); control: the unclamped difference's law (the code before) is
+    conservative, 0.033 on the same releases."""
     from sklearn.datasets import load_diabetes
 
     pop = load_diabetes(scaled=False).target.astype(float)
-    reps, n, bounds = 3000, 100, (0.0, 400.0)
+    reps, n, bounds = 8000, 100, (0.0, 400.0)
     rng = np.random.default_rng(26)
     one, other = (
         _mean_releases(rng, pop[rng.integers(0, pop.size, (reps, n))], 0.1, bounds)
@@ -235,7 +235,7 @@ def test_two_sample_mean_test_holds_its_size_where_releases_are_clamped(monkeypa
     )
     se_mc = math.sqrt(0.05 * 0.95 / reps)
     size = float(np.mean(st.mean_diff_pvalue(one, other, 0.0)[1] <= 0.05))
-    assert abs(size - 0.05) <= 0.01 + 3 * se_mc
+    assert abs(size - 0.05) <= 3 * se_mc  # 0.055 here; the unclamped law's 0.033
     monkeypatch.setattr(st, "_NEGLIGIBLE_ATOM", 2.0)  # every release read as unclamped
     unclamped = float(np.mean(st.mean_diff_pvalue(one, other, 0.0)[1] <= 0.05))
     assert unclamped < 0.04
