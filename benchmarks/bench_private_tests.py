@@ -8,13 +8,18 @@ epsilon, each mechanism's noise law) and computes the library's p-values in batc
 
 * type I error at alpha = 0.05 for n = 100, 1,000, 10^4 (both samples of size n) and
   epsilon 0.1 .. 4; the one-proportion test's size is exact (summed over every release);
-* power against shifts of 0 to 4 non-private standard errors at n = 1,000, epsilon 0.5, 1
-  and 4, beside the non-private test (t test, exact binomial mid-p, pooled z): a figure.
+* power against shifts of 0 to 4 non-private standard errors at n = 1,000 (``--power-n``),
+  epsilon 0.5, 1 and 4, beside the non-private test (t test, exact binomial mid-p, pooled
+  z): a figure.
 
 Each type I row also gives the non-private test's (t tests, pooled z) on the same samples.
+The row "one-sample mean (mid-p)" measures Lancaster's mid-p on the clamped release's atom
+(not the library's p-value; docs/central-inference.md, "The tests' size and power,
+measured"). Main's code as the baseline: the same command and seed with main's tree on
+PYTHONPATH (the samples are the same draws).
 
     python benchmarks/bench_private_tests.py [--quick] [--reps 4000] [--n 100 ...]
-        [--no-power] [--out DIR]
+        [--no-power] [--no-type1] [--means-only] [--power-n 1000] [--out DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from scipy import stats
 
 from privest.domain import Domain
 from privest.intervals.counts import count_pvalue, count_tails
+from privest.intervals.laws import mixture_cdf
 from privest.intervals.release import moment_inference, plan_split, spread_plan
 from privest.mechanisms.discrete_laplace import DiscreteLaplace
 from privest.mechanisms.laplace import LaplaceMechanism
@@ -70,6 +76,18 @@ def mean_releases(pop, n, eps, reps, rng, shift=0.0):
     return inf, xbar, np.sqrt(s2 * n / (n - 1))
 
 
+def _mid_p(inf, mu0, p):
+    """Lancaster's mid-p of the one-sample test: the exact p-value less half the mass of
+    the release's own value of the smaller tail, which is non-zero only on an atom (a
+    release at a bound; measured here, not the library's default)."""
+    theta = np.full(np.shape(inf.work), float(mu0))
+    sd, scales = inf.sd_at(theta), (inf.scale,)
+    low = mixture_cdf(inf.lo - theta, sd, scales)
+    high = 1.0 - mixture_cdf(inf.hi - theta, sd, scales)
+    on_atom = np.where(inf.work <= inf.lo, low, 0.0) + np.where(inf.work >= inf.hi, high, 0.0)
+    return p - 0.5 * on_atom
+
+
 def _np_t(xbar, s, n, mu0):
     return 2 * stats.t.sf(np.abs(xbar - mu0) / (s / math.sqrt(n)), n - 1)
 
@@ -98,7 +116,7 @@ def _diff_pvalues(cx, nx, rx, cy, ny, ry):
     )
 
 
-def type_one(reps: int, n_grid, rng) -> pd.DataFrame:
+def type_one(reps: int, n_grid, rng, means_only: bool = False) -> pd.DataFrame:
     rows = []
     for pop in populations():
         mu = float(pop.weights @ np.clip(pop.atoms, *pop.wide))
@@ -107,8 +125,10 @@ def type_one(reps: int, n_grid, rng) -> pd.DataFrame:
                 one, xb, s = mean_releases(pop, n, eps, reps, rng)
                 other, xb2, s2 = mean_releases(pop, n, eps, reps, rng)
                 two_t = stats.ttest_ind_from_stats(xb, s, n, xb2, s2, n).pvalue
+                p_one = mean_pvalue(one, mu)[1]
                 for test, p, base in (
-                    ("one-sample mean", mean_pvalue(one, mu)[1], _np_t(xb, s, n, mu)),
+                    ("one-sample mean", p_one, _np_t(xb, s, n, mu)),
+                    ("one-sample mean (mid-p)", _mid_p(one, mu, p_one), _np_t(xb, s, n, mu)),
                     ("two-sample mean", mean_diff_pvalue(one, other)[1], two_t),
                 ):
                     rows.append(
@@ -121,7 +141,8 @@ def type_one(reps: int, n_grid, rng) -> pd.DataFrame:
                             "not_private": float(np.mean(base <= ALPHA)),
                         }
                     )
-    props = list(proportions().items())[:3]
+        print(f"type I: {pop.name} done", flush=True)
+    props = [] if means_only else list(proportions().items())[:3]
     for name, p in props:
         for n in n_grid:
             for eps in EPSILONS:
@@ -156,8 +177,8 @@ def type_one(reps: int, n_grid, rng) -> pd.DataFrame:
                     }
                 )
         print(f"type I: {name} done", flush=True)
-    out = pd.DataFrame(rows)
-    exact = out["exact"].fillna(False).astype(bool)
+    out = pd.DataFrame(rows).reindex(columns=[*rows[0], "exact", "reps"])
+    exact = out["exact"].eq(True)
     out["reps"] = np.where(exact, np.nan, out["reps"].fillna(reps))
     out["mc_se"] = np.where(exact, 0.0, np.sqrt(0.05 * 0.95 / out["reps"]))
     return out
@@ -180,13 +201,16 @@ def power(reps: int, rng, n: int = 1000) -> pd.DataFrame:
             if math.isinf(eps):  # the non-private tests on the same samples
                 res = {
                     "one-sample mean": _np_t(xb, s, n, mu),
+                    "one-sample mean (mid-p)": _np_t(xb, s, n, mu),
                     "two-sample mean": stats.ttest_ind_from_stats(xb, s, n, xb2, s2, n).pvalue,
                     "one proportion": count_pvalue(raw1, n, p0, 0.0),
                     "two proportions": _diff_pvalues(raw1, n, 0.0, raw2, n, 0.0),
                 }
             else:
+                p_one = mean_pvalue(one, mu)[1]
                 res = {
-                    "one-sample mean": mean_pvalue(one, mu)[1],
+                    "one-sample mean": p_one,
+                    "one-sample mean (mid-p)": _mid_p(one, mu, p_one),
                     "two-sample mean": mean_diff_pvalue(one, two)[1],
                     "one proportion": count_pvalue(c1, n, p0, r1),
                     "two proportions": _diff_pvalues(c1, n, r1, c2, n, r2),
@@ -204,15 +228,15 @@ def power(reps: int, rng, n: int = 1000) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def figure(table: pd.DataFrame, path: Path) -> None:
+def figure(table: pd.DataFrame, path: Path, n: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     tests = list(dict.fromkeys(table.test))
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True)
-    for ax, test in zip(axes.ravel(), tests, strict=True):
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7), sharex=True, sharey=True)
+    for ax, test in zip(axes.ravel(), tests, strict=False):
         part = table[table.test == test]
         for eps, line in part.groupby("epsilon"):
             label = "non-private" if math.isinf(eps) else f"epsilon {eps:g}"
@@ -221,12 +245,14 @@ def figure(table: pd.DataFrame, path: Path) -> None:
         ax.axhline(ALPHA, color="grey", lw=0.8)
         ax.set_title(test)
         ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(tests) :]:
+        ax.set_visible(False)
     for ax in axes[1]:
         ax.set_xlabel("true shift (non-private standard errors)")
     for ax in axes[:, 0]:
         ax.set_ylabel("power at alpha = 0.05")
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle("Power of the private tests, n = 1,000 (diabetes progression; diabetes sex)")
+    fig.suptitle(f"Power of the private tests, n = {n:,} (diabetes progression; diabetes sex)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -240,6 +266,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=28)
     ap.add_argument("--n", type=int, nargs="+", help="sample sizes of the type I table")
     ap.add_argument("--no-power", action="store_true", help="the type I table only")
+    ap.add_argument("--no-type1", action="store_true", help="the power table only")
+    ap.add_argument("--means-only", action="store_true", help="the mean tests' type I rows")
+    ap.add_argument("--power-n", type=int, default=1000, help="sample size of the power run")
     args = ap.parse_args(argv)
     reps = 500 if args.quick else args.reps
     n_grid = (100, 1000) if args.quick else (100, 1000, 10_000)
@@ -247,14 +276,15 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    t1 = type_one(reps, n_grid, rng)
-    t1.to_csv(out / "private_tests_type1.csv", index=False)
+    if not args.no_type1:
+        t1 = type_one(reps, n_grid, rng, args.means_only)
+        t1.to_csv(out / "private_tests_type1.csv", index=False)
+        worst = t1.loc[(t1.type_I - ALPHA).abs().groupby(t1.test).idxmax()]
+        print(worst.to_string())
     if not args.no_power:
-        pw = power(min(reps, 2000), rng)
+        pw = power(min(reps, 2000), rng, args.power_n)
         pw.to_csv(out / "private_tests_power.csv", index=False)
-        figure(pw, out / "private_tests_power.png")
-    worst = t1.loc[(t1.type_I - ALPHA).abs().groupby(t1.test).idxmax()]
-    print(worst.to_string())
+        figure(pw, out / "private_tests_power.png", args.power_n)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@ the exact binomial convolved with the discrete Laplace noise (mid-p,
 proportion unknown, a parametric bootstrap at its pooled private estimate (20,000 draws of
 binomials plus the exact noise; Ferrando, Wang and Sheldon, AISTATS 2022; the
 simulation-calibrated tests of Awan and Wang's repro samples), deterministic for a given
-release. A released mean is clamped into its bounds: the one-sample test's two-sided
-p-value is the exact law of the smaller tail on that clamped law (not twice the smaller
-tail, which halves the size where the noise reaches a bound). Type I errors at n = 100 ..
-10^4 and epsilon 0.1 .. 4 are measured in benchmarks/bench_private_tests.py.
+release. A released mean is clamped into its bounds, which puts an atom at each bound:
+the one-sample test's null law is that clamped law, the two-sample test's the exact law of
+the difference of the two clamped releases (both atoms of each), and the two-sided p-value
+is the exact law of the smaller tail on it (not twice the smaller tail, which halves the
+size where the noise reaches a bound). Type I errors at n = 100 .. 10^4 and epsilon
+0.1 .. 4 are measured in benchmarks/bench_private_tests.py.
 
 Two samples must hold disjoint records (no person in both): the two releases then compose
 in parallel and the guarantee is epsilon per record, charged once. If a person may appear in
@@ -38,7 +40,12 @@ from privest.accounting.base import ApproxDP, Guarantee
 from privest.accounting.budget import Budget, charge
 from privest.errors import ValidationError
 from privest.intervals.counts import count_interval, count_pvalue
-from privest.intervals.laws import error_cdf, laplace_nodes, mixture_cdf
+from privest.intervals.laws import (
+    clamped_diff_tails,
+    error_cdf,
+    laplace_nodes,
+    mixture_cdf,
+)
 from privest.intervals.laws import pvalue as law_pvalue
 from privest.intervals.results import Interval, MomentInference, check_alpha
 from privest.released import PrivateStatistic
@@ -61,6 +68,10 @@ ALTERNATIVES: tuple[str, ...] = ("two-sided", "larger", "smaller")
 BOOTSTRAP_DRAWS = 20_000
 #: nuisance nodes per sample in the two-sample mean test (their pairs: 64 nodes)
 _PAIR_NODES = 8
+#: a bound's atom below which a release's clamping is ignored (the laws differ by less)
+_NEGLIGIBLE_ATOM = 1e-10
+#: releases per batch of the clamped difference's law (memory: 256 cells x 8 nodes each)
+_DIFF_BATCH = 128
 
 
 @dataclass(frozen=True)
@@ -127,34 +138,40 @@ def mean_pvalue(inf: MomentInference, value: Any, alternative: str = "two-sided"
 
 
 def _clamped_two_sided(inf: MomentInference, theta: np.ndarray) -> np.ndarray:
-    """Two-sided p-value of a release clamped into ``[lo, hi]``: ``P(T <= t)`` for the
-    smaller tail ``T = min(P(M <= m), P(M >= m))`` of the release ``m`` under the null law
-    (the exact p-value of that statistic). The clamped release has an atom at each bound, so
-    no outcome's lower tail is below the atom's mass ``P(M <= lo)``: a tail ``t`` smaller
+    """Two-sided p-value of a release clamped into ``[lo, hi]`` (:func:`_smaller_tail`)."""
+    sd, scales = inf.sd_at(theta), (inf.scale,)
+    below = mixture_cdf(inf.work - theta, sd, scales)
+    low_atom = mixture_cdf(inf.lo - theta, sd, scales)
+    high_atom = 1.0 - mixture_cdf(inf.hi - theta, sd, scales)
+    return _smaller_tail(below, 1.0 - below, low_atom, high_atom)
+
+
+def _smaller_tail(below, above, low_atom, high_atom) -> np.ndarray:
+    """``P(T <= t)`` for the smaller tail ``T = min(P(M <= m), P(M >= m))`` of a statistic
+    ``m`` (tails ``below``, ``above`` under the null law) whose law has an atom at its
+    least and greatest values (masses ``low_atom``, ``high_atom``): the exact p-value of
+    that statistic. No outcome's lower tail is below ``low_atom``, so a tail ``t`` smaller
     than it can only be reached on the upper side and counts once, not twice. Where the
     atoms are negligible this is the doubled tail; doubling there would make the test
     conservative (size alpha / 2 once an atom exceeds alpha / 2; docs/central-inference.md,
     "The tests' size and power, measured")."""
-    sd, scales = inf.sd_at(theta), (inf.scale,)
-    below = mixture_cdf(inf.work - theta, sd, scales)
-    t = np.minimum(below, 1.0 - below)
-    low_atom = mixture_cdf(inf.lo - theta, sd, scales)
-    high_atom = 1.0 - mixture_cdf(inf.hi - theta, sd, scales)
+    t = np.minimum(below, above)
     sides = (t >= low_atom).astype(float) + (t >= high_atom)
     return np.minimum(1.0, t * sides)
 
 
+def _node_sd(inf: MomentInference, t: Any) -> np.ndarray:
+    """Sampling sds of one mean at candidate means ``t``: the nuisance nodes (last axis)."""
+    q = laplace_nodes(inf.spread_scale, _PAIR_NODES)
+    spread = np.asarray(inf.spread, dtype=float)[..., None]
+    centre = np.asarray(inf.centre, dtype=float)[..., None]
+    t = np.asarray(t, dtype=float)[..., None]
+    return np.sqrt(np.clip(spread - q - (t - centre) ** 2, 0.0, inf.spread_cap) / inf.n)
+
+
 def _pair_sd(ix: MomentInference, iy: MomentInference, tx: Any, ty: Any) -> np.ndarray:
     """Sampling sds of ``mean_x - mean_y`` at candidate means: the pairs of nuisance nodes."""
-
-    def nodes(inf: MomentInference, t: Any) -> np.ndarray:
-        q = laplace_nodes(inf.spread_scale, _PAIR_NODES)
-        spread = np.asarray(inf.spread, dtype=float)[..., None]
-        centre = np.asarray(inf.centre, dtype=float)[..., None]
-        t = np.asarray(t, dtype=float)[..., None]
-        return np.clip(spread - q - (t - centre) ** 2, 0.0, inf.spread_cap) / inf.n
-
-    vx, vy = nodes(ix, tx), nodes(iy, ty)
+    vx, vy = np.square(_node_sd(ix, tx)), np.square(_node_sd(iy, ty))
     both = vx[..., :, None] + vy[..., None, :]
     return np.sqrt(both.reshape(*both.shape[:-2], -1))
 
@@ -185,22 +202,59 @@ def mean_diff_pvalue(
     ix: MomentInference, iy: MomentInference, value: Any = 0.0, alternative: str = "two-sided"
 ) -> tuple:
     """``(statistic, pvalue)`` of H0 ``mu_x - mu_y = value`` from two independent means'
-    population inferences (vectorised): the error law is normal (variances at the null's
-    means, integrated over both spreads' fiducial laws) plus the two Laplace noises."""
+    population inferences (vectorised): the exact law of the difference of the two clamped
+    releases at the null's means (:func:`_clamped_diff_tails`), whose sampling errors are
+    normal (variances at those means, integrated over both spreads' fiducial laws) and
+    whose noises are Laplace; the two-sided p-value is that of the smaller tail
+    (:func:`_smaller_tail`)."""
     d = ix.work - iy.work
     delta = np.broadcast_to(np.asarray(value, dtype=float), np.shape(d))
     tx, ty = _null_means(ix, iy, delta)
-    sd = _pair_sd(ix, iy, tx, ty)
-    scales = (np.full(np.shape(d), ix.scale)[..., None], np.full(np.shape(d), iy.scale)[..., None])
-    f = np.mean(error_cdf((d - delta)[..., None], sd, scales), axis=-1)
+    below, above, low_atom, high_atom = _clamped_diff_tails(ix, iy, d, tx, ty)
     if alternative == "larger":
-        p = 1 - f
+        p = above
     elif alternative == "smaller":
-        p = f
+        p = below
     else:
-        p = np.minimum(1.0, 2 * np.minimum(f, 1 - f))
+        p = _smaller_tail(below, above, low_atom, high_atom)
+    sd = _pair_sd(ix, iy, tx, ty)
     se = np.sqrt(np.mean(sd**2, axis=-1) + 2 * ix.scale**2 + 2 * iy.scale**2)
     return (d - delta) / se, p
+
+
+def _atoms(inf: MomentInference, t: np.ndarray, sd: np.ndarray) -> tuple:
+    """The masses of a release's atoms at its two bounds under the law at ``t``."""
+    low = mixture_cdf(inf.lo - t, sd, (inf.scale,))
+    return low, 1.0 - mixture_cdf(inf.hi - t, sd, (inf.scale,))
+
+
+def _clamped_diff_tails(ix: MomentInference, iy: MomentInference, d, tx, ty) -> tuple:
+    """``P(D <= d)``, ``P(D >= d)`` and the masses of ``D``'s least and greatest values, for
+    ``D`` the difference of the two clamped releases at the null's means ``tx``, ``ty``.
+
+    Where every bound's atom is below ``_NEGLIGIBLE_ATOM`` the clamped law differs from the
+    unclamped one by less than that mass, and the unclamped law is exact in closed form
+    (the normal plus two Laplace terms, over the pairs of nuisance nodes); elsewhere
+    :func:`~privest.intervals.laws.clamped_diff_tails`, in batches of releases."""
+    d, tx, ty = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (d, tx, ty)))
+    sdx, sdy = _node_sd(ix, tx), _node_sd(iy, ty)
+    (lo_x, hi_x), (lo_y, hi_y) = _atoms(ix, tx, sdx), _atoms(iy, ty, sdy)
+    sd = _pair_sd(ix, iy, tx, ty)
+    scales = (np.full(d.shape, ix.scale)[..., None], np.full(d.shape, iy.scale)[..., None])
+    below = np.mean(error_cdf((d - (tx - ty))[..., None], sd, scales), axis=-1)
+    above = 1.0 - below
+    clamped = np.maximum.reduce([lo_x, hi_x, lo_y, hi_y]) > _NEGLIGIBLE_ATOM
+    if clamped.any():
+        idx = np.flatnonzero(clamped)
+        flat = [np.reshape(v, (d.size, *np.shape(v)[d.ndim :])) for v in (d, tx, ty, sdx, sdy)]
+        below, above = below.reshape(-1).copy(), above.reshape(-1).copy()
+        for chunk in np.array_split(idx, max(1, idx.size // _DIFF_BATCH)):
+            dd, ax, ay, sx, sy = (v[chunk] for v in flat)
+            below[chunk], above[chunk] = clamped_diff_tails(
+                dd, (ax, sx, ix.scale, ix.lo, ix.hi), (ay, sy, iy.scale, iy.lo, iy.hi)
+            )
+        below, above = below.reshape(d.shape), above.reshape(d.shape)
+    return below, above, lo_x * hi_y, hi_x * lo_y
 
 
 def _mover(est: float, a: Interval, b: Interval, ea: float, eb: float) -> Interval:
