@@ -197,7 +197,7 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
     pad = 0.1 * max(abs(k) for k in POWER_MULTIPLES) * nonprivate_se(n) if beta else 0.0
     y_bounds = (y_bounds[0] - pad, y_bounds[1] + pad) if pad else y_bounds
     rng = np.random.default_rng(300)
-    reject = {"new": 0, "old": 0}
+    reject = {"new": 0, "old": 0, "non-private": 0}
     unstable = calibrated = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
@@ -209,9 +209,13 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
         normal_p = 2.0 * norm.sf(abs(res.tvalues.to_numpy()[-1]))
         reject["new"] += bool(res.pvalues.to_numpy()[-1] < 0.05)
         reject["old"] += bool(normal_p < 0.05)
+        Ds = np.column_stack([np.ones(n), X[idx]])  # the non-private OLS (HC0) Wald test
+        ols = np.linalg.lstsq(Ds, y[idx], rcond=None)[0]
+        reject["non-private"] += bool(abs(ols[-1]) > Z975 * _hc_se(Ds, y[idx])[-1])
     return {
         "new": reject["new"] / reps,
         "old": reject["old"] / reps,
+        "non-private": reject["non-private"] / reps,
         "mc_se": math.sqrt(0.05 * 0.95 / reps),
         "unstable": unstable / reps,
         "calibrated": calibrated / reps,
@@ -415,27 +419,32 @@ def main(argv: list[str] | None = None) -> None:
         null_table(args.reps, cells)
     if args.only in (None, "type1"):
         print(
-            "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "
-            "| calibrated share | unstable |"
+            "\n| n | epsilon | type I error, calibrated | normal approximation | non-private HC0 "
+            "| MC se | calibrated share | unstable |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for n, eps in cells:
             t = rejections(n, eps, args.reps)
             print(
-                f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
+                f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['non-private']:.3f} "
+                f"| {t['mc_se']:.3f} "
                 f"| {t['calibrated']:.2f} | {t['unstable']:.2f} |",
                 flush=True,
             )
     if args.only in (None, "power"):
         print(
             "\n| n | epsilon | beta / non-private se | rejection, calibrated "
-            "| normal approximation |"
+            "| normal approximation | non-private HC0 |"
         )
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         for n, eps in POWER_CELLS:
             for k in POWER_MULTIPLES:
                 t = rejections(n, eps, args.power_reps, k * nonprivate_se(n))
-                print(f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} |", flush=True)
+                print(
+                    f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} "
+                    f"| {t['non-private']:.3f} |",
+                    flush=True,
+                )
 
 
 def coverage_table(reps: int, only_n: int | None = None, only_eps: float | None = None) -> None:
