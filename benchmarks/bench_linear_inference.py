@@ -5,8 +5,8 @@ The data set is the population; each release resamples n records with replacemen
 once (default ``method="auto"``); the truth is the population's non-private OLS fit. Per
 cell, on the same releases: the current intervals (HC0 sampling term, simulated privacy
 noise) and the previous ones (homoscedastic first-order sandwich, recomputed from the same
-released statistics), the worst and the mean coverage over the coefficients with the Monte
-Carlo standard error, the median over coefficients of the mean ratio of the standard error
+released statistics), the worst, the mean and the best coverage over the coefficients with
+the Monte Carlo standard error, the median over coefficients of the mean ratio of the standard error
 to the non-private HC0 one on the same sample, the share of releases without standard
 errors (a fallback) and the share flagged unstable; and the noise-only interval (the
 anchors' kind: the estimate +- z times the privacy noise's standard error alone, the
@@ -28,10 +28,11 @@ Type I error: a pure-noise feature z, made exactly orthogonal to the constant, t
 and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
 s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back),
 calibrated (``results_.pvalues``) and by the normal approximation of the same z, on the same
-releases. Power: the same with y + beta z (z's population coefficient beta).
+releases, beside the non-private OLS (HC0) Wald test of z on the same resamples. Power: the
+same with y + beta z (z's population coefficient beta).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
-        [--power-reps 200] [--only coverage|intervals|type1|power|nulls] [--n 300]
+    OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 1000]
+        [--power-reps 1000] [--only coverage|intervals|type1|power|nulls] [--n 300]
 
 Null-world diagnostics (``--only nulls``, docs/central-models.md): on the type I releases,
 the calibrated tests of the slopes at their population values with the null world's X'X
@@ -405,8 +406,8 @@ POWER_MULTIPLES = [0.0, 4.0, 8.0, 16.0, 32.0]
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=500)
-    parser.add_argument("--power-reps", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--power-reps", type=int, default=1000)
     parser.add_argument(
         "--only", choices=["coverage", "intervals", "type1", "power", "nulls"], default=None
     )
