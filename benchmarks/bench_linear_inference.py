@@ -5,8 +5,8 @@ The data set is the population; each release resamples n records with replacemen
 once (default ``method="auto"``); the truth is the population's non-private OLS fit. Per
 cell, on the same releases: the current intervals (HC0 sampling term, simulated privacy
 noise) and the previous ones (homoscedastic first-order sandwich, recomputed from the same
-released statistics), the worst and the mean coverage over the coefficients with the Monte
-Carlo standard error, the median over coefficients of the mean ratio of the standard error
+released statistics), the worst, the mean and the best coverage over the coefficients with
+the Monte Carlo standard error, the median over coefficients of the mean ratio of the standard error
 to the non-private HC0 one on the same sample, the share of releases without standard
 errors (a fallback) and the share flagged unstable; and the noise-only interval (the
 anchors' kind: the estimate +- z times the privacy noise's standard error alone, the
@@ -28,10 +28,11 @@ Type I error: a pure-noise feature z, made exactly orthogonal to the constant, t
 and y in the population (so its population coefficient is 0), is added to diabetes bmi, bp,
 s5; the rate of p-values of z below 0.05 (``method="adassp"``: ``"auto"`` may fall back),
 calibrated (``results_.pvalues``) and by the normal approximation of the same z, on the same
-releases. Power: the same with y + beta z (z's population coefficient beta).
+releases, beside the non-private OLS (HC0) Wald test of z on the same resamples. Power: the
+same with y + beta z (z's population coefficient beta).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 500]
-        [--power-reps 200] [--only coverage|intervals|type1|power|nulls] [--n 300]
+    OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 1000]
+        [--power-reps 1000] [--only coverage|intervals|type1|power|nulls] [--n 300]
 
 Null-world diagnostics (``--only nulls``, docs/central-models.md): on the type I releases,
 the calibrated tests of the slopes at their population values with the null world's X'X
@@ -151,6 +152,7 @@ def cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict[
     for k in hits:
         cover = np.mean(hits[k], axis=0)
         out[k] = {"worst": float(cover.min()), "mean": float(cover.mean())}
+        out[k]["best"] = float(cover.max())
         if k in ratio:
             out[k]["ratio"] = float(np.median(np.mean(ratio[k], axis=0)))
     kept = reps - no_se
@@ -197,7 +199,7 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
     pad = 0.1 * max(abs(k) for k in POWER_MULTIPLES) * nonprivate_se(n) if beta else 0.0
     y_bounds = (y_bounds[0] - pad, y_bounds[1] + pad) if pad else y_bounds
     rng = np.random.default_rng(300)
-    reject = {"new": 0, "old": 0}
+    reject = {"new": 0, "old": 0, "non-private": 0}
     unstable = calibrated = 0
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
@@ -209,9 +211,13 @@ def rejections(n: int, epsilon: float, reps: int, beta: float = 0.0) -> dict[str
         normal_p = 2.0 * norm.sf(abs(res.tvalues.to_numpy()[-1]))
         reject["new"] += bool(res.pvalues.to_numpy()[-1] < 0.05)
         reject["old"] += bool(normal_p < 0.05)
+        Ds = np.column_stack([np.ones(n), X[idx]])  # the non-private OLS (HC0) Wald test
+        ols = np.linalg.lstsq(Ds, y[idx], rcond=None)[0]
+        reject["non-private"] += bool(abs(ols[-1]) > Z975 * _hc_se(Ds, y[idx])[-1])
     return {
         "new": reject["new"] / reps,
         "old": reject["old"] / reps,
+        "non-private": reject["non-private"] / reps,
         "mc_se": math.sqrt(0.05 * 0.95 / reps),
         "unstable": unstable / reps,
         "calibrated": calibrated / reps,
@@ -261,6 +267,7 @@ def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
     for k, h in hits.items():
         cover = np.mean(h, axis=0)
         out[f"{k} worst"], out[f"{k} mean"] = float(cover.min()), float(cover.mean())
+        out[f"{k} best"] = float(cover.max())
     for k, w in width.items():  # mean and median over releases, median over the slopes
         out[f"{k} width"] = float(np.median(np.mean(w, axis=0)))
         out[f"{k} median width"] = float(np.median(np.median(w, axis=0)))
@@ -273,16 +280,17 @@ def interval_cell(n: int, epsilon: float, reps: int) -> dict[str, float]:
 def interval_table(reps: int, cells: list[tuple[int, float]]) -> None:
     """The calibrated intervals' table of the module docstring."""
     print(
-        "\n| n | epsilon | worst / mean coverage, calibrated | shipped | non-private | MC se "
+        "\n| n | epsilon | worst / mean / best coverage, calibrated | shipped | non-private "
+        "| MC se "
         "| width / non-private (mean; median), calibrated | shipped | z's type I, calibrated "
         "| intercept (Wald) | calibrated share | 0 in CI iff p >= 0.05 |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n, eps in cells:
         c = interval_cell(n, eps, reps)
-        cov = " | ".join(
-            f"{c[k + ' worst']:.3f} / {c[k + ' mean']:.3f}"
-            for k in ("calibrated", "shipped", "non-private")
+        cov = f"{c['calibrated worst']:.3f} / {c['calibrated mean']:.3f} / "
+        cov += f"{c['calibrated best']:.3f} | " + " | ".join(
+            f"{c[k + ' worst']:.3f} / {c[k + ' mean']:.3f}" for k in ("shipped", "non-private")
         )
         wid = " | ".join(
             f"{c[k + ' width']:.2f}; {c[k + ' median width']:.2f}"
@@ -398,8 +406,8 @@ POWER_MULTIPLES = [0.0, 4.0, 8.0, 16.0, 32.0]
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reps", type=int, default=500)
-    parser.add_argument("--power-reps", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--power-reps", type=int, default=1000)
     parser.add_argument(
         "--only", choices=["coverage", "intervals", "type1", "power", "nulls"], default=None
     )
@@ -415,33 +423,39 @@ def main(argv: list[str] | None = None) -> None:
         null_table(args.reps, cells)
     if args.only in (None, "type1"):
         print(
-            "\n| n | epsilon | type I error, calibrated | normal approximation | MC se "
-            "| calibrated share | unstable |"
+            "\n| n | epsilon | type I error, calibrated | normal approximation | non-private HC0 "
+            "| MC se | calibrated share | unstable |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|")
         for n, eps in cells:
             t = rejections(n, eps, args.reps)
             print(
-                f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['mc_se']:.3f} "
+                f"| {n} | {eps:g} | {t['new']:.3f} | {t['old']:.3f} | {t['non-private']:.3f} "
+                f"| {t['mc_se']:.3f} "
                 f"| {t['calibrated']:.2f} | {t['unstable']:.2f} |",
                 flush=True,
             )
     if args.only in (None, "power"):
         print(
             "\n| n | epsilon | beta / non-private se | rejection, calibrated "
-            "| normal approximation |"
+            "| normal approximation | non-private HC0 |"
         )
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         for n, eps in POWER_CELLS:
             for k in POWER_MULTIPLES:
                 t = rejections(n, eps, args.power_reps, k * nonprivate_se(n))
-                print(f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} |", flush=True)
+                print(
+                    f"| {n} | {eps:g} | {k:g} | {t['new']:.3f} | {t['old']:.3f} "
+                    f"| {t['non-private']:.3f} |",
+                    flush=True,
+                )
 
 
 def coverage_table(reps: int, only_n: int | None = None, only_eps: float | None = None) -> None:
     """The coverage table of the module docstring (the cells of ``only_n``, ``only_eps``)."""
     print(
-        "| data (columns) | n | epsilon | worst / mean coverage, new | old | non-private HC0 "
+        "| data (columns) | n | epsilon | worst / mean / best coverage, new | old "
+        "| non-private HC0 "
         "| MC se | width / non-private HC, new | old | no SE | unstable "
         "| noise-only worst / mean | noise-only width / non-private HC |"
     )
@@ -452,7 +466,8 @@ def coverage_table(reps: int, only_n: int | None = None, only_eps: float | None 
         c = cell(data, cols, n, eps, reps)
         new, old, plain, noise = c["new"], c["old"], c["non-private"], c["noise-only"]
         print(
-            f"| {data} {cols} | {n} | {eps:g} | {new['worst']:.3f} / {new['mean']:.3f} "
+            f"| {data} {cols} | {n} | {eps:g} "
+            f"| {new['worst']:.3f} / {new['mean']:.3f} / {new['best']:.3f} "
             f"| {old['worst']:.3f} / {old['mean']:.3f} "
             f"| {plain['worst']:.3f} / {plain['mean']:.3f} | {c['mc_se']:.3f} "
             f"| {new['ratio']:.2f} | {old['ratio']:.2f} | {c['no_se']:.2f} "
