@@ -16,7 +16,9 @@ Each row starts with an untimed warm-up at n = 2,000 (lazy imports; the simplex 
 compiled by numba on the first median fit).
 
 CPU seconds are the process's (every thread). privest's fits run on one BLAS thread unless
-``PRIVEST_BLAS_THREADS`` says otherwise; the anchors on the process's threads. Run against
+``PRIVEST_BLAS_THREADS`` says otherwise; the anchors on the process's threads, so run with
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` for a like-for-like ratio (on a loaded machine
+OpenBLAS's threads inflate an anchor's CPU time several times over). Run against
 another checkout with ``PYTHONPATH=that/src`` for a before/after in one session; the anchors
 need the ``bench`` extra.
 

@@ -36,6 +36,44 @@ def test_design_rows_are_the_scaled_features_column_major():
     assert not np.array_equal(Xc[:, :3], X - centre)
 
 
+def test_design_rows_check_and_clip_the_box_in_their_pass():
+    """With a box, ``design_rows`` refuses a value outside it (here only in the short last
+    block) or, with ``clip``, builds the design of the clipped features; within the box the
+    check moves nothing."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (N, 3))
+    X[-5, 1] = 1.5  # in the last, short block
+    box = np.array([[-1.0, 1.0], [-1.0, 1.0], [-2.0, 2.0]])
+    centre, scale = np.array([0.0, 0.0, 0.0]), np.array([1.0, 1.0, 2.0])
+    with pytest.raises(pv.BoundsError):
+        design_rows(X, centre, scale, 1.0, box)
+    clipped = np.clip(X, box[:, 0], box[:, 1])
+    want = design_rows(clipped, centre, scale, 1.0)
+    assert np.array_equal(design_rows(X, centre, scale, 1.0, box, True), want)
+    assert np.array_equal(design_rows(clipped, centre, scale, 1.0, box), want)
+    # control: the unclipped design differs where the value was outside
+    assert not np.array_equal(design_rows(X, centre, scale, 1.0), want)
+
+
+@pytest.mark.parametrize("method", ["noisy_mm", "noisy_gd"])
+def test_clipped_fit_is_the_fit_of_the_clipped_features(method):
+    """``clip=True`` releases what the fit of the clipped features releases (noisy_mm clips in
+    its design pass, noisy_gd before it); without ``clip`` the fit refuses them."""
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1.3, 1.3, (N, 4))
+    y = rng.integers(0, 2, N)
+    kw = {"epsilon": 2.0, "bounds": (-1, 1), "method": method, "inference": "none"}
+    got = pv.PrivateLogisticRegression(clip=True, random_state=0, **kw).fit(X, y)
+    ref = pv.PrivateLogisticRegression(random_state=0, **kw).fit(np.clip(X, -1, 1), y)
+    assert np.array_equal(got.coef_, ref.coef_)
+    assert np.array_equal(got.intercept_, ref.intercept_)
+    with pytest.raises(pv.BoundsError):
+        pv.PrivateLogisticRegression(random_state=0, **kw).fit(X, y)
+    # control: the unclipped features (a wider box) give another fit
+    wide = pv.PrivateLogisticRegression(random_state=0, **{**kw, "bounds": (-1.3, 1.3)})
+    assert not np.array_equal(wide.fit(X, y).coef_, ref.coef_)
+
+
 def _fit(X, y, seed, **kw):
     """Coefficients, intercepts and the sandwich's params and standard errors (n epsilon is
     above both classes' thresholds, so the Hessian and score releases run)."""

@@ -350,7 +350,8 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             cfg = self._settings(n, p, classes.size, eps, delta)
             Y = self._targets(y, classes)
             b = check_bounds(bounds, p)
-            if np.any(X.min(axis=0) < b[:, 0]) or np.any(X.max(axis=0) > b[:, 1]):
+            gd = cfg["method"] == "noisy_gd"  # noisy_mm checks the box in its design pass
+            if gd and (np.any(X.min(axis=0) < b[:, 0]) or np.any(X.max(axis=0) > b[:, 1])):
                 if not self.clip:
                     raise BoundsError(
                         "X: some values lie outside the public bounds; pass clip=True to clip them"
@@ -507,7 +508,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             centre, scale = b.mean(axis=1), (b[:, 1] - b[:, 0]) / 2.0
         else:
             centre, scale = np.zeros(b.shape[0]), np.abs(b).max(axis=1)
-        Xc = design_rows(X, centre, scale, 1.0 if self.fit_intercept else None)
+        Xc = design_rows(X, centre, scale, 1.0 if self.fit_intercept else None, b, self.clip)
         precond = bounded_hessian_inverse(Xc, cfg["x_radius"], cfg["rho_gram"], k, cfg["l2"], rng)
         theta = noisy_descent(
             Xc,

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from privest.accounting.zcdp import zcdp_rho_for
+from privest.errors import BoundsError
 from privest.mechanisms.samplers.lattice import lattice_gaussian_zcdp
 from privest.models.inference import noisy_gram
 
@@ -127,19 +128,40 @@ def gram_preconditioner(
 
 
 def design_rows(
-    X: np.ndarray, centre: np.ndarray, scale: np.ndarray, const: float | None
+    X: np.ndarray,
+    centre: np.ndarray,
+    scale: np.ndarray,
+    const: float | None,
+    box: np.ndarray | None = None,
+    clip: bool = False,
 ) -> np.ndarray:
     """The design (x - centre) / scale, with a last column ``const`` (None: no column),
-    filled block by block in place (no n x p temporaries). Column-major: a block of
+    filled block by block (no n x p temporaries). Column-major: a block of
     :data:`GRADIENT_BLOCK` rows is then d contiguous runs, which both products of
     :func:`gradient_sum` stream through (row-major rows of d = 21 doubles cost them 1.3-1.5
-    times the CPU at 10^6 rows, docs/central-models.md "BLAS threads and speed"). Every entry
-    is the same float operation whatever the layout."""
+    times the CPU at 10^6 rows, docs/central-models.md "BLAS threads and speed"). Each block
+    is transposed once into a small contiguous buffer, where the arithmetic runs and, with a
+    ``box`` (p, 2), the features are checked against it in the same pass (clipped to it with
+    ``clip``, else :class:`~privest.errors.BoundsError`; a value is moved only if outside).
+    Every entry is the same float operation whatever the layout."""
     n, p = X.shape
     Xc = np.empty((n, p + int(const is not None)), order="F")
-    for start in range(0, n, GRADIENT_BLOCK):  # a block stays in cache for its division
-        rows = Xc[start : start + GRADIENT_BLOCK, :p]
-        np.divide(np.subtract(X[start : start + GRADIENT_BLOCK], centre, out=rows), scale, out=rows)
+    buf = np.empty((p, min(n, GRADIENT_BLOCK)))
+    centre, scale = centre[:, None], scale[:, None]
+    for start in range(0, n, GRADIENT_BLOCK):  # a block stays in cache for its arithmetic
+        rows = X[start : start + GRADIENT_BLOCK]
+        block = buf[:, : rows.shape[0]]
+        np.copyto(block, rows.T)
+        if box is not None and (
+            np.any(block.min(axis=1) < box[:, 0]) or np.any(block.max(axis=1) > box[:, 1])
+        ):
+            if not clip:
+                raise BoundsError(
+                    "X: some values lie outside the public bounds; pass clip=True to clip them"
+                )
+            np.clip(block, box[:, :1], box[:, 1:], out=block)
+        np.divide(np.subtract(block, centre, out=block), scale, out=block)
+        Xc[start : start + GRADIENT_BLOCK, :p] = block.T
     if const is not None:
         Xc[:, p] = const
     return Xc
