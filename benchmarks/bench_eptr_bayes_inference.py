@@ -5,8 +5,8 @@ each release resamples n records with replacement and fits EPTRBayesClassifier (
 ``c0="auto"``, ``constants="tight"``, delta = 1e-6) on features mapped onto [-1, 1] by
 their range (public box ``bounds=(-1, 1)``, so ``x_radius="auto"`` is sqrt(p)). The truth
 is the population's class shares and class means. Coverage of each parameter is over the
-released fits in which it has an interval (a share floored at c0 or a mean projected onto
-the R_x ball claims none: "pinned"). Beside it: the non-private Wald interval on the same
+released fits in which it has an interval (a class mean projected onto the R_x ball
+claims none: "pinned"). Beside it: the non-private Wald interval on the same
 resample (p_hat +- z sqrt(p_hat (1 - p_hat) / n), m_hat +- z s / sqrt(N_k)) and the
 noise-only interval (the anchors' kind: the released value +- z sigma, sigma the sd of
 the ePTR noise alone, ``noise_scale_``). The shares scored are those ePTR released, before
