@@ -28,6 +28,9 @@ up front (with a :class:`~privest.errors.NothingReleasedWarning`) when that is <
 ``constants="tight"`` (default) calibrates the Gaussian step by the analytic Gaussian
 mechanism at (eps'/2, delta) (see :func:`privest.mechanisms.eptr.eptr_noise_scale`);
 ``"paper"`` keeps the classical calibration.
+
+Standard errors (``inference="sandwich"``, issue 27): ``results_`` from a further release of
+the within-class sums of squares, privest.models.eptr_bayes_inference and docs/eptr.md.
 """
 
 from __future__ import annotations
