@@ -28,6 +28,9 @@ up front (with a :class:`~privest.errors.NothingReleasedWarning`) when that is <
 ``constants="tight"`` (default) calibrates the Gaussian step by the analytic Gaussian
 mechanism at (eps'/2, delta) (see :func:`privest.mechanisms.eptr.eptr_noise_scale`);
 ``"paper"`` keeps the classical calibration.
+
+Standard errors (``inference="sandwich"``, issue 27): ``results_`` from a further release of
+the within-class sums of squares, privest.models.eptr_bayes_inference and docs/eptr.md.
 """
 
 from __future__ import annotations
@@ -53,6 +56,13 @@ from privest.mechanisms.eptr import (
 )
 from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.models.central import box_radius, feature_bounds
+from privest.models.eptr_bayes_inference import (
+    bayes_cov,
+    bayes_results,
+    square_sums,
+    square_sums_release,
+)
+from privest.models.eptr_inference import INFERENCE_SHARE, inference_share, spent_text
 from privest.projection import project_rows
 from privest.rng import resolve_rng
 from privest.sklearn_contract import (
@@ -62,6 +72,12 @@ from privest.sklearn_contract import (
     warn_privacy_habits,
 )
 from privest.validation import check_bounds, check_positive
+
+#: the summary's note on the shares of ``results_``
+SHARES_NOTE = (
+    "shares: as ePTR released them, before the floor at c0 and the renormalisation "
+    "(class_prior_, used to predict, is their post-processed version)"
+)
 
 __all__ = [
     "EPTRBayesClassifier",
@@ -157,10 +173,18 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
     domain : a :class:`~privest.Domain` (docs/domain.md) giving the features' ``bounds``
         (instead of, or agreeing with, ``bounds=``); swap neighbours only (Theorem 3.1
         replaces one record, n public): add/remove or a person unit is refused.
+    inference : ``"none"`` (default; the classifier as before, nothing spent on standard
+        errors) or ``"sandwich"``: 0.1 of epsilon and of delta (``INFERENCE_SHARE``, taken
+        from the ePTR step before the data are read) releases, after a release, the K p
+        within-class sums of squares, so that ``results_`` has standard errors and intervals
+        for the class shares and means (privest.models.eptr_bayes_inference).
 
     Fitted attributes: ``classes_``, ``x_radius_`` (the R_x used), ``released_``,
-    ``class_prior_``, ``means_``,
-    ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``: all public.
+    ``class_prior_``, ``means_`` (centred at the box centre),
+    ``local_sensitivity_``, ``noise_scale_``, ``threshold_``, ``guarantee_``, ``results_``
+    (:class:`~privest.learn.results.FitResults` of the shares and the class means in the
+    features' units; NaN when nothing was released, no interval where the floor or the
+    projection acted): all public.
 
     scikit-learn's ``check_estimator`` passes but for four checks: ``check_dtype_object``
     and ``check_classifiers_classes`` fit labels outside the public ``classes`` (refused:
@@ -193,6 +217,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         random_state: Any = None,
         budget: Any = None,
         domain: Any = None,
+        inference: str = "none",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -207,11 +232,15 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.random_state = random_state
         self.budget = budget
         self.domain = domain
+        self.inference = inference
 
     @property
     def guarantee(self) -> ApproxDP:
-        """(epsilon, delta)-DP under swap neighbours (Theorem 3.1); a ``domain`` with another
-        relation, or with bounds other than ``bounds=``, is refused here, before any data."""
+        """(epsilon, delta)-DP under swap neighbours (Theorem 3.1), by basic composition of
+        the c0_share epsilon Laplace step (``c0="auto"``), the release of the within-class
+        sums of squares at INFERENCE_SHARE of epsilon and of delta (``inference="sandwich"``)
+        and the ePTR step at the rest; a ``domain`` with another relation, or with bounds
+        other than ``bounds=``, is refused here, before any data."""
         eptr_domain(self.domain, "EPTRBayesClassifier", "resolution", bounds=self.bounds)
         return ApproxDP(self.epsilon, self.delta)
 
@@ -222,7 +251,15 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         return "analytic" if self.constants == "tight" else "classic"
 
     def _eptr_epsilon(self) -> float:
-        return self.epsilon * (1.0 - self.c0_share) if self.c0 == "auto" else self.epsilon
+        share = inference_share(self.inference) + (self.c0_share if self.c0 == "auto" else 0.0)
+        return self.epsilon * (1.0 - share)
+
+    def _eptr_delta(self) -> float:
+        return self.delta * (1.0 - inference_share(self.inference))
+
+    def _spent(self) -> str:
+        """How the guarantee is split (basic composition), for ``results_``."""
+        return spent_text(self.c0_share if self.c0 == "auto" else None, self.inference)
 
     def _box(self) -> Any:
         return feature_bounds(self.domain, self.bounds, getattr(self, "feature_names_in_", None))
@@ -244,10 +281,15 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         check_eptr_parameters(self.epsilon, self.delta, self._calibration)
+        top = 1.0 - inference_share(self.inference)  # refuses an unknown inference
         if self.c0 == "auto" and not (
-            isinstance(self.c0_share, int | float) and 0 < self.c0_share < 1
+            isinstance(self.c0_share, int | float) and 0 < self.c0_share < top
         ):
-            raise ValidationError(f"c0_share: {self.c0_share!r}; accepted: a number in (0, 1)")
+            raise ValidationError(
+                f"c0_share: {self.c0_share!r}; accepted: a number in (0, {top:g}) (with "
+                f"inference={self.inference!r})"
+            )
+        check_eptr_parameters(self._eptr_epsilon(), self._eptr_delta(), self._calibration)
         if self.x_radius != "auto":
             check_positive(self.x_radius, "x_radius")
         if self.classes is None:
@@ -306,7 +348,9 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
         mech = LatticeLaplace(self.epsilon * self.c0_share, 1.0)
         n_min = float(np.bincount(labels, minlength=k).min())
         noisy = float(mech.release(n_min, rng)[()])
-        return bayes_auto_c0(noisy, mech.scale, labels.size, k, self._eptr_epsilon(), self.delta)
+        return bayes_auto_c0(
+            noisy, mech.scale, labels.size, k, self._eptr_epsilon(), self._eptr_delta()
+        )
 
     def fit(self, X: Any, y: Any) -> EPTRBayesClassifier:
         """Run Algorithm 3 once (after the private c0 with ``c0="auto"``); ``released_``
@@ -321,7 +365,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             eps = self._eptr_epsilon()
             c0 = self._private_c0(labels, k, rng) if self.c0 == "auto" else self.c0
             self.c0_ = c0
-            self.threshold_ = ptr_threshold(eps, self.delta)
+            self.threshold_ = ptr_threshold(eps, self._eptr_delta())
             self.local_sensitivity_ = self.noise_scale_ = None
             released = False
             if c0 is not None:
@@ -329,14 +373,14 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
                 self.local_sensitivity_ = bayes_local_sensitivity(n, self.x_radius_, c0)
                 dim = k * (p + 1)
                 self.noise_scale_ = eptr_noise_scale(
-                    self.local_sensitivity_, eps, self.delta, dim, self._calibration
+                    self.local_sensitivity_, eps, self._eptr_delta(), dim, self._calibration
                 )
                 released, value = eptr_step(
                     stats["estimate"],
                     stats["gamma"],
                     self.local_sensitivity_,
                     eps,
-                    self.delta,
+                    self._eptr_delta(),
                     rng,
                     dim=dim,
                     calibration=self._calibration,
@@ -345,7 +389,7 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
                 mu = np.maximum(value[:k], c0)
                 mu /= mu.sum()
                 means = value[k:].reshape(k, p)
-                scale, _ = project_rows(means, self.x_radius_)
+                scale, projected = project_rows(means, self.x_radius_)
                 means = means * scale[:, None]
             else:
                 mu, means = self._bottom(k, p, rng, 0.5 / k if c0 is None else c0)
@@ -368,7 +412,38 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             self.class_prior_ = mu
             self.means_ = means
             self.guarantee_ = self.guarantee
+            if released:
+                self._results(X, labels, rng, value[:k], projected)
+            else:
+                why = "ePTR released nothing (the bottom is not an estimate): no parameters"
+                self.results_ = bayes_results(self, n, [why])
             return self
+
+    def _results(
+        self,
+        X: np.ndarray,
+        labels: np.ndarray,
+        rng: np.random.Generator,
+        raw_shares: np.ndarray,
+        projected: np.ndarray,
+    ) -> None:
+        """``results_`` after a release: under ``"sandwich"`` the within-class sums of
+        squares are released (privest.models.eptr_bayes_inference) and the covariance
+        built from released quantities only."""
+        n, p = X.shape
+        k = self.classes_.size
+        if self.inference == "none":
+            note = "inference='none': no standard errors (no budget spent on them)"
+            self.results_ = bayes_results(self, n, [note, SHARES_NOTE], None, raw_shares)
+            return
+        mech = square_sums_release(
+            n, k, p, self.epsilon * INFERENCE_SHARE, self.delta * INFERENCE_SHARE
+        )
+        noisy = mech.release(
+            square_sums(X, labels, k, self.x_radius_).ravel() / self.x_radius_**2, rng
+        )
+        cov = bayes_cov(self.class_prior_, self.means_, noisy, n, self.noise_scale_, self.x_radius_)
+        self.results_ = bayes_results(self, n, [SHARES_NOTE], cov, raw_shares, projected)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear Bayes scores ln mu_k + x^T m_k - ||m_k||^2/2 (test rows are not projected)."""
@@ -392,11 +467,11 @@ class EPTRBayesClassifier(PrivateEstimatorMixin, ClassifierMixin, BaseEstimator)
             return {"c0": None, "counts": np.bincount(labels, minlength=classes.size)}
         stats = bayes_statistics(X, labels, classes.size, self.x_radius_, c0)
         alpha = bayes_local_sensitivity(X.shape[0], self.x_radius_, c0)
-        eps, dim = self._eptr_epsilon(), classes.size * (X.shape[1] + 1)
+        eps, dim, delta = self._eptr_epsilon(), classes.size * (X.shape[1] + 1), self._eptr_delta()
         return {
             **stats,
-            "M": ptr_threshold(eps, self.delta),
-            "release_probability": float(release_probability(stats["gamma"], eps, self.delta)),
+            "M": ptr_threshold(eps, delta),
+            "release_probability": float(release_probability(stats["gamma"], eps, delta)),
             "alpha": alpha,
-            "noise_scale": eptr_noise_scale(alpha, eps, self.delta, dim, self._calibration),
+            "noise_scale": eptr_noise_scale(alpha, eps, delta, dim, self._calibration),
         }

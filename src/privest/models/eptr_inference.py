@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2
 
+from privest.errors import ValidationError
 from privest.learn.results import FitResults
 from privest.mechanisms.samplers.lattice import LatticeGaussian, lattice_gaussian
 from privest.projection import project_rows
@@ -48,12 +49,15 @@ __all__ = [
     "INFERENCE_SHARE",
     "SPHERE_LEVEL",
     "eptr_ols_results",
+    "eptr_results",
     "float_slack",
     "gram_release",
+    "inference_share",
     "projected_moments",
     "sandwich_cov",
     "sandwich_release",
     "sandwich_statistics",
+    "spent_text",
 ]
 
 #: share of epsilon and of delta spent on the standard errors (``inference="sandwich"``)
@@ -168,6 +172,55 @@ def near_sphere(theta: np.ndarray, sigma: float, theta_radius: float) -> bool:
     return float(np.linalg.norm(theta)) >= theta_radius - margin
 
 
+def inference_share(inference: str) -> float:
+    """The share of epsilon and of delta an ePTR model spends on its standard errors:
+    :data:`INFERENCE_SHARE` under ``"sandwich"``, 0 under ``"none"``; anything else is
+    refused."""
+    if inference not in INFERENCES:
+        raise ValidationError(f"inference: {inference!r} is not accepted; use 'sandwich' or 'none'")
+    return INFERENCE_SHARE if inference == "sandwich" else 0.0
+
+
+def spent_text(c0_share: float | None, inference: str) -> str:
+    """How an ePTR model's guarantee is split (basic composition), for ``results_``;
+    ``c0_share`` None: c0 was given (nothing spent on it)."""
+    parts = [] if c0_share is None else [f"c0: {c0_share:g} of epsilon"]
+    if inference_share(inference):
+        parts.append(f"standard errors: {INFERENCE_SHARE:g} of epsilon and of delta")
+    return "; ".join([*parts, "ePTR: the rest; the intervals are post-processing"])
+
+
+def eptr_results(
+    est: Any,
+    params: pd.Series,
+    cov: np.ndarray | None,
+    on_bound: pd.Series,
+    n: int,
+    notes: list[str],
+    *,
+    method: str,
+    inference: str,
+    on_bound_note: str,
+) -> FitResults:
+    """The :class:`~privest.learn.results.FitResults` of an ePTR fit (the model's guarantee
+    and budget split; ``inference`` describes the standard errors when ``est.inference``
+    is ``"sandwich"``)."""
+    return FitResults(
+        params=params,
+        cov=cov,
+        on_bound=on_bound,
+        nobs=n,
+        method=method,
+        inference=inference if est.inference == "sandwich" else "none",
+        converged=True,
+        model=type(est).__name__,
+        guarantee=est.guarantee,
+        notes=notes,
+        spent=est._spent(),
+        on_bound_note=on_bound_note,
+    )
+
+
 def eptr_ols_results(
     est: Any, params: np.ndarray | None, cov: np.ndarray | None, n: int, notes: list[str]
 ) -> FitResults:
@@ -181,22 +234,16 @@ def eptr_ols_results(
         and cov is not None
         and near_sphere(params, est.noise_scale_, est.theta_radius)
     )
-    return FitResults(
-        params=pd.Series(np.full(p, np.nan) if params is None else params, index=index),
-        cov=cov,
-        on_bound=pd.Series(on_bound, index=index),
-        nobs=n,
+    return eptr_results(
+        est,
+        pd.Series(np.full(p, np.nan) if params is None else params, index=index),
+        cov,
+        pd.Series(on_bound, index=index),
+        n,
+        notes,
         method="ePTR-OLS",
-        inference=(
-            "robust sandwich from released X'X and residual-weighted X'X, plus the ePTR noise"
-            if est.inference == "sandwich"
-            else "none"
-        ),
-        converged=True,
-        model=type(est).__name__,
-        guarantee=est.guarantee,
-        notes=notes,
-        spent=est._spent(),
+        inference="robust sandwich from released X'X and residual-weighted X'X, plus the ePTR "
+        "noise",
         on_bound_note=(
             "note: the released estimate lies near the theta_radius sphere, where the "
             "projection of Algorithm 4 may have acted: no interval is claimed (raise "

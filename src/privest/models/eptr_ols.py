@@ -66,11 +66,12 @@ from privest.mechanisms.samplers.lattice import LatticeLaplace
 from privest.models.central import box_radius, feature_bounds
 from privest.models.eptr_inference import (
     INFERENCE_SHARE,
-    INFERENCES,
     eptr_ols_results,
+    inference_share,
     projected_moments,
     sandwich_cov,
     sandwich_release,
+    spent_text,
 )
 from privest.projection import project_rows
 from privest.rng import resolve_rng
@@ -335,7 +336,7 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         return self.x_radius_ * self.theta_radius if self.y_radius is None else self.y_radius
 
     def _inference_share(self) -> float:
-        return INFERENCE_SHARE if self.inference == "sandwich" else 0.0
+        return inference_share(self.inference)
 
     def _eptr_epsilon(self) -> float:
         share = self._inference_share() + (self.c0_share if self.c0 == "auto" else 0.0)
@@ -346,17 +347,11 @@ class EPTRLinearRegression(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
 
     def _spent(self) -> str:
         """How the guarantee is split (basic composition), for ``results_``."""
-        parts = [f"c0: {self.c0_share:g} of epsilon"] if self.c0 == "auto" else []
-        if self.inference == "sandwich":
-            parts.append(f"standard errors: {INFERENCE_SHARE:g} of epsilon and of delta")
-        return "; ".join([*parts, "ePTR: the rest; the intervals are post-processing"])
+        return spent_text(self.c0_share if self.c0 == "auto" else None, self.inference)
 
     def _check(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         _check_constants(self.constants)
-        if self.inference not in INFERENCES:
-            raise ValidationError(
-                f"inference: {self.inference!r} is not accepted; use 'sandwich' or 'none'"
-            )
+        inference_share(self.inference)  # refuses an unknown value
         check_eptr_parameters(self.epsilon, self.delta, self._calibration)
         if self.x_radius != "auto":
             check_positive(self.x_radius, "x_radius")
