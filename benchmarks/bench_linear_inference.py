@@ -33,10 +33,20 @@ same with y + beta z (z's population coefficient beta).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_linear_inference.py [--reps 1000]
         [--power-reps 1000] [--only coverage|intervals|type1|power|nulls] [--n 300]
+        [--diagnose [--seeds 300 301]]
 
 Null-world diagnostics (``--only nulls``, docs/central-models.md): on the type I releases,
 the calibrated tests of the slopes at their population values with the null world's X'X
 the released one (shipped), the sample's own (an oracle) or the released spectrum de-biased.
+
+Which term is short (``--diagnose``, n = 10^4 and epsilon 1 and 4 unless given;
+docs/central-models.md, "n = 10^4: which term is short"): on the type I releases (``--seeds
+300``; another seed draws other resamples and fit seeds; several are pooled), the error of
+the ridge-free solve split into the sampling part (the sample's own OLS - the population's)
+and the privacy noise's part (the solve - the sample's OLS), each against its part of the reported
+first-order sandwich (A^-1 M~ A^-1; A^-1 (s_xy^2 I + s^2/2 (||theta||^2 I + theta
+theta')) A^-1) and against the same terms at the sample's own X'X, HC0 matrix and OLS fit
+(oracles: they read the data).
 """
 
 from __future__ import annotations
@@ -55,7 +65,9 @@ from privest.models.linear_inference import (
     _sym_noise,
     calibrated_pivot,
     calibration_needed,
+    linear_inference,
     ridge_free_solve,
+    robust_gram,
     simulated_cov,
 )
 
@@ -377,6 +389,81 @@ def null_table(reps: int, cells: list[tuple[int, float]]) -> None:
             )
 
 
+def _noise_mid(rel: dict, t: np.ndarray) -> np.ndarray:
+    """The privacy noise's middle matrix s_xy^2 I + s^2/2 (||t||^2 I + t t') at t."""
+    tt = (t @ t) * np.eye(t.size) + np.outer(t, t)
+    return rel["sd_xy"] ** 2 * np.eye(t.size) + rel["sd_xx"] ** 2 / 2.0 * tt
+
+
+def diagnose_cell(
+    n: int, epsilon: float, reps: int, seeds: tuple[int, ...] = (300,)
+) -> dict[str, np.ndarray]:
+    """Which term of the linear sandwich is short (module docstring), per coefficient in the
+    design's coordinates (features centred at the box centre, then the constant column),
+    over ``reps`` releases of each resample seed in ``seeds`` (pooled)."""
+    X, y, bounds, y_bounds = noise_population()
+    beta = np.linalg.lstsq(np.column_stack([np.ones(len(y)), X]), y, rcond=None)[0]
+    design = public_design(bounds, np.asarray(y_bounds, float), True)
+    const = (beta[0] + beta[1:] @ design["centre"] - design["y_centre"]) / design["const"]
+    truth = np.append(beta[1:], const)
+    keys = ("samp", "noise", "se2", "samp2", "noise2", "oracle_samp2", "oracle_noise2")
+    rows: dict[str, list] = {k: [] for k in keys}
+    for seed, r in ((s, r) for s in seeds for r in range(reps)):
+        if r == 0:
+            rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(y), n)
+        m = _adassp_fit(X[idx], y[idx], bounds, y_bounds, epsilon, r + 100_000 * (seed - 300))
+        rel = m.released_stats_
+        Xc = np.column_stack([X[idx] - design["centre"], np.full(n, design["const"])])
+        yc = y[idx] - design["y_centre"]
+        G_inv = np.linalg.inv(Xc.T @ Xc)
+        ols = G_inv @ (Xc.T @ yc)
+        theta = ridge_free_solve(rel["S"], rel["b"], rel["floor"])
+        vals, vecs = np.linalg.eigh(rel["S"])
+        A_inv = (vecs / np.maximum(vals, rel["floor"])) @ vecs.T
+        resid = yc - Xc @ ols
+        rows["samp"].append(ols - truth)
+        rows["noise"].append(theta - ols)
+        rows["se2"].append(np.diag(linear_inference(rel, np.random.default_rng(10**6 + r))[1]))
+        rows["samp2"].append(np.diag(A_inv @ robust_gram(theta, rel) @ A_inv))
+        rows["noise2"].append(np.diag(A_inv @ _noise_mid(rel, theta) @ A_inv))
+        rows["oracle_samp2"].append(np.diag(G_inv @ (Xc.T * resid**2) @ Xc @ G_inv))
+        rows["oracle_noise2"].append(np.diag(G_inv @ _noise_mid(rel, ols) @ G_inv))
+    a = {k: np.array(v) for k, v in rows.items()}
+    err = a["samp"] + a["noise"]
+    mean = {k: a[k].mean(axis=0) for k in keys[2:]}
+    d = err.shape[1]
+    return {
+        "coverage": np.mean(np.abs(err) <= Z975 * np.sqrt(a["se2"]), axis=0),
+        "sd / rms se": err.std(axis=0) / np.sqrt(mean["se2"]),
+        "bias / se": err.mean(axis=0) / np.sqrt(mean["se2"]),
+        "noise share": mean["noise2"] / (mean["noise2"] + mean["samp2"]),
+        "noise: sd / reported": a["noise"].std(axis=0) / np.sqrt(mean["noise2"]),
+        "noise: sd / oracle": a["noise"].std(axis=0) / np.sqrt(mean["oracle_noise2"]),
+        "reported / oracle noise": mean["noise2"] / mean["oracle_noise2"],
+        "sampling: sd / reported": a["samp"].std(axis=0) / np.sqrt(mean["samp2"]),
+        "sampling: sd / oracle HC0": a["samp"].std(axis=0) / np.sqrt(mean["oracle_samp2"]),
+        "corr(noise, sampling)": np.array(
+            [np.corrcoef(a["noise"][:, j], a["samp"][:, j])[0, 1] for j in range(d)]
+        ),
+    }
+
+
+def diagnose_table(reps: int, cells: list[tuple[int, float]], seeds: tuple[int, ...]) -> None:
+    """The table of :func:`diagnose_cell`, one row per coefficient (z is the type I's)."""
+    names = ["bmi", "bp", "s5", "z", "constant column"]
+    cols: list[str] = []  # the first cell's keys
+    for n, eps in cells:
+        c = diagnose_cell(n, eps, reps, seeds)
+        if not cols:
+            cols = list(c)
+            print("\n| n | epsilon | coefficient | " + " | ".join(cols) + " |")
+            print("|---" * (3 + len(cols)) + "|")
+        for j, name in enumerate(names):
+            vals = " | ".join(f"{c[k][j]:.3f}" for k in cols)
+            print(f"| {n} | {eps:g} | {name} | {vals} |", flush=True)
+
+
 def nonprivate_se(n: int) -> float:
     """The non-private (OLS) standard error of z's coefficient at n in the noise population."""
     X, y, _, _ = noise_population()
@@ -413,7 +500,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--n", type=int, default=None, help="only the cells of this n")
     parser.add_argument("--epsilon", type=float, default=None, help="only this epsilon")
+    parser.add_argument(
+        "--diagnose", action="store_true", help="which term is short (oracles read the data)"
+    )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[300], help="--diagnose: resample seeds, pooled"
+    )
     args = parser.parse_args(argv)
+    if args.diagnose:
+        cells = [(10_000, 1.0), (10_000, 4.0)] if args.n is None else TYPE1_CELLS
+        cells = [c for c in cells if args.n in (None, c[0]) and args.epsilon in (None, c[1])]
+        diagnose_table(args.reps, cells, tuple(args.seeds))
+        return
     cells = [c for c in TYPE1_CELLS if args.n in (None, c[0]) and args.epsilon in (None, c[1])]
     if args.only in (None, "coverage"):
         coverage_table(args.reps, args.n, args.epsilon)
