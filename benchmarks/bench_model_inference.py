@@ -19,7 +19,8 @@ non-private intervals from statsmodels' MNLogit);
 ``--nonprivate`` gives, per coefficient, the coverage, bias and sd of the non-private
 MLE alone on the same resamples (:func:`nonprivate_cell`); ``--diagnose`` splits the
 default's error per coefficient into its privacy noise and sampling parts against the
-reported ones (:func:`diagnose_cell`; binary cells, n = 10^4 and epsilon 1 unless given);
+reported ones (:func:`diagnose_cell`; binary cells, or with ``--only multinomial`` the
+three-class ones, n = 10^4 and epsilon 1 unless given);
 ``--no-noise-only`` skips the noise-only interval's refit (its columns NaN; half the time);
 ``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
@@ -45,7 +46,7 @@ from sklearn.datasets import load_breast_cancer
 
 import privest as pv
 from privest.models.logistic_fit import gradient_sum
-from privest.models.logistic_inference import one_step_cov
+from privest.models.logistic_inference import contrasts, in_classes, one_step_cov
 
 
 def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -333,16 +334,23 @@ def _released():
         module.one_step_cov, module.noisy_hessian = full, hessian
 
 
-def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
+def diagnose_cell(
+    data: str, cols: list[int], n: int, epsilon: float, reps: int, kind: str = "logistic"
+) -> dict:
     """Which term of the default sandwich is short (docs/central-models.md, "Epsilon 1: which
     term is short"), per coefficient over the resamples of :func:`cell` (same seeds, so the
     same releases): the error of the released estimate split into the privacy noise's part
     (estimate - the sample's own MLE) and the sampling part (the MLE - truth), each against
     its part of the reported variance; and the noise part split into -M zbar (the mean
     gradient noise through the step, exact from the known gradients) and the remainder, with
-    their covariance. Releases without standard errors are skipped."""
-    X, y, bounds = logistic_data(data, cols)
-    truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
+    their covariance. Releases without standard errors are skipped. ``kind="multinomial"``:
+    the three-class populations of :data:`MULTICLASS_DATA` (the default ``cov_type``, the
+    contrasts' coordinates, the truth and the sample's MLE from MNLogit)."""
+    multi = kind == "multinomial"
+    X, y, bounds = multiclass_data(data) if multi else logistic_data(data, cols)
+    mle = _mnlogit_se if multi else _logit_se
+    truth = mle(np.column_stack([np.ones(len(y)), X]), y)[0]
+    k = int(y.max()) + 1
     rng = np.random.default_rng(2027)
     rows = {k: [] for k in ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar")}
     for r in range(reps):
@@ -351,18 +359,25 @@ def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int)
         D = np.column_stack([np.ones(n), Xs])
         with warnings.catch_warnings(), _released() as rec:
             warnings.simplefilter("ignore", RuntimeWarning)
-            pv.PrivateLogisticRegression(
+            est = pv.PrivateLogisticRegression(
                 epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, inference="sandwich"
-            ).fit(Xs, ys)
+            )
+            if multi:
+                est.set_params(classes=list(range(k)))
+            est.fit(Xs, ys)
         if rec["cov"] is None:
             continue
         thetas, grads, sd_g, H, sd_h = rec["args"]
         T = np.linalg.lstsq(D, rec["Xc"], rcond=None)[0]  # user = T design (exact: affine)
-        Y = ys[:, None].astype(float)
-        exact = np.array([gradient_sum(rec["Xc"], Y, t[:, None])[:, 0] for t in thetas])
+        d = T.shape[1]
+        T = np.kron(np.eye(len(H) // d), T)  # one block per class against the first
+        Y = np.eye(k)[ys] if multi else ys[:, None].astype(float)
+        exact = np.array(
+            [contrasts(*2 * [gradient_sum(rec["Xc"], Y, in_classes(t, d))])[1] for t in thetas]
+        )
         clean, _ = one_step_cov(thetas, exact, sd_g, H, sd_h)  # the step without z: linear
         theta = one_step_cov(thetas, grads, sd_g, H, sd_h)[0]
-        hat = _logit_se(D, ys)[0]
+        hat = mle(D, ys)[0]
         M = np.array(
             [theta - one_step_cov(thetas, grads + e, sd_g, H, sd_h)[0] for e in np.eye(len(H))]
         )
@@ -442,10 +457,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.diagnose:
         n, eps = args.n or 10_000, args.epsilon or 1.0
-        for data, cols in DATASETS.items():
+        kind = args.only or "logistic"
+        sets = {d: [] for d in MULTICLASS_DATA} if kind == "multinomial" else DATASETS
+        for data, cols in sets.items():
             if args.data not in (None, data):
                 continue
-            c = diagnose_cell(data, cols, n, eps, args.reps)
+            c = diagnose_cell(data, cols, n, eps, args.reps, kind)
             print(f"{data} {cols or ''}, n = {n}, epsilon {eps:g}: {c.pop('given'):.2f} given")
             print("(per coefficient, intercept first)")
             for key, v in c.items():
