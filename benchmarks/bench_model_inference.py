@@ -14,7 +14,7 @@ non-private classical and HC0 intervals, and the CPU ms of one fit.
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells); the
-"multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4; truth and
+"multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4 and 10^5; truth and
 non-private intervals from statsmodels' MNLogit);
 ``--nonprivate`` gives, per coefficient, the coverage, bias and sd of the non-private
 MLE alone on the same resamples (:func:`nonprivate_cell`); ``--diagnose`` splits the
@@ -46,7 +46,7 @@ from sklearn.datasets import load_breast_cancer
 
 import privest as pv
 from privest.models.logistic_fit import gradient_sum
-from privest.models.logistic_inference import contrasts, in_classes, one_step_cov
+from privest.models.logistic_inference import contrasts, in_classes, noisy_hessian, one_step_cov
 
 
 def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -324,7 +324,7 @@ def _released():
         return theta, cov
 
     def noisy(Xc, *args):
-        rec["Xc"] = Xc
+        rec.update(Xc=Xc, at=args[0], x_radius=args[1])
         return hessian(Xc, *args)
 
     module.one_step_cov, module.noisy_hessian = one_step, noisy
@@ -352,7 +352,8 @@ def diagnose_cell(
     truth = mle(np.column_stack([np.ones(len(y)), X]), y)[0]
     k = int(y.max()) + 1
     rng = np.random.default_rng(2027)
-    rows = {k: [] for k in ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar")}
+    keys = ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar", "hc0", "point")
+    rows = {k: [] for k in keys}
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         Xs, ys = X[idx], y[idx]
@@ -377,7 +378,12 @@ def diagnose_cell(
         )
         clean, _ = one_step_cov(thetas, exact, sd_g, H, sd_h)  # the step without z: linear
         theta = one_step_cov(thetas, grads, sd_g, H, sd_h)[0]
-        hat = mle(D, ys)[0]
+        hat, _, se_hc0 = mle(D, ys)
+        rows["hc0"].append(se_hc0**2)
+        hess = functools.partial(noisy_hessian, rec["Xc"], x_radius=rec["x_radius"], rho=1e8)
+        at_point = np.linalg.inv(hess(rec["at"], rng=np.random.default_rng(0))[0])
+        at_fit = np.linalg.inv(hess(in_classes(theta, d), rng=np.random.default_rng(0))[0])
+        rows["point"].append(np.diag(T @ at_point @ T.T) / np.diag(T @ at_fit @ T.T))
         M = np.array(
             [theta - one_step_cov(thetas, grads + e, sd_g, H, sd_h)[0] for e in np.eye(len(H))]
         )
@@ -405,6 +411,9 @@ def diagnose_cell(
         "noise share": v_n / (v_n + v_s),
         "noise: sd / reported": a["noise"].std(axis=0) / np.sqrt(v_n),
         "sampling: sd / reported": a["samp"].std(axis=0) / np.sqrt(v_s),
+        "sampling: sd / non-private HC0": a["samp"].std(axis=0) / np.sqrt(a["hc0"].mean(0)),
+        "sampling: reported / non-private HC0 (var)": v_s / a["hc0"].mean(axis=0),
+        "H^-1 at the released point / at theta_os": a["point"].mean(axis=0),
         "-M zbar: var / reported noise": a["zlin"].var(axis=0) / v_n,
         "-M zbar: var / its reported part": a["zlin"].var(axis=0) / a["zvar"].mean(axis=0),
         "remainder: var / reported noise": rest.var(axis=0) / v_n,
@@ -432,6 +441,7 @@ DATASETS = {"breast cancer": [1, 8], "fair": [], "randhie": [], "anes96": []}
 GRID = ((2_000, 1.0), (2_000, 4.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
 CELLS = [("logistic", data, cols, n, eps) for data, cols in DATASETS.items() for n, eps in GRID]
 CELLS += [("multinomial", data, [], 10_000, eps) for data in MULTICLASS_DATA for eps in (0.5, 1, 4)]
+CELLS += [("multinomial", data, [], 100_000, 1.0) for data in MULTICLASS_DATA]
 BOOTSTRAP_CELLS = [("bootstrap", "breast cancer", [1, 8], n, 1.0) for n in (2_000, 10_000)]
 
 
