@@ -45,6 +45,7 @@ import pandas as pd
 from sklearn.datasets import load_breast_cancer
 
 import privest as pv
+from privest.models.inference import nearest_psd
 from privest.models.logistic_fit import gradient_sum
 from privest.models.logistic_inference import contrasts, in_classes, noisy_hessian, one_step_cov
 
@@ -320,7 +321,7 @@ def _released():
 
     def one_step(*args, **kw):
         theta, cov = full(*args, **kw)
-        rec.update(args=args, cov=cov, noise=full(*args, **kw, noise_only=True)[1])
+        rec.update(args=args, kw=kw, cov=cov, noise=full(*args, **kw, noise_only=True)[1])
         return theta, cov
 
     def noisy(Xc, *args):
@@ -352,7 +353,7 @@ def diagnose_cell(
     truth = mle(np.column_stack([np.ones(len(y)), X]), y)[0]
     k = int(y.max()) + 1
     rng = np.random.default_rng(2027)
-    keys = ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar", "hc0", "point")
+    keys = ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar", "hc0", "point", "oracle")
     rows = {k: [] for k in keys}
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
@@ -384,6 +385,9 @@ def diagnose_cell(
         at_point = np.linalg.inv(hess(rec["at"], rng=np.random.default_rng(0))[0])
         at_fit = np.linalg.inv(hess(in_classes(theta, d), rng=np.random.default_rng(0))[0])
         rows["point"].append(np.diag(T @ at_point @ T.T) / np.diag(T @ at_fit @ T.T))
+        K = rec["kw"].get("K")  # the sampling term with the exact Hessian at theta_os
+        sampling = at_fit if K is None else at_fit @ nearest_psd(K) @ at_fit
+        rows["oracle"].append(np.diag(T @ (rec["noise"] + sampling) @ T.T))
         M = np.array(
             [theta - one_step_cov(thetas, grads + e, sd_g, H, sd_h)[0] for e in np.eye(len(H))]
         )
@@ -404,6 +408,9 @@ def diagnose_cell(
     return {
         "given": float(len(se) / reps),
         "coverage": np.mean(np.abs(a["err"]) <= z * se, axis=0),
+        "coverage, sampling term with H at theta_os": np.mean(
+            np.abs(a["err"]) <= z * np.sqrt(a["oracle"]), axis=0
+        ),
         "sd / rms se": a["err"].std(axis=0) / np.sqrt(a["se2"].mean(axis=0)),
         "bias / se": a["err"].mean(axis=0) / se.mean(axis=0),
         "sd(se) / se": se.std(axis=0) / se.mean(axis=0),
