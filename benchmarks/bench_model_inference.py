@@ -14,12 +14,13 @@ non-private classical and HC0 intervals, and the CPU ms of one fit.
 
 Cells fit the default method (``method="noisy_mm"``) with its noise-aware sandwich
 (``inference="sandwich"``: the default's n x epsilon rule would skip the small cells); the
-"multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4; truth and
+"multinomial" cells fit three classes (:data:`MULTICLASS_DATA`, n = 10^4 and 10^5; truth and
 non-private intervals from statsmodels' MNLogit);
 ``--nonprivate`` gives, per coefficient, the coverage, bias and sd of the non-private
 MLE alone on the same resamples (:func:`nonprivate_cell`); ``--diagnose`` splits the
 default's error per coefficient into its privacy noise and sampling parts against the
-reported ones (:func:`diagnose_cell`; binary cells, n = 10^4 and epsilon 1 unless given);
+reported ones (:func:`diagnose_cell`; binary cells, or with ``--only multinomial`` the
+three-class ones, n = 10^4 and epsilon 1 unless given);
 ``--no-noise-only`` skips the noise-only interval's refit (its columns NaN; half the time);
 ``--bootstrap`` adds the cells of ``method="noisy_gd", inference="bootstrap"`` (about 1,000
 times slower); ``--data``, ``--n``, ``--epsilon`` run the matching cells only; ``--cost``
@@ -44,8 +45,9 @@ import pandas as pd
 from sklearn.datasets import load_breast_cancer
 
 import privest as pv
+from privest.models.inference import nearest_psd
 from privest.models.logistic_fit import gradient_sum
-from privest.models.logistic_inference import one_step_cov
+from privest.models.logistic_inference import contrasts, in_classes, noisy_hessian, one_step_cov
 
 
 def _logit_se(D: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -319,11 +321,11 @@ def _released():
 
     def one_step(*args, **kw):
         theta, cov = full(*args, **kw)
-        rec.update(args=args, cov=cov, noise=full(*args, **kw, noise_only=True)[1])
+        rec.update(args=args, kw=kw, cov=cov, noise=full(*args, **kw, noise_only=True)[1])
         return theta, cov
 
     def noisy(Xc, *args):
-        rec["Xc"] = Xc
+        rec.update(Xc=Xc, at=args[0], x_radius=args[1])
         return hessian(Xc, *args)
 
     module.one_step_cov, module.noisy_hessian = one_step, noisy
@@ -333,36 +335,59 @@ def _released():
         module.one_step_cov, module.noisy_hessian = full, hessian
 
 
-def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int) -> dict:
+def diagnose_cell(
+    data: str, cols: list[int], n: int, epsilon: float, reps: int, kind: str = "logistic"
+) -> dict:
     """Which term of the default sandwich is short (docs/central-models.md, "Epsilon 1: which
     term is short"), per coefficient over the resamples of :func:`cell` (same seeds, so the
     same releases): the error of the released estimate split into the privacy noise's part
     (estimate - the sample's own MLE) and the sampling part (the MLE - truth), each against
     its part of the reported variance; and the noise part split into -M zbar (the mean
     gradient noise through the step, exact from the known gradients) and the remainder, with
-    their covariance. Releases without standard errors are skipped."""
-    X, y, bounds = logistic_data(data, cols)
-    truth = _logit_se(np.column_stack([np.ones(len(y)), X]), y)[0]
+    their covariance. Releases without standard errors are skipped. ``kind="multinomial"``:
+    the three-class populations of :data:`MULTICLASS_DATA` (the default ``cov_type``, the
+    contrasts' coordinates, the truth and the sample's MLE from MNLogit)."""
+    multi = kind == "multinomial"
+    X, y, bounds = multiclass_data(data) if multi else logistic_data(data, cols)
+    mle = _mnlogit_se if multi else _logit_se
+    truth = mle(np.column_stack([np.ones(len(y)), X]), y)[0]
+    k = int(y.max()) + 1
     rng = np.random.default_rng(2027)
-    rows = {k: [] for k in ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar")}
+    keys = ("err", "noise", "samp", "se2", "noise2", "zlin", "zvar", "hc0", "point", "oracle")
+    rows = {k: [] for k in keys}
     for r in range(reps):
         idx = rng.integers(0, len(y), n)
         Xs, ys = X[idx], y[idx]
         D = np.column_stack([np.ones(n), Xs])
         with warnings.catch_warnings(), _released() as rec:
             warnings.simplefilter("ignore", RuntimeWarning)
-            pv.PrivateLogisticRegression(
+            est = pv.PrivateLogisticRegression(
                 epsilon=epsilon, delta=1e-6, bounds=bounds, random_state=r, inference="sandwich"
-            ).fit(Xs, ys)
+            )
+            if multi:
+                est.set_params(classes=list(range(k)))
+            est.fit(Xs, ys)
         if rec["cov"] is None:
             continue
         thetas, grads, sd_g, H, sd_h = rec["args"]
         T = np.linalg.lstsq(D, rec["Xc"], rcond=None)[0]  # user = T design (exact: affine)
-        Y = ys[:, None].astype(float)
-        exact = np.array([gradient_sum(rec["Xc"], Y, t[:, None])[:, 0] for t in thetas])
+        d = T.shape[1]
+        T = np.kron(np.eye(len(H) // d), T)  # one block per class against the first
+        Y = np.eye(k)[ys] if multi else ys[:, None].astype(float)
+        exact = np.array(
+            [contrasts(*2 * [gradient_sum(rec["Xc"], Y, in_classes(t, d))])[1] for t in thetas]
+        )
         clean, _ = one_step_cov(thetas, exact, sd_g, H, sd_h)  # the step without z: linear
         theta = one_step_cov(thetas, grads, sd_g, H, sd_h)[0]
-        hat = _logit_se(D, ys)[0]
+        hat, _, se_hc0 = mle(D, ys)
+        rows["hc0"].append(se_hc0**2)
+        hess = functools.partial(noisy_hessian, rec["Xc"], x_radius=rec["x_radius"], rho=1e8)
+        at_point = np.linalg.inv(hess(rec["at"], rng=np.random.default_rng(0))[0])
+        at_fit = np.linalg.inv(hess(in_classes(theta, d), rng=np.random.default_rng(0))[0])
+        rows["point"].append(np.diag(T @ at_point @ T.T) / np.diag(T @ at_fit @ T.T))
+        K = rec["kw"].get("K")  # the sampling term with the exact Hessian at theta_os
+        sampling = at_fit if K is None else at_fit @ nearest_psd(K) @ at_fit
+        rows["oracle"].append(np.diag(T @ (rec["noise"] + sampling) @ T.T))
         M = np.array(
             [theta - one_step_cov(thetas, grads + e, sd_g, H, sd_h)[0] for e in np.eye(len(H))]
         )
@@ -383,6 +408,9 @@ def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int)
     return {
         "given": float(len(se) / reps),
         "coverage": np.mean(np.abs(a["err"]) <= z * se, axis=0),
+        "coverage, sampling term with H at theta_os": np.mean(
+            np.abs(a["err"]) <= z * np.sqrt(a["oracle"]), axis=0
+        ),
         "sd / rms se": a["err"].std(axis=0) / np.sqrt(a["se2"].mean(axis=0)),
         "bias / se": a["err"].mean(axis=0) / se.mean(axis=0),
         "sd(se) / se": se.std(axis=0) / se.mean(axis=0),
@@ -390,6 +418,9 @@ def diagnose_cell(data: str, cols: list[int], n: int, epsilon: float, reps: int)
         "noise share": v_n / (v_n + v_s),
         "noise: sd / reported": a["noise"].std(axis=0) / np.sqrt(v_n),
         "sampling: sd / reported": a["samp"].std(axis=0) / np.sqrt(v_s),
+        "sampling: sd / non-private HC0": a["samp"].std(axis=0) / np.sqrt(a["hc0"].mean(0)),
+        "sampling: reported / non-private HC0 (var)": v_s / a["hc0"].mean(axis=0),
+        "H^-1 at the released point / at theta_os": a["point"].mean(axis=0),
         "-M zbar: var / reported noise": a["zlin"].var(axis=0) / v_n,
         "-M zbar: var / its reported part": a["zlin"].var(axis=0) / a["zvar"].mean(axis=0),
         "remainder: var / reported noise": rest.var(axis=0) / v_n,
@@ -417,6 +448,7 @@ DATASETS = {"breast cancer": [1, 8], "fair": [], "randhie": [], "anes96": []}
 GRID = ((2_000, 1.0), (2_000, 4.0), (10_000, 0.5), (10_000, 1.0), (10_000, 4.0), (100_000, 1.0))
 CELLS = [("logistic", data, cols, n, eps) for data, cols in DATASETS.items() for n, eps in GRID]
 CELLS += [("multinomial", data, [], 10_000, eps) for data in MULTICLASS_DATA for eps in (0.5, 1, 4)]
+CELLS += [("multinomial", data, [], 100_000, 1.0) for data in MULTICLASS_DATA]
 BOOTSTRAP_CELLS = [("bootstrap", "breast cancer", [1, 8], n, 1.0) for n in (2_000, 10_000)]
 
 
@@ -442,10 +474,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.diagnose:
         n, eps = args.n or 10_000, args.epsilon or 1.0
-        for data, cols in DATASETS.items():
+        kind = args.only or "logistic"
+        sets = {d: [] for d in MULTICLASS_DATA} if kind == "multinomial" else DATASETS
+        for data, cols in sets.items():
             if args.data not in (None, data):
                 continue
-            c = diagnose_cell(data, cols, n, eps, args.reps)
+            c = diagnose_cell(data, cols, n, eps, args.reps, kind)
             print(f"{data} {cols or ''}, n = {n}, epsilon {eps:g}: {c.pop('given'):.2f} given")
             print("(per coefficient, intercept first)")
             for key, v in c.items():
