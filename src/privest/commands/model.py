@@ -5,8 +5,11 @@
 (docs/central-models.md); the ``eptr-*`` methods are paper 001's Propose-Test-Release models.
 Prints the released estimate, or that nothing was released, and its (eps, delta) guarantee;
 -o/--format write the released table (linear, logistic, ols: feature, coefficient; bayes:
-class, prior,
-mean_<feature>; nw: query_<feature>, estimate; each row with released true/false). All
+class, prior, mean_<feature> in the features' units; nw: query_<feature>, estimate; each row
+with released true/false). ``--inference sandwich`` (eptr-ols: the default; eptr-bayes: asked
+for, as in the classes) adds standard errors and 95% intervals from ``results_`` (ols:
+std_err, ci_lower, ci_upper; bayes: share, the share as ePTR released it, and share_ and
+mean_<feature>_ std_err, ci_lower, ci_upper; empty where no interval is claimed). All
 radii, c0, classes and query points are public inputs: none is read off the data. Nothing
 data-dependent beyond the release is printed (no count of clipped records). The
 noise is drawn from secure randomness unless --seed is given.
@@ -35,6 +38,8 @@ from privest.errors import NothingReleasedWarning, ValidationError
 __all__ = ["METHODS", "add_parser", "run"]
 
 METHODS = ("linear", "logistic", "eptr-ols", "eptr-bayes", "eptr-nw")
+#: ``--inference`` values: those of the ePTR classes' ``inference`` (a test ties the two)
+INFERENCES = ("sandwich", "none")
 #: the methods whose table is one coefficient per feature (and an intercept)
 _COEFFICIENTS = ("linear", "logistic", "eptr-ols")
 
@@ -44,7 +49,7 @@ EXAMPLES = (
     "privest model eptr-ols data.csv --target y --features x1,x2 --epsilon 1 --delta 1e-6 "
     "--x-radius 4 --theta-radius 1 --y-radius 3 --c0 auto -o ols.csv",
     "privest model eptr-bayes data.csv --target label --features x1,x2 --classes 0,1 "
-    "--epsilon 1 --delta 1e-6 --x-radius 4 --bounds=-3:3 --c0 auto",
+    "--epsilon 1 --delta 1e-6 --x-radius 4 --bounds=-3:3 --c0 auto --inference sandwich",
     "privest model eptr-nw data.csv --target y --features x1 --bounds=-3:3 --query=-1,0,1 "
     "--bandwidth 0.3 --y-radius 3 --c0 0.05 --epsilon 2 --delta 1e-6 --format json",
 )
@@ -107,6 +112,13 @@ def add_parser(sub: Any) -> None:
         "x_radius ball)",
     )
     p.add_argument("--y-bounds", help="public response box lo:hi (linear)")
+    p.add_argument(
+        "--inference",
+        choices=INFERENCES,
+        help="eptr-ols, eptr-bayes: 'sandwich' spends 0.1 of epsilon and of delta (inside "
+        "the guarantee) on standard errors and prints 95%% intervals; 'none' spends nothing "
+        "on them. Default: the class's (eptr-ols: sandwich; eptr-bayes: none)",
+    )
     p.add_argument("--budget-mode", default="split", choices=["split", "per_query"])
     p.add_argument(
         "--bottom",
@@ -175,6 +187,11 @@ def _features(args: argparse.Namespace, header: list[str]) -> list[str]:
 
 
 def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
+    if args.inference is not None and args.method not in ("eptr-ols", "eptr-bayes"):
+        raise ValidationError(
+            f"--inference: for eptr-ols and eptr-bayes; {args.method} has no such option"
+        )
+    inference = {} if args.inference is None else {"inference": args.inference}
     if args.method in ("linear", "logistic"):
         _need(args, "bounds", *(("y_bounds",) if args.method == "linear" else ()))
         common = dict(
@@ -207,6 +224,7 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
             c0="auto" if args.c0 is None else args.c0,
             clip=args.clip,
             random_state=rng,
+            **inference,
         )
     if args.method == "eptr-bayes":
         from privest.models.eptr_bayes import EPTRBayesClassifier
@@ -222,6 +240,7 @@ def _build(args: argparse.Namespace, rng: Any, n_features: int) -> Any:
             bottom=args.bottom,
             clip=args.clip,
             random_state=rng,
+            **inference,
         )
     from privest.models.eptr_nw import EPTRKernelRegressor
 
@@ -265,22 +284,29 @@ def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
             {"feature": f, "coefficient": float(c), "released": released}
             for f, c in zip(features, coef, strict=True)
         ]
-        if method == "eptr-ols":
-            _intervals(model, rows)
+        if method == "eptr-ols" and model.inference != "none":
+            for row, fields in zip(rows, _intervals(model.results_), strict=True):
+                row.update(fields)
         if hasattr(model, "intercept_"):
             icpt = float(np.ravel(model.intercept_)[0])
             rows.append({"feature": "(intercept)", "coefficient": icpt, "released": released})
         return rows
     if method == "eptr-bayes":
-        return [
+        from privest.models.eptr_bayes_inference import feature_means
+
+        means = feature_means(model)
+        rows = [
             {
                 "class": str(label),
                 "prior": float(model.class_prior_[k]),
-                **{f"mean_{f}": float(v) for f, v in zip(features, model.means_[k], strict=True)},
+                **{f"mean_{f}": float(v) for f, v in zip(features, means[k], strict=True)},
                 "released": released,
             }
             for k, label in enumerate(model.classes_)
         ]
+        if model.inference != "none":
+            _bayes_intervals(model.results_, rows, features)
+        return rows
     return [
         {
             **{f"query_{f}": float(v) for f, v in zip(features, q, strict=True)},
@@ -291,22 +317,75 @@ def _rows(method: str, model: Any, features: list[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _intervals(model: Any, rows: list[dict[str, Any]]) -> None:
-    """std_err and the 95% interval of each coefficient from ``results_`` (None where it
-    gives none: nothing released, inference='none', or an estimate near the R_theta sphere)."""
+def _intervals(results: Any) -> list[dict[str, float | None]]:
+    """std_err and the 95% interval of each parameter of an ePTR ``results_``, in its order
+    (None where it gives none: nothing released, or an estimate near the R_theta sphere or
+    outside the R_x ball)."""
     import math
 
-    ci = model.results_.conf_int(0.05).to_numpy()
-    for row, se, (lo, hi) in zip(rows, model.results_.bse, ci, strict=True):
+    ci = results.conf_int(0.05).to_numpy()
+    out: list[dict[str, float | None]] = []
+    for se, (lo, hi) in zip(results.bse, ci, strict=True):
         ok = math.isfinite(se)
-        row.update(
-            std_err=float(se) if ok else None,
-            ci_lower=float(lo) if ok else None,
-            ci_upper=float(hi) if ok else None,
+        out.append(
+            {
+                "std_err": float(se) if ok else None,
+                "ci_lower": float(lo) if ok else None,
+                "ci_upper": float(hi) if ok else None,
+            }
         )
+    return out
 
 
-def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
+def _bayes_intervals(results: Any, rows: list[dict[str, Any]], features: list[str]) -> None:
+    """Add to each class row its share as ePTR released it (``share``; None when nothing was
+    released) and the share's and each mean's std_err and 95% interval (``share_*``,
+    ``mean_<feature>_*``): ``results_`` holds the K shares, then the K p means class by
+    class (docs/eptr.md, "Standard errors and intervals of the ePTR Bayes classifier")."""
+    import math
+
+    fields = iter(_intervals(results))
+    shares = results.params.to_numpy()[: len(rows)]
+    for row, share in zip(rows, shares, strict=True):
+        row["share"] = float(share) if math.isfinite(share) else None
+        row.update({f"share_{key}": v for key, v in next(fields).items()})
+    for row in rows:
+        for f in features:
+            row.update({f"mean_{f}_{key}": v for key, v in next(fields).items()})
+
+
+def _interval_cells(row: dict[str, Any], prefix: str = "") -> list[str]:
+    """The std err and 95% interval cells of one parameter ('-' where none is claimed)."""
+    if row[f"{prefix}std_err"] is None:
+        return ["-", "-"]
+    return [
+        f"{row[f'{prefix}std_err']:.4g}",
+        f"[{row[f'{prefix}ci_lower']:.6g}, {row[f'{prefix}ci_upper']:.6g}]",
+    ]
+
+
+def _bayes_interval_table(rows: list[dict[str, Any]], features: list[str]) -> Any:
+    """One line per parameter of ``results_`` (the eptr-ols table's columns): each class's
+    share as ePTR released it, then its means."""
+    from rich.table import Table
+
+    table = Table(title="eptr-bayes: standard errors and 95% intervals")
+    for name in ("class", "parameter", "estimate", "std err", "95% interval"):
+        table.add_column(name, justify="left" if name in ("class", "parameter") else "right")
+    for row in rows:
+        share = "-" if row["share"] is None else f"{row['share']:.4g}"
+        table.add_row(row["class"], "share", share, *_interval_cells(row, "share_"))
+        for f in features:
+            table.add_row(
+                row["class"], f, f"{row[f'mean_{f}']:.4g}", *_interval_cells(row, f"mean_{f}_")
+            )
+    return table
+
+
+def _table(method: str, rows: list[dict[str, Any]], released: bool, features: list[str]) -> Any:
+    """The terminal table(s) of ``rows``; eptr-bayes with intervals: a second table, one
+    line per parameter (shown only after a release: the bottom has no parameters)."""
+    from rich.console import Group
     from rich.table import Table
 
     table = Table(title=f"{method}: {'released' if released else 'NOT released'}")
@@ -319,22 +398,17 @@ def _table(method: str, rows: list[dict[str, Any]], released: bool) -> Any:
             table.add_column("95% interval", justify="right")
         for row in rows:
             cells = [row["feature"], f"{row['coefficient']:.6g}"]
-            if se and row["std_err"] is None:
-                cells += ["-", "-"]
-            elif se:
-                cells += [
-                    f"{row['std_err']:.4g}",
-                    f"[{row['ci_lower']:.6g}, {row['ci_upper']:.6g}]",
-                ]
-            table.add_row(*cells)
+            table.add_row(*cells, *(_interval_cells(row) if se else []))
     elif method == "eptr-bayes":
-        means = [k for k in rows[0] if k.startswith("mean_")]
         table.add_column("class")
         table.add_column("prior", justify="right")
-        for key in means:
-            table.add_column(f"mean {key.removeprefix('mean_')}", justify="right")
+        for f in features:
+            table.add_column(f"mean {f}", justify="right")
         for row in rows:
-            table.add_row(row["class"], f"{row['prior']:.4g}", *[f"{row[k]:.4g}" for k in means])
+            cells = [f"{row[f'mean_{f}']:.4g}" for f in features]
+            table.add_row(row["class"], f"{row['prior']:.4g}", *cells)
+        if released and "share" in rows[0]:
+            return Group(table, _bayes_interval_table(rows, features))
     else:
         queries = [k for k in rows[0] if k.startswith("query_")]
         table.add_column("query point")
@@ -406,14 +480,17 @@ def run(args: argparse.Namespace, console: Any) -> None:
                 "parameters, or the test's coin said no)."
             )
         )
-    emit_table(args, console, rows, lambda: console.print(_table(args.method, rows, released)))
+    show = _table(args.method, rows, released, features)
+    emit_table(args, console, rows, lambda: console.print(show))
     if not released:
         console.print(
             "The values in the table are the data-independent bottom output, not estimates."
         )
-    if args.method == "eptr-ols" and released:
-        for note in model.results_.notes:  # an estimate near the R_theta sphere has no interval
+    if released and getattr(model, "inference", "none") != "none":
+        for note in model.results_.notes:
             console.print(note)
+        if model.results_.on_bound.any():  # near the R_theta sphere / outside the R_x ball
+            console.print(model.results_.on_bound_note)
     console.print(f"guarantee: {model.guarantee_.label}; {_details(model)}")
     if args.clip:
         console.print(_CLIPPED[args.method])

@@ -44,7 +44,7 @@ from privest.mechanisms.samplers.lattice import LatticeGaussian, lattice_gaussia
 from privest.models.eptr_inference import eptr_results, float_slack
 from privest.projection import project_rows
 
-__all__ = ["bayes_cov", "bayes_results", "square_sums", "square_sums_release"]
+__all__ = ["bayes_cov", "bayes_results", "feature_means", "square_sums", "square_sums_release"]
 
 
 def square_sums(X: np.ndarray, labels: np.ndarray, k: int, x_radius: float) -> np.ndarray:
@@ -89,6 +89,13 @@ def bayes_cov(
     return cov
 
 
+def feature_means(est: Any) -> np.ndarray:
+    """The (K, p) released class means ``means_`` (centred at the public box centre) in the
+    features' own units: the centre added back (no box: as they are)."""
+    minus_centre = est._centre(np.zeros((1, est.means_.shape[1])))[0]  # -(box centre)
+    return est.means_ - minus_centre
+
+
 def bayes_results(
     est: Any,
     n: int,
@@ -109,8 +116,7 @@ def bayes_results(
         names=["class", "parameter"],
     )
     if est.released_:
-        minus_centre = est._centre(np.zeros((1, p)))[0]  # -(box centre); 0 without a box
-        values = np.concatenate([raw_shares, (est.means_ - minus_centre).ravel()])
+        values = np.concatenate([raw_shares, feature_means(est).ravel()])
     else:
         values = np.full(k * (p + 1), np.nan)
     pinned = np.zeros(k * (p + 1), dtype=bool)
