@@ -1,5 +1,7 @@
 """``privest model eptr-ols|eptr-bayes|eptr-nw``: output, guarantee, errors (exit status 2)."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -345,3 +347,148 @@ def test_linear_and_logistic_are_the_recommended_methods(tmp_path, capsys):
     coef = pd.read_csv(tmp_path / "log.csv").set_index("feature").coefficient
     assert coef["x1"] > 0 > coef["x2"]  # the signs of the true model
     assert "method noisy_mm" in capsys.readouterr().out  # the default since issue 31
+
+
+def _bayes_data(tmp_path):
+    """Two features on the public box [0, 4] (centre 2, not 0), two classes."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 4, (4000, 2))
+    lab = np.where(X[:, 0] + 0.5 * rng.standard_normal(4000) > 2, "yes", "no")
+    path = tmp_path / "box.csv"
+    pd.DataFrame({"a": X[:, 0], "b_2": X[:, 1], "label": lab}).to_csv(path, index=False)
+    return str(path), X, lab
+
+
+_BAYES = ["--target", "label", "--features", "a,b_2", "--classes", "no,yes", "--epsilon", "2"]
+_BAYES += ["--delta", "1e-6", "--x-radius", "3", "--bounds", "0:4", "--clip", "--seed", "4"]
+
+
+def _bayes_class(inference):
+    """The classifier the command builds from _BAYES (seed 4: the same noise)."""
+    from privest.rng import make_rng
+
+    return pv.EPTRBayesClassifier(
+        epsilon=2.0, delta=1e-6, classes=["no", "yes"], x_radius=3.0, bounds=(0.0, 4.0),
+        clip=True, random_state=make_rng(4), inference=inference,
+    )  # fmt: skip
+
+
+def test_bayes_inference_flag_prints_the_class_intervals(tmp_path, capsys):
+    """Without --inference: the class's default 'none', the table as before (no interval
+    column). With --inference sandwich: the share as ePTR released it and the share's and
+    each mean's std_err and 95% interval, the numbers of the class's results_ at the same
+    seed; the terminal shows them one parameter a line. Means are in the features' units."""
+    path, X, lab = _bayes_data(tmp_path)
+    assert main(["model", "eptr-bayes", path, *_BAYES, "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert [list(r) for r in plain] == [["class", "prior", "mean_a", "mean_b_2", "released"]] * 2
+    assert main(["model", "eptr-bayes", path, *_BAYES, "--inference", "sandwich", "-o",
+                 str(tmp_path / "o.json")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "standard errors and 95% intervals" in out and "shares: as ePTR released" in out
+    rows = json.loads((tmp_path / "o.json").read_text())
+    fields = ["std_err", "ci_lower", "ci_upper"]
+    extra = ["share", *[f"{p}_{f}" for p in ("share", "mean_a", "mean_b_2") for f in fields]]
+    assert [list(r) for r in rows] == [[*plain[0], *extra]] * 2
+    fit = _bayes_class("sandwich").fit(pd.DataFrame(X, columns=["a", "b_2"]), lab)
+    res, ci = fit.results_, fit.results_.conf_int(0.05)
+    assert fit.released_ and all(r["released"] for r in rows)
+    for k, row in enumerate(rows):
+        c = row["class"]
+        assert row["share"] == res.params[(c, "share")] and row["prior"] == fit.class_prior_[k]
+        assert row["share_std_err"] == res.bse[(c, "share")]
+        assert [row["share_ci_lower"], row["share_ci_upper"]] == list(ci.loc[(c, "share")])
+        for f in ("a", "b_2"):
+            assert row[f"mean_{f}"] == res.params[(c, f)]  # features' units, as results_
+            assert row[f"mean_{f}_std_err"] == res.bse[(c, f)]
+            assert [row[f"mean_{f}_ci_lower"], row[f"mean_{f}_ci_upper"]] == list(ci.loc[(c, f)])
+            assert f"{row[f'mean_{f}_ci_lower']:.6g}" in out
+
+
+def test_bayes_means_are_in_the_features_units(tmp_path, capsys):
+    """The means printed and written are the class means in the features' units (the box
+    centre 2 added back), not the centred ones; the released noise sd is ~0.03."""
+    path, X, lab = _bayes_data(tmp_path)
+    assert main(["model", "eptr-bayes", path, *_BAYES, "--format", "json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    truth = pd.DataFrame(X, columns=["a", "b_2"]).groupby(lab).mean()
+    for row in plain:
+        assert row["mean_a"] == pytest.approx(truth.loc[row["class"], "a"], abs=0.2)
+        assert row["mean_b_2"] == pytest.approx(truth.loc[row["class"], "b_2"], abs=0.2)
+
+
+def test_inference_defaults_are_the_classes(csv):
+    """No --inference: each class's default (ols 'sandwich', bayes 'none'); a value given
+    reaches the model; the choices are the classes' values."""
+    from privest.cli import build_parser
+    from privest.commands.model import INFERENCES, _build
+    from privest.models.eptr_bayes import EPTRBayesClassifier
+    from privest.models.eptr_inference import INFERENCES as CLASS_INFERENCES
+    from privest.models.eptr_ols import EPTRLinearRegression
+
+    assert INFERENCES == CLASS_INFERENCES
+    common = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4"]
+    ols = _model_args(csv, "eptr-ols", *common, "--theta-radius", "1")
+    bayes = _model_args(csv, "eptr-bayes", *common)
+    for args, default in ((ols, EPTRLinearRegression()), (bayes, EPTRBayesClassifier())):
+        assert _build(build_parser().parse_args(args), None, 2).inference == default.inference
+        for value in INFERENCES:
+            built = _build(build_parser().parse_args([*args, "--inference", value]), None, 2)
+            assert built.inference == value
+
+
+def test_ols_inference_none_prints_no_interval(csv, capsys):
+    args = _model_args(csv, "eptr-ols", "--epsilon", "2", "--delta", "0.01", "--x-radius", "4")
+    args += ["--theta-radius", "10", "--y-radius", "5", "--c0", "0.3", "--seed", "5"]
+    assert main([*args, "--format", "json"]) == 0
+    assert all(r["std_err"] is not None for r in json.loads(capsys.readouterr().out))
+    assert main([*args, "--inference", "none", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [list(r) for r in rows] == [["feature", "coefficient", "released"]] * 2
+
+
+def test_bayes_budget_spent_is_the_class_guarantee(tmp_path, capsys):
+    """--inference sandwich spends inside the guarantee: the ledger is charged the class's
+    guarantee (epsilon, delta), once."""
+    from privest.accounting.budget import Budget
+
+    path, _, _ = _bayes_data(tmp_path)
+    ledger = tmp_path / "ledger.json"
+    assert main(["budget", str(ledger), "--epsilon", "10", "--delta", "1e-3"]) == 0
+    args = ["model", "eptr-bayes", path, *_BAYES, "--budget", str(ledger)]
+    assert main([*args, "--inference", "sandwich"]) == 0
+    (spend,) = Budget.open(ledger).spends
+    g = _bayes_class("sandwich").guarantee
+    assert (spend.epsilon, spend.delta) == (g.eps, g.dlt) == (2.0, 1e-6)
+    assert "charged model eptr-bayes" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "msg"),
+    [
+        ("eptr-bayes", ["--inference", "bootstrap"], "--inference: invalid choice"),
+        ("eptr-ols", ["--inference", "Sandwich"], "--inference: invalid choice"),
+        ("eptr-nw", ["--inference", "sandwich"], "--inference: for eptr-ols and eptr-bayes"),
+        ("linear", ["--inference", "none"], "--inference: for eptr-ols and eptr-bayes"),
+    ],
+)
+def test_bad_inference_refused_before_the_data_are_read(
+    csv, capsys, monkeypatch, method, extra, msg
+):
+    import privest.commands.model as model
+
+    def no_records(*_a, **_k):
+        raise AssertionError("the records were read")
+
+    monkeypatch.setattr(model, "read_csv", no_records)
+    if "invalid choice" in msg:  # refused by the parser: not even the header is read
+        monkeypatch.setattr(model, "read_header", no_records)
+    common = ["--epsilon", "1", "--delta", "1e-6", "--x-radius", "4", "--bounds=-3:3"]
+    argv = [*_model_args(csv, method, *common), *extra]
+    if "invalid choice" in msg:
+        with pytest.raises(SystemExit) as exc:  # argparse refuses it
+            main(argv)
+        assert exc.value.code == 2
+    else:
+        assert main(argv) == 2
+    assert msg in capsys.readouterr().err
