@@ -492,3 +492,15 @@ def test_bad_inference_refused_before_the_data_are_read(
     else:
         assert main(argv) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_ols_near_the_sphere_says_why_no_interval(csv, capsys):
+    """An estimate within the SPHERE_LEVEL margin of theta_radius 1: no interval, and the
+    output says why (results_'s note); far inside (theta_radius 10): intervals, no note."""
+    args = _model_args(csv, "eptr-ols", "--epsilon", "2", "--delta", "0.01", "--x-radius", "4")
+    args += ["--c0", "0.3", "--seed", "5"]
+    assert main([*args, "--theta-radius", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "near the theta_radius sphere" in out and " - │" in out
+    assert main([*args, "--theta-radius", "10", "--y-radius", "5"]) == 0
+    assert "near the theta_radius sphere" not in capsys.readouterr().out
