@@ -504,3 +504,16 @@ def test_ols_near_the_sphere_says_why_no_interval(csv, capsys):
     assert "near the theta_radius sphere" in out and " - │" in out
     assert main([*args, "--theta-radius", "10", "--y-radius", "5"]) == 0
     assert "near the theta_radius sphere" not in capsys.readouterr().out
+
+
+def test_bayes_intervals_when_nothing_is_released(csv, tmp_path, capsys):
+    """Nothing released (c0 near the smallest share): the interval columns are there and
+    empty, and no interval table is shown (the bottom has no parameters)."""
+    args = _model_args(csv, "eptr-bayes", "--epsilon", "1", "--delta", "1e-6", "--x-radius", "4")
+    args += ["--c0", "0.49", "--seed", "2", "--inference", "sandwich"]
+    assert main([*args, "-o", str(tmp_path / "nr.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "NOT released" in out and "95% intervals" not in out
+    table = pd.read_csv(tmp_path / "nr.csv")
+    assert not table.released.any() and len(table.columns) == 5 + 1 + 3 * 3
+    assert table.loc[:, "share":].isna().all().all()
