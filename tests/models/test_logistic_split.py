@@ -123,16 +123,16 @@ def _noise_ratio(first: float, reps: int, monkeypatch) -> np.ndarray:
 @pytest.mark.slow
 def test_noise_part_matches_the_spread_around_the_samples_fit(monkeypatch) -> None:
     """Breast cancer (texture, symmetry), one resample of 10^4 records, epsilon 1, 1,000
-    seeds: the released estimate's mean squared error around the sample's own fit is not
-    above the reported noise part by more than 3.5 Monte Carlo se (relative se of a variance
-    ratio about sqrt(2 / reps)) on any coefficient, and at most 20% below it (measured 0.86,
-    0.96, 1.00: conservative on symmetry, docs/central-models.md); one release at theta_H
+    seeds: the released estimate's mean squared error around the sample's own fit is within
+    3.5 Monte Carlo se (relative se of a variance ratio about sqrt(2 / reps)) of the reported
+    noise part on every coefficient (measured 0.86, 0.96, 1.00 against 0.84-1.16: conservative
+    on symmetry, docs/central-models.md); one release at theta_H
     (the path before the split) reports 18-23% too little on two coefficients and fails the
     first check (the control)."""
     reps = 1000
     tol = 3.5 * math.sqrt(2.0 / reps)
     split = _noise_ratio(li.SPLIT_FIRST, reps, monkeypatch)
-    assert np.all(split <= 1.0 + tol) and np.all(split >= 0.8), (split, tol)
+    assert np.all(np.abs(split - 1.0) <= tol), (split, tol)
     one = _noise_ratio(0.0, reps, monkeypatch)
     assert np.max(one) > 1.0 + tol, (one, tol)
 
