@@ -55,7 +55,6 @@ from privest.models.logistic_inference import (
     MULTICLASS_MIN_N_EPS,
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
-    SCORE_SHARE,
     SPLIT_LEAD,
     combine_hessians,
     contrasts,
@@ -66,6 +65,7 @@ from privest.models.logistic_inference import (
     noisy_score_gram,
     one_step_cov,
     resolve_cov_type,
+    score_share,
     split_share,
 )
 from privest.rng import resolve_rng
@@ -381,8 +381,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
-        robust = cfg["cov_type"] == "HC0"  # public: K gets SCORE_SHARE of the inference rho
-        rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
+        robust = cfg["cov_type"] == "HC0"  # public: K gets score_share(k) of the inference rho
+        share_k = score_share(self.classes_.size) if robust else 0.0  # public: k classes
+        rho_h = cfg["rho_inference"] * (1.0 - share_k)
         H, sd_h = self._hessian(path, cfg, rho_h, rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
@@ -392,7 +393,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if robust and cov is not None:  # the second release, at the one-step estimate
             at = in_classes(theta, Xc.shape[1])
-            rho_k = cfg["rho_inference"] * SCORE_SHARE
+            rho_k = cfg["rho_inference"] * share_k
             K, _ = noisy_score_gram(Xc, path["Y"], at, cfg["x_radius"], rho_k, rng)
             theta, cov = one_step_cov(*args, determined=small, K=K)  # post-processing
             how = "robust (HC0) noise-aware sandwich (sampling and privacy noise)"

@@ -69,7 +69,7 @@ n x epsilon = :data:`MULTICLASS_MIN_N_EPS` on, and with ``determined``.
 
 ``cov_type="HC0"`` replaces the sampling term H~ of the meat by K~+, the released outer
 products of the per-record scores (:func:`noisy_score_gram`, at theta_os, with
-:data:`SCORE_SHARE` of the standard errors' rho; the Hessian gets the rest) with its
+:func:`score_share` of the standard errors' rho; the Hessian gets the rest) with its
 eigenvalues floored at 0: the robust sandwich M K M, which does not assume the logistic
 variance function (records iid). The default ``cov_type="auto"`` (:func:`resolve_cov_type`,
 a public rule) takes it with K >= 3 classes from n x epsilon =
@@ -95,6 +95,7 @@ __all__ = [
     "MULTICLASS_MIN_N_EPS",
     "SANDWICH_MIN_N_EPS",
     "SANDWICH_SHARE",
+    "MULTICLASS_SCORE_SHARE",
     "SCORE_SHARE",
     "SPLIT_FIRST",
     "SPLIT_LEAD",
@@ -107,6 +108,7 @@ __all__ = [
     "noisy_score_gram",
     "one_step_cov",
     "resolve_cov_type",
+    "score_share",
     "split_share",
 ]
 
@@ -119,6 +121,10 @@ COV_TYPES = ("auto", "nonrobust", "HC0")
 #: with ``cov_type="HC0"`` the share of the standard errors' rho spent on the score outer
 #: products K (released at the one-step estimate); the Hessian gets the rest (a public rule)
 SCORE_SHARE = 0.5
+#: the same share with K >= 3 classes (:func:`score_share`, a public rule): the Hessian of
+#: the contrasts, with twice the binary one's sensitivity, is the short term there
+#: (docs/central-models.md, "Multiclass standard errors")
+MULTICLASS_SCORE_SHARE = 0.5
 #: ``inference="auto"`` spends that share only from this n x epsilon on (a public rule):
 #: below it the released Hessian was too noisy for standard errors in most releases
 #: (breast cancer and randhie at n = 2000, epsilon 1: 80% withheld, the rest undercovered;
@@ -159,6 +165,14 @@ def resolve_cov_type(cov_type: str, n: int, epsilon: float, k: int) -> str:
     if cov_type != "auto":
         return cov_type
     return "HC0" if k > 2 and n * epsilon >= MULTICLASS_HC0_MIN_N_EPS else "nonrobust"
+
+
+def score_share(k: int) -> float:
+    """With ``cov_type="HC0"`` the share of the standard errors' rho spent on the score outer
+    products K~ (the Hessian gets the rest), from the number of public classes k only:
+    :data:`MULTICLASS_SCORE_SHARE` with k >= 3, :data:`SCORE_SHARE` with two
+    (docs/central-models.md, "Multiclass standard errors")."""
+    return MULTICLASS_SCORE_SHARE if k > 2 else SCORE_SHARE
 
 
 def contrasts(thetas: np.ndarray, grads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
