@@ -174,9 +174,11 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
         the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
         products, records iid without the logistic variance assumption), released with half
-        of the standard errors' share (the Hessian gets the other half, in one release; same
-        guarantee); ``"auto"`` (default) ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x
-        10^4, else ``"nonrobust"`` (two classes always; a public rule,
+        of the standard errors' share with two classes, 0.4 of it with K >= 3 (the Hessian
+        gets the rest, in one release; same guarantee; a public rule,
+        :func:`~privest.models.logistic_inference.score_share`); ``"auto"`` (default)
+        ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x 10^4, else ``"nonrobust"``
+        (two classes always; a public rule,
         :func:`~privest.models.logistic_inference.resolve_cov_type`).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
