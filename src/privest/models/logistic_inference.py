@@ -141,11 +141,12 @@ SANDWICH_MIN_N_EPS = 1e4
 #: worst on four data sets) with 54-91% withheld (docs/central-models.md)
 MULTICLASS_MIN_N_EPS = 2.0 * SANDWICH_MIN_N_EPS
 #: ``cov_type="auto"`` with K >= 3 classes takes ``"HC0"`` from this n x epsilon on (a
-#: public rule): the Hessian released with half the share (:data:`SCORE_SHARE`) is then at
-#: most 1 / sqrt(2) as noisy, relative to the Hessian, as the whole share's at
-#: :data:`MULTICLASS_MIN_N_EPS`. Measured at n = 10^4, epsilon 4: wine's worst coefficient
-#: 0.898 -> 0.939 (the multinomial variance function fails there); below it the halved
-#: share's noise broke a binary cell (randhie, n x epsilon = 10^4: 0.941 -> 0.827)
+#: public rule): the Hessian released with 0.6 of the share (1 -
+#: :data:`MULTICLASS_SCORE_SHARE`; set with half) is then at most 0.65 (half: 1 / sqrt(2))
+#: as noisy, relative to the Hessian, as the whole share's at :data:`MULTICLASS_MIN_N_EPS`.
+#: Measured at n = 10^4, epsilon 4: wine's worst coefficient 0.898 -> 0.939 (the
+#: multinomial variance function fails there); below it the halved share's noise broke a
+#: binary cell (randhie, n x epsilon = 10^4: 0.941 -> 0.827)
 MULTICLASS_HC0_MIN_N_EPS = 2.0 * MULTICLASS_MIN_N_EPS
 #: the first Hessian release's share of the Hessian's rho (``split_share``): released at the
 #: first half's bounded-Hessian step, before the window's gradient noises are drawn
