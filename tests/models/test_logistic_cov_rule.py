@@ -23,7 +23,11 @@ import privest as pv
 from privest.models.logistic_inference import (
     MULTICLASS_HC0_MIN_N_EPS,
     MULTICLASS_MIN_N_EPS,
+    MULTICLASS_SCORE_SHARE,
+    SANDWICH_SHARE,
+    SCORE_SHARE,
     resolve_cov_type,
+    score_share,
 )
 
 
@@ -128,3 +132,30 @@ def test_default_multiclass_coverage_on_wine_at_epsilon_4() -> None:
     assert np.all(np.abs(cover - 0.95) <= tol), (cover, tol)
     # the control: the previous default fails the same test
     assert np.min(np.mean(control, axis=0)) < 0.95 - tol, np.mean(control, axis=0)
+
+
+def test_the_score_share_reads_the_classes_only() -> None:
+    """Under HC0 the score outer products K~ get SCORE_SHARE (0.5) of the standard errors'
+    rho with two classes and MULTICLASS_SCORE_SHARE (0.4: the Hessian gets 0.6) with K >= 3
+    (docs/central-models.md, "Multiclass standard errors")."""
+    assert SCORE_SHARE == 0.5 and MULTICLASS_SCORE_SHARE == 0.4
+    assert score_share(2) == SCORE_SHARE
+    assert score_share(3) == score_share(5) == MULTICLASS_SCORE_SHARE
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_hc0_releases_split_the_share(counted_releases, k) -> None:
+    """The Hessian and K~ releases (the last two) spend 1 - score_share(k) and score_share(k)
+    of SANDWICH_SHARE x rho, and the whole fit spends the rho of (epsilon, delta): two
+    classes half and half (unchanged), three classes 0.6 and 0.4."""
+    from privest.accounting.zcdp import zcdp_rho_for
+
+    spent = counted_releases
+    X, y = _two_populations(10_000)[0]
+    y = y if k == 3 else (y == 2).astype(int)
+    _fit(X, y, classes=list(range(k)), epsilon=4.0, cov_type="HC0")
+    rho = zcdp_rho_for(4.0, 1e-6)
+    share = {2: 0.5, 3: 0.4}[k]
+    want = [SANDWICH_SHARE * rho * (1 - share), SANDWICH_SHARE * rho * share]
+    assert spent[-2:] == pytest.approx(want, rel=1e-12)
+    assert sum(spent) == pytest.approx(rho, rel=1e-12)

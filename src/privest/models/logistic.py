@@ -55,7 +55,6 @@ from privest.models.logistic_inference import (
     MULTICLASS_MIN_N_EPS,
     SANDWICH_MIN_N_EPS,
     SANDWICH_SHARE,
-    SCORE_SHARE,
     SPLIT_LEAD,
     combine_hessians,
     contrasts,
@@ -66,6 +65,7 @@ from privest.models.logistic_inference import (
     noisy_score_gram,
     one_step_cov,
     resolve_cov_type,
+    score_share,
     split_share,
 )
 from privest.rng import resolve_rng
@@ -174,9 +174,11 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
     cov_type : the sampling term of ``"sandwich"`` (statsmodels' names): ``"nonrobust"``
         the model-based H^-1; ``"HC0"`` the robust H^-1 K H^-1 (K the score outer
         products, records iid without the logistic variance assumption), released with half
-        of the standard errors' share (the Hessian gets the other half, in one release; same
-        guarantee); ``"auto"`` (default) ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x
-        10^4, else ``"nonrobust"`` (two classes always; a public rule,
+        of the standard errors' share with two classes, 0.4 of it with K >= 3 (the Hessian
+        gets the rest, in one release; same guarantee; a public rule,
+        :func:`~privest.models.logistic_inference.score_share`); ``"auto"`` (default)
+        ``"HC0"`` with K >= 3 classes and n x epsilon >= 4 x 10^4, else ``"nonrobust"``
+        (two classes always; a public rule,
         :func:`~privest.models.logistic_inference.resolve_cov_type`).
 
     Fitted attributes (public): ``coef_`` (1, p) or (K, p), ``intercept_`` (1,) or (K,),
@@ -381,8 +383,9 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         (:mod:`privest.models.logistic_inference`)."""
         Xc, trace, start = path["Xc"], path["trace"], cfg["steps"] // 2
         window = (trace["thetas"][start:], trace["grads"][start:])
-        robust = cfg["cov_type"] == "HC0"  # public: K gets SCORE_SHARE of the inference rho
-        rho_h = cfg["rho_inference"] * (1.0 - SCORE_SHARE * robust)
+        robust = cfg["cov_type"] == "HC0"  # public: K gets score_share(k) of the inference rho
+        share_k = score_share(self.classes_.size) if robust else 0.0  # public: k classes
+        rho_h = cfg["rho_inference"] * (1.0 - share_k)
         H, sd_h = self._hessian(path, cfg, rho_h, rng)
         # post-processing of the released path and Hessian from here on
         small = Xc.shape[0] * self.epsilon < SANDWICH_MIN_N_EPS  # public: n and epsilon
@@ -392,7 +395,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
         how, note = "noise-aware sandwich (sampling and privacy noise)", []
         if robust and cov is not None:  # the second release, at the one-step estimate
             at = in_classes(theta, Xc.shape[1])
-            rho_k = cfg["rho_inference"] * SCORE_SHARE
+            rho_k = cfg["rho_inference"] * share_k
             K, _ = noisy_score_gram(Xc, path["Y"], at, cfg["x_radius"], rho_k, rng)
             theta, cov = one_step_cov(*args, determined=small, K=K)  # post-processing
             how = "robust (HC0) noise-aware sandwich (sampling and privacy noise)"
