@@ -45,6 +45,7 @@ from privest.models.central import feature_bounds, public_design
 from privest.models.inference import LOGISTIC_SHARE, central_results, logistic_inference
 from privest.models.logistic_fit import (
     DEFAULT_STEPS,
+    OUT_OF_BOX,
     bounded_hessian_inverse,
     design_rows,
     logistic_rule,
@@ -355,9 +356,7 @@ class PrivateLogisticRegression(PrivateEstimatorMixin, ClassifierMixin, BaseEsti
             gd = cfg["method"] == "noisy_gd"  # noisy_mm checks the box in its design pass
             if gd and (np.any(X.min(axis=0) < b[:, 0]) or np.any(X.max(axis=0) > b[:, 1])):
                 if not self.clip:
-                    raise BoundsError(
-                        "X: some values lie outside the public bounds; pass clip=True to clip them"
-                    )
+                    raise BoundsError(OUT_OF_BOX)
                 X = np.clip(X, b[:, 0], b[:, 1])
             rng = resolve_rng(self.random_state)
             path: dict[str, Any] = {}

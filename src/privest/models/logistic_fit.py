@@ -40,6 +40,7 @@ from privest.models.inference import noisy_gram
 
 __all__ = [
     "GRAM_SHARE",
+    "OUT_OF_BOX",
     "bounded_hessian_inverse",
     "design_rows",
     "gradient_sensitivity",
@@ -127,6 +128,10 @@ def gram_preconditioner(
     return (vecs / vals) @ vecs.T
 
 
+#: the refusal of features outside the public box (both fitting methods)
+OUT_OF_BOX = "X: some values lie outside the public bounds; pass clip=True to clip them"
+
+
 def design_rows(
     X: np.ndarray,
     centre: np.ndarray,
@@ -156,9 +161,7 @@ def design_rows(
             np.any(block.min(axis=1) < box[:, 0]) or np.any(block.max(axis=1) > box[:, 1])
         ):
             if not clip:
-                raise BoundsError(
-                    "X: some values lie outside the public bounds; pass clip=True to clip them"
-                )
+                raise BoundsError(OUT_OF_BOX)
             np.clip(block, box[:, :1], box[:, 1:], out=block)
         np.divide(np.subtract(block, centre, out=block), scale, out=block)
         Xc[start : start + GRADIENT_BLOCK, :p] = block.T
